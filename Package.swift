@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, dependencies pointing one way:
+//   MPinCrypto  <-  (wire types, client core, server, PAM module, CLI: later issues)
+let package = Package(
+    name: "mpin-pam",
+    products: [
+        .library(name: "MPinCrypto", targets: ["MPinCrypto"]),
+        .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
+        .executable(name: "mpin-bench", targets: ["mpin-bench"]),
+    ],
+    targets: [
+        // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
+        .target(name: "MPinCrypto"),
+        // Recomputes Milagro-format M-Pin vector files.
+        .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
+        .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
+        // `make bench`: one line per operation, `NAME MICROSECONDS`.
+        .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),
+        // OpenSSL's libcrypto, used only by tests as an independent reference.
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
+    ]
+)

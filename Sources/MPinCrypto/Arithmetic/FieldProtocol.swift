@@ -1,0 +1,34 @@
+/// What the curve and tower code needs from a field (Fp, Fp2, ...).
+///
+/// Every operation is constant-time in its operands.
+public protocol FieldArithmetic: Sendable, Equatable {
+    static var zero: Self { get }
+    static var one: Self { get }
+    static func + (a: Self, b: Self) -> Self
+    static func - (a: Self, b: Self) -> Self
+    static func * (a: Self, b: Self) -> Self
+    static prefix func - (a: Self) -> Self
+    var squared: Self { get }
+    var doubled: Self { get }
+    /// Multiplicative inverse, or zero for zero. Constant-time.
+    var inverse: Self { get }
+    /// All-ones when zero, else 0.
+    var isZeroMask: UInt64 { get }
+    /// `mask` all-ones selects `a`, zero selects `b`.
+    static func select(_ mask: UInt64, _ a: Self, _ b: Self) -> Self
+}
+
+extension FieldArithmetic {
+    @inlinable @inline(__always)
+    public static func += (a: inout Self, b: Self) { a = a + b }
+    @inlinable @inline(__always)
+    public static func -= (a: inout Self, b: Self) { a = a - b }
+    @inlinable @inline(__always)
+    public static func *= (a: inout Self, b: Self) { a = a * b }
+
+    /// All-ones when equal, else 0.
+    @inlinable
+    public func equalMask(_ o: Self) -> UInt64 { (self - o).isZeroMask }
+}
+
+extension PrimeFieldElement: FieldArithmetic {}

@@ -1,0 +1,85 @@
+/// Fp2 = Fp[i]/(i² + 1): elements a + b·i.
+public struct Fp2: FieldArithmetic, Hashable {
+    public var a: Fp
+    public var b: Fp
+
+    @inlinable
+    public init(_ a: Fp, _ b: Fp) { self.a = a; self.b = b }
+
+    public static let zero = Fp2(.zero, .zero)
+    public static let one = Fp2(.one, .zero)
+
+    @inlinable @inline(__always)
+    public static func + (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a + y.a, x.b + y.b) }
+    @inlinable @inline(__always)
+    public static func - (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a - y.a, x.b - y.b) }
+    @inlinable @inline(__always)
+    public static prefix func - (x: Fp2) -> Fp2 { Fp2(-x.a, -x.b) }
+
+    /// Karatsuba: three base-field multiplications.
+    @inlinable @inline(__always)
+    public static func * (x: Fp2, y: Fp2) -> Fp2 {
+        let aa = x.a * y.a
+        let bb = x.b * y.b
+        let cross = (x.a + x.b) * (y.a + y.b)
+        return Fp2(aa - bb, cross - aa - bb)
+    }
+
+    /// (a+bi)² = (a+b)(a-b) + 2ab·i.
+    @inlinable @inline(__always)
+    public var squared: Fp2 {
+        let ab = a * b
+        return Fp2((a + b) * (a - b), ab + ab)
+    }
+
+    @inlinable @inline(__always)
+    public var doubled: Fp2 { Fp2(a.doubled, b.doubled) }
+
+    /// Multiplies by an element of Fp.
+    @inlinable @inline(__always)
+    public func scaled(by k: Fp) -> Fp2 { Fp2(a * k, b * k) }
+
+    /// The conjugate a − b·i, which is also the Frobenius map x ↦ x^p.
+    @inlinable @inline(__always)
+    public var conjugate: Fp2 { Fp2(a, -b) }
+
+    /// Multiplies by ξ = 1 + i, the non-residue defining the tower and the twist.
+    @inlinable @inline(__always)
+    public var timesXi: Fp2 { Fp2(a - b, a + b) }
+
+    /// 1/(a+bi) = (a−bi)/(a²+b²); zero maps to zero. Constant-time.
+    public var inverse: Fp2 {
+        let norm = (a.squared + b.squared).inverse
+        return Fp2(a * norm, -(b * norm))
+    }
+
+    @inlinable
+    public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
+
+    @inlinable @inline(__always)
+    public static func select(_ mask: UInt64, _ x: Fp2, _ y: Fp2) -> Fp2 {
+        Fp2(Fp.select(mask, x.a, y.a), Fp.select(mask, x.b, y.b))
+    }
+
+    /// The square root for public data (G2 decompression by x). Returns nil for non-squares.
+    /// Uses the norm method for p ≡ 3 (mod 4): see e.g. Adj and Rodríguez-Henríquez,
+    /// "Square root computation over even extension fields", algorithm 9.
+    func squareRoot() -> Fp2? {
+        if b.isZero {
+            let (r, ok) = a.squareRoot()
+            if ok { return Fp2(r, .zero) }
+            // a is a non-square in Fp, so -a is a square and sqrt(a) = sqrt(-a)·i.
+            let (r2, ok2) = (-a).squareRoot()
+            return ok2 ? Fp2(.zero, r2) : nil
+        }
+        let (n, isSq) = (a.squared + b.squared).squareRoot()
+        guard isSq else { return nil }
+        let half = Fp(2).inverse
+        var (x, ok) = ((a + n) * half).squareRoot()
+        if !ok { (x, ok) = ((a - n) * half).squareRoot() }
+        guard ok, !x.isZero else { return nil }
+        let y = b * (x.doubled).inverse
+        let root = Fp2(x, y)
+        return root.squared == self ? root : nil
+    }
+}

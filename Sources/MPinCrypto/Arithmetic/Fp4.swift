@@ -1,0 +1,67 @@
+/// Fp4 = Fp2[s]/(s² − ξ) with ξ = 1 + i: elements a + b·s. Milagro's middle tower level.
+public struct Fp4: FieldArithmetic, Hashable {
+    public var a: Fp2
+    public var b: Fp2
+
+    @inlinable
+    public init(_ a: Fp2, _ b: Fp2) { self.a = a; self.b = b }
+
+    public static let zero = Fp4(.zero, .zero)
+    public static let one = Fp4(.one, .zero)
+
+    @inlinable @inline(__always)
+    public static func + (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a + y.a, x.b + y.b) }
+    @inlinable @inline(__always)
+    public static func - (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a - y.a, x.b - y.b) }
+    @inlinable @inline(__always)
+    public static prefix func - (x: Fp4) -> Fp4 { Fp4(-x.a, -x.b) }
+
+    /// Karatsuba over Fp2 with s² = ξ.
+    @inlinable @inline(__always)
+    public static func * (x: Fp4, y: Fp4) -> Fp4 {
+        let aa = x.a * y.a
+        let bb = x.b * y.b
+        let cross = (x.a + x.b) * (y.a + y.b)
+        return Fp4(aa + bb.timesXi, cross - aa - bb)
+    }
+
+    /// (a + bs)² = a² + ξb² + 2ab·s, as (a+b)(a+ξb) − ab − ξab for the constant part.
+    @inlinable @inline(__always)
+    public var squared: Fp4 {
+        let ab = a * b
+        let c0 = (a + b) * (a + b.timesXi) - ab - ab.timesXi
+        return Fp4(c0, ab.doubled)
+    }
+
+    @inlinable @inline(__always)
+    public var doubled: Fp4 { Fp4(a.doubled, b.doubled) }
+
+    /// Multiplies by s: (a + bs)·s = ξb + a·s.
+    @inlinable @inline(__always)
+    public var timesS: Fp4 { Fp4(b.timesXi, a) }
+
+    /// Multiplies by an element of Fp2.
+    @inlinable @inline(__always)
+    public func scaled(by k: Fp2) -> Fp4 { Fp4(a * k, b * k) }
+
+    /// a − b·s (the conjugate over Fp2).
+    @inlinable @inline(__always)
+    public var conjugate: Fp4 { Fp4(a, -b) }
+
+    /// 1/(a + bs) = (a − bs)/(a² − ξb²).
+    public var inverse: Fp4 {
+        let d = (a.squared - b.squared.timesXi).inverse
+        return Fp4(a * d, -(b * d))
+    }
+
+    @inlinable
+    public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
+
+    @inlinable @inline(__always)
+    public static func select(_ mask: UInt64, _ x: Fp4, _ y: Fp4) -> Fp4 {
+        Fp4(Fp2.select(mask, x.a, y.a), Fp2.select(mask, x.b, y.b))
+    }
+
+    /// The Frobenius map x ↦ x^p, given f = ξ^((p−1)/6). s^p = s·f³ since s = t³.
+    func frobenius(f3: Fp2) -> Fp4 { Fp4(a.conjugate, b.conjugate * f3) }
+}

@@ -1,0 +1,73 @@
+/// E: y² = x³ + 2 over Fp, the BN254CX curve whose points form G1 (cofactor 1).
+public enum BN254G1Curve: WeierstrassCurve {
+    public static let b = Fp(2)
+    public static let b3 = Fp(6)
+}
+
+/// A point of G1. Every point of E(Fp) except infinity has order r.
+public typealias G1Point = ProjectivePoint<BN254G1Curve>
+
+extension ProjectivePoint where C == BN254G1Curve {
+    /// The generator (−1, 1) Milagro uses.
+    public static let generator = G1Point(affineX: -Fp.one, y: .one)
+
+    /// The size of an uncompressed encoding: 0x04 ‖ x ‖ y.
+    public static let encodedSize = 65
+
+    /// Decodes Milagro's uncompressed form 0x04 ‖ X ‖ Y (65 bytes).
+    ///
+    /// Stricter than Milagro (which reduces coordinates and ignores the prefix in 1.0.0):
+    /// the prefix must be 0x04, both coordinates canonical (< p), the point on the curve.
+    /// The point at infinity has no encoding. Throws, never traps.
+    public init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+        let raw = Array(bytes)
+        guard raw.count == 65 else { throw .invalidLength(expected: 65, got: raw.count) }
+        guard raw[0] == 0x04 else { throw .invalidPrefix }
+        guard let x = Fp(canonicalBytes: raw[1..<33]), let y = Fp(canonicalBytes: raw[33..<65]) else {
+            throw .nonCanonical
+        }
+        let point = G1Point(affineX: x, y: y)
+        guard point.isOnCurve else { throw .notOnCurve }
+        self = point
+    }
+
+    /// Decodes Milagro's compressed form (0x02 or 0x03 ‖ X, 33 bytes); the low bit of the
+    /// prefix is the parity of y.
+    public init(compressedBytes bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+        let raw = Array(bytes)
+        guard raw.count == 33 else { throw .invalidLength(expected: 33, got: raw.count) }
+        guard raw[0] == 0x02 || raw[0] == 0x03 else { throw .invalidPrefix }
+        guard let x = Fp(canonicalBytes: raw[1..<33]) else { throw .nonCanonical }
+        guard let point = G1Point(x: x, parity: UInt64(raw[0] & 1)) else { throw .notOnCurve }
+        self = point
+    }
+
+    /// The point with abscissa x and y of the given parity (0 even, 1 odd), if x is on the
+    /// curve. For public data: the square root is not constant-time in its outcome.
+    public init?(x: Fp, parity: UInt64) {
+        let (root, ok) = (x.squared * x + BN254G1Curve.b).squareRoot()
+        guard ok else { return nil }
+        let y = root.parity == parity ? root : -root
+        self.init(affineX: x, y: y)
+    }
+
+    /// 65 bytes 0x04 ‖ X ‖ Y. Throws for the point at infinity, which has no encoding.
+    public func encoded() throws(MPinCryptoError) -> [UInt8] {
+        guard let (x, y) = affine else { throw .pointAtInfinity }
+        var out = [UInt8](repeating: 0x04, count: 65)
+        x.value.writeBigEndian(into: &out, at: 1)
+        y.value.writeBigEndian(into: &out, at: 33)
+        return out
+    }
+
+    /// Milagro's `ECP_mapit`: read the 32 hash bytes as an integer mod p and try x, x+1, ...
+    /// until x³ + 2 is a square; take the even square root. Not constant-time (public input).
+    public static func map(hash: some Collection<UInt8>) -> G1Point {
+        precondition(hash.count == 32, "map(hash:) takes a 32-byte digest")
+        var x = Fp(UInt256(bigEndian: hash)!)
+        while true {
+            if let point = G1Point(x: x, parity: 0) { return point }
+            x += .one
+        }
+    }
+}

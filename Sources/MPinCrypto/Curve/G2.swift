@@ -1,0 +1,59 @@
+/// E': y² = x³ + 2/ξ = x³ + (1 − i) over Fp2, the D-type sextic twist carrying G2.
+public enum BN254G2Curve: WeierstrassCurve {
+    public static let b = Fp2(.one, -Fp.one)
+    public static let b3 = Fp2(Fp(3), -Fp(3))
+}
+
+/// A point on the twist E'(Fp2). Decoded points are checked to lie in G2 (order r).
+public typealias G2Point = ProjectivePoint<BN254G2Curve>
+
+extension ProjectivePoint where C == BN254G2Curve {
+    /// Milagro's G2 generator (CRYPTO.md §1).
+    public static let generator = G2Point(
+        affineX: Fp2(Fp(UInt256(hex: "19682d2c7053b256358b2500f5c34bbb907c85bfa03e2726c0851ceee4d2ec74")!),
+                     Fp(UInt256(hex: "1466b9ec3e19f64aa011c937a8e99743f81b97b0c209c30f47a58e8b2e29cfe1")!)),
+        y: Fp2(Fp(UInt256(hex: "0a79edd972332b8dd81e22157daee2096361b33d847ec1b30cfbfcebcf0be09f")!),
+               Fp(UInt256(hex: "06160c39ecc4c09035c6e4512d8d3461c2864ea569d2edebed904b228898ee9d")!)))
+
+    /// The size of an encoding: X.a ‖ X.b ‖ Y.a ‖ Y.b, no prefix.
+    public static let encodedSize = 128
+
+    /// Decodes Milagro's 128-byte G2 form and checks, beyond Milagro: canonical
+    /// coordinates and membership in the order-r subgroup (r·Q = O). Throws, never traps.
+    public init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+        let raw = Array(bytes)
+        guard raw.count == 128 else { throw .invalidLength(expected: 128, got: raw.count) }
+        var k = [Fp]()
+        for i in 0..<4 {
+            guard let v = Fp(canonicalBytes: raw[(32 * i)..<(32 * i + 32)]) else { throw .nonCanonical }
+            k.append(v)
+        }
+        let point = G2Point(affineX: Fp2(k[0], k[1]), y: Fp2(k[2], k[3]))
+        guard point.isOnCurve else { throw .notOnCurve }
+        guard point.isInPrimeOrderSubgroup else { throw .notInSubgroup }
+        self = point
+    }
+
+    /// 128 bytes X.a ‖ X.b ‖ Y.a ‖ Y.b. Throws for the point at infinity.
+    public func encoded() throws(MPinCryptoError) -> [UInt8] {
+        guard let (x, y) = affine else { throw .pointAtInfinity }
+        var out = [UInt8](repeating: 0, count: 128)
+        x.a.value.writeBigEndian(into: &out, at: 0)
+        x.b.value.writeBigEndian(into: &out, at: 32)
+        y.a.value.writeBigEndian(into: &out, at: 64)
+        y.b.value.writeBigEndian(into: &out, at: 96)
+        return out
+    }
+
+    /// r·Q = O. The twist has order r·(2p − r), so on-curve points need this check.
+    public var isInPrimeOrderSubgroup: Bool {
+        multiplied(by: BN254ScalarModulus.modulus).isInfinity
+    }
+
+    /// The point with abscissa x on the twist, choosing the square root Fp2.squareRoot gives
+    /// (Milagro's `ECP2_setx`), or nil when x³ + b' is not a square. Public data only.
+    public init?(x: Fp2) {
+        guard let y = (x.squared * x + BN254G2Curve.b).squareRoot() else { return nil }
+        self.init(affineX: x, y: y)
+    }
+}

@@ -1,0 +1,190 @@
+/// A short Weierstrass curve y² = x³ + b over a field `F` (a = 0).
+public protocol WeierstrassCurve: Sendable {
+    associatedtype F: FieldArithmetic
+    /// The constant b.
+    static var b: F { get }
+    /// 3·b, used by the complete addition formulas.
+    static var b3: F { get }
+}
+
+/// A point in homogeneous projective coordinates (X : Y : Z), x = X/Z, y = Y/Z.
+/// The point at infinity is (0 : 1 : 0).
+///
+/// Addition and doubling use the complete formulas of Renes, Costello and Batina,
+/// "Complete addition formulas for prime order elliptic curves" (2016), algorithms 7 and 9
+/// for a = 0. They have no exceptional cases (doubling, infinity, inverses), so the
+/// sequence of field operations never depends on the points: constant-time by construction.
+/// They are complete on curves of odd order, which both E(Fp) and the twist E'(Fp2) are.
+public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
+    public typealias F = C.F
+    public var x: F
+    public var y: F
+    public var z: F
+
+    @inlinable
+    public init(x: F, y: F, z: F) { self.x = x; self.y = y; self.z = z }
+
+    /// The affine point (x, y). The caller must know it is on the curve.
+    @inlinable
+    public init(affineX x: F, y: F) { self.init(x: x, y: y, z: .one) }
+
+    public static var infinity: Self { Self(x: .zero, y: .one, z: .zero) }
+
+    /// All-ones when this is the point at infinity.
+    @inlinable
+    public var isInfinityMask: UInt64 { z.isZeroMask }
+    public var isInfinity: Bool { isInfinityMask != 0 }
+
+    /// Complete addition (RCB algorithm 7): 12 multiplications, 2 by 3b.
+    @inlinable
+    public static func + (p: Self, q: Self) -> Self {
+        var t0 = p.x * q.x
+        var t1 = p.y * q.y
+        var t2 = p.z * q.z
+        var t3 = (p.x + p.y) * (q.x + q.y)
+        var t4 = t0 + t1
+        t3 = t3 - t4
+        t4 = (p.y + p.z) * (q.y + q.z)
+        var x3 = t1 + t2
+        t4 = t4 - x3
+        x3 = (p.x + p.z) * (q.x + q.z)
+        var y3 = t0 + t2
+        y3 = x3 - y3
+        x3 = t0 + t0
+        t0 = x3 + t0
+        t2 = C.b3 * t2
+        var z3 = t1 + t2
+        t1 = t1 - t2
+        y3 = C.b3 * y3
+        x3 = t4 * y3
+        t2 = t3 * t1
+        x3 = t2 - x3
+        y3 = y3 * t0
+        t1 = t1 * z3
+        y3 = t1 + y3
+        t0 = t0 * t3
+        z3 = z3 * t4
+        z3 = z3 + t0
+        return Self(x: x3, y: y3, z: z3)
+    }
+
+    /// Complete doubling (RCB algorithm 9): 6 multiplications, 2 squarings, 1 by 3b.
+    @inlinable
+    public var doubled: Self {
+        var t0 = y.squared
+        var z3 = t0 + t0
+        z3 = z3 + z3
+        z3 = z3 + z3
+        var t1 = y * z
+        var t2 = z.squared
+        t2 = C.b3 * t2
+        var x3 = t2 * z3
+        var y3 = t0 + t2
+        z3 = t1 * z3
+        t1 = t2 + t2
+        t2 = t1 + t2
+        t0 = t0 - t2
+        y3 = t0 * y3
+        y3 = x3 + y3
+        t1 = x * y
+        x3 = t0 * t1
+        x3 = x3 + x3
+        return Self(x: x3, y: y3, z: z3)
+    }
+
+    @inlinable
+    public static prefix func - (p: Self) -> Self { Self(x: p.x, y: -p.y, z: p.z) }
+
+    @inlinable
+    public static func - (p: Self, q: Self) -> Self { p + (-q) }
+
+    /// `mask` all-ones selects `a`, zero selects `b`.
+    @inlinable @inline(__always)
+    public static func select(_ mask: UInt64, _ a: Self, _ b: Self) -> Self {
+        Self(x: F.select(mask, a.x, b.x), y: F.select(mask, a.y, b.y), z: F.select(mask, a.z, b.z))
+    }
+
+    /// Projective equality: X1·Z2 = X2·Z1 and Y1·Z2 = Y2·Z1 (also right for infinity).
+    public static func == (p: Self, q: Self) -> Bool {
+        let ex = (p.x * q.z).equalMask(q.x * p.z)
+        let ey = (p.y * q.z).equalMask(q.y * p.z)
+        // Both at infinity, or both finite and equal coordinates.
+        let bothInf = p.isInfinityMask & q.isInfinityMask
+        let neitherInf = ~p.isInfinityMask & ~q.isInfinityMask
+        return (bothInf | (neitherInf & ex & ey)) != 0
+    }
+
+    /// The affine coordinates, or nil for the point at infinity. One inversion.
+    public var affine: (x: F, y: F)? {
+        if isInfinity { return nil }
+        let zi = z.inverse
+        return (x * zi, y * zi)
+    }
+
+    /// Whether the point satisfies Y²Z = X³ + bZ³.
+    public var isOnCurve: Bool {
+        let lhs = y.squared * z
+        let rhs = x.squared * x + C.b * z.squared * z
+        return lhs.equalMask(rhs) != 0
+    }
+
+    /// k·P for a secret 256-bit scalar: fixed 4-bit windows with a table scanned in full at
+    /// every step, so neither the operations nor the memory touched depend on k.
+    public func multiplied(by k: UInt256) -> Self {
+        var table = FixedTable16<Self>(repeating: .infinity)
+        table[1] = self
+        for i in 2..<16 { table[i] = (i & 1 == 0) ? table[i / 2].doubled : table[i - 1] + self }
+        var acc = Self.infinity
+        for window in stride(from: 63, through: 0, by: -1) {
+            acc = acc.doubled.doubled.doubled.doubled
+            let digit = k.bits(at: 4 * window, width: 4)
+            acc = acc + table.select(digit)
+        }
+        return acc
+    }
+
+    /// k·P where k is a small secret of at most `bits` bits (the PIN): a Montgomery ladder of
+    /// fixed length with conditional swaps.
+    public func multiplied(bySmall k: UInt64, bits: Int) -> Self {
+        var r0 = Self.infinity
+        var r1 = self
+        for i in stride(from: bits - 1, through: 0, by: -1) {
+            let mask = 0 &- ((k >> UInt64(i)) & 1)
+            // if bit: (r0, r1) = (r0 + r1, 2·r1) else (2·r0, r0 + r1)
+            let sum = r0 + r1
+            let dbl = Self.select(mask, r1, r0).doubled
+            r0 = Self.select(mask, sum, dbl)
+            r1 = Self.select(mask, dbl, sum)
+        }
+        return r0
+    }
+}
+
+/// Sixteen values with constant-time lookup: `select` reads every entry.
+public struct FixedTable16<T: Sendable>: Sendable {
+    @usableFromInline var storage: (T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T)
+
+    @inlinable
+    init(repeating v: T) { storage = (v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v) }
+
+    /// Positional access by a public index.
+    @inlinable
+    subscript(i: Int) -> T {
+        get { withUnsafeBytes(of: storage) { $0.assumingMemoryBound(to: T.self)[i] } }
+        set { withUnsafeMutableBytes(of: &storage) { $0.assumingMemoryBound(to: T.self)[i] = newValue } }
+    }
+}
+
+extension FixedTable16 {
+    /// The entry at a secret index, reading all sixteen entries and keeping one by mask.
+    @inlinable
+    func select<C>(_ index: UInt64) -> T where T == ProjectivePoint<C> {
+        var out = ProjectivePoint<C>.infinity
+        for i in 0..<16 {
+            let diff = UInt64(i) ^ index
+            let mask = ((diff | (0 &- diff)) >> 63) &- 1 // all-ones when diff == 0
+            out = ProjectivePoint<C>.select(mask, self[i], out)
+        }
+        return out
+    }
+}

@@ -1,0 +1,196 @@
+/// The optimal ate pairing e: G2 × G1 → GT ⊂ Fp12* on BN254CX, bit-compatible with
+/// Milagro's `PAIR_ate` + `PAIR_fexp` (same loop, corrections and final exponentiation, so
+/// the GT bytes match; CRYPTO.md §1 gives a test value).
+///
+/// The sequence of field operations depends only on the public curve constants, never on
+/// the points, so pairing a secret point (the server secret) is constant-time.
+public enum Pairing {
+    /// |u| for the BN parameter u = −0x4000000003C012B1.
+    static let u0: UInt64 = 0x4000000003C012B1
+    /// The Miller loop runs over n = |6u + 2| = 6|u| − 2 in signed digits taken from 3n and n
+    /// (digit i = bit(3n, i) − bit(n, i), a NAF-like recoding).
+    static let loopDigits: [Int8] = {
+        // 6|u| − 2 exceeds 64 bits, so compute it in 128-bit arithmetic.
+        let (hi6, lo6) = u0.multipliedFullWidth(by: 6)
+        let (lo, borrow) = lo6.subtractingReportingOverflow(2)
+        let nVal = UInt256(lo, hi6 - (borrow ? 1 : 0), 0, 0)
+        let (n2, _) = nVal.addingWithCarry(nVal)
+        let (n3, _) = n2.addingWithCarry(nVal)
+        let bits = n3.bitLength
+        var digits = [Int8]()
+        for i in stride(from: bits - 2, through: 1, by: -1) {
+            digits.append(Int8(n3.bit(i)) - Int8(nVal.bit(i)))
+        }
+        return digits
+    }()
+
+    /// e(Q, P), the reduced pairing value (Milagro's `PAIR_fexp(PAIR_ate(Q, P))`).
+    public static func pairing(_ q: G2Point, _ p: G1Point) -> Fp12 {
+        finalExponentiation(millerLoop([(q, p)]))
+    }
+
+    /// e(Q1, P1) · e(Q2, P2) with one shared Miller loop and one final exponentiation
+    /// (Milagro's `PAIR_double_ate`), as the M-Pin server check uses.
+    public static func doublePairing(_ q1: G2Point, _ p1: G1Point, _ q2: G2Point, _ p2: G1Point) -> Fp12 {
+        finalExponentiation(millerLoop([(q1, p1), (q2, p2)]))
+    }
+
+    // MARK: Miller loop
+
+    /// One pair's running state: the multiple A of Q, the affine Q, and P's coordinates.
+    struct PairState {
+        var a: G2Point
+        let qx: Fp2, qy: Fp2
+        let px: Fp, py: Fp
+    }
+
+    /// The product of the Miller functions of all pairs, before the final exponentiation.
+    /// Pairs with a point at infinity contribute 1.
+    static func millerLoop(_ pairs: [(G2Point, G1Point)]) -> Fp12 {
+        var states = [PairState]()
+        for (q, p) in pairs {
+            guard let (qx, qy) = q.affine, let (px, py) = p.affine else { continue }
+            states.append(PairState(a: G2Point(affineX: qx, y: qy), qx: qx, qy: qy, px: px, py: py))
+        }
+        if states.isEmpty { return .one }
+
+        var f = Fp12.one
+        for digit in loopDigits {
+            f = f.squared
+            for k in states.indices {
+                f = f.multipliedBySparse(doublingStep(&states[k]))
+                if digit == 1 {
+                    f = f.multipliedBySparse(additionStep(&states[k], x2: states[k].qx, y2: states[k].qy))
+                } else if digit == -1 {
+                    f = f.multipliedBySparse(additionStep(&states[k], x2: states[k].qx, y2: -states[k].qy))
+                }
+            }
+        }
+        // u < 0: f_{6u+2} is the conjugate (inverse up to the final exponentiation) of f_n.
+        f = f.conjugate
+        let frob = FrobeniusConstants.shared
+        for k in states.indices {
+            states[k].a = -states[k].a
+            // K = π(Q): conj(x)·f², conj(y)·f³ on the twist.
+            let k1x = states[k].qx.conjugate * frob.f2
+            let k1y = states[k].qy.conjugate * frob.f3
+            f = f.multipliedBySparse(additionStep(&states[k], x2: k1x, y2: k1y))
+            // K = −π²(Q).
+            let k2x = k1x.conjugate * frob.f2
+            let k2y = -(k1y.conjugate * frob.f3)
+            f = f.multipliedBySparse(lineThrough(states[k], x2: k2x, y2: k2y))
+        }
+        return f
+    }
+
+    /// A line value a.a + a.b·t³ + b.a·t (the D-type sparse layout).
+    struct Line {
+        var l0: Fp2 // coefficient of t⁰
+        var l3: Fp2 // coefficient of t³
+        var l1: Fp2 // coefficient of t¹
+    }
+
+    /// The tangent at A evaluated at P, then A ← 2A. With A = (X : Y : Z) the tangent
+    /// y − λx − c, scaled by 2YZ and using Y²Z = X³ + b'Z³, is
+    /// 2YZ·yP − 3X²·xP·t + (Y² − 3b'Z²)·t³.
+    static func doublingStep(_ s: inout PairState) -> Line {
+        let a = s.a
+        let yz = a.y * a.z
+        let x2 = a.x.squared
+        let y2 = a.y.squared
+        let z2 = a.z.squared
+        let line = Line(l0: yz.doubled.scaled(by: s.py),
+                        l3: y2 - BN254G2Curve.b3 * z2,
+                        l1: -(x2.doubled + x2).scaled(by: s.px))
+        s.a = a.doubled
+        return line
+    }
+
+    /// The line through A and the affine point B = (x2, y2) evaluated at P, scaled by
+    /// D = X − Z·x2: D·yP − N·xP·t + (N·x2 − D·y2)·t³ with N = Y − Z·y2. Then A ← A + B.
+    static func additionStep(_ s: inout PairState, x2: Fp2, y2: Fp2) -> Line {
+        let line = lineThrough(s, x2: x2, y2: y2)
+        s.a = s.a + G2Point(affineX: x2, y: y2)
+        return line
+    }
+
+    static func lineThrough(_ s: PairState, x2: Fp2, y2: Fp2) -> Line {
+        let d = s.a.x - s.a.z * x2
+        let n = s.a.y - s.a.z * y2
+        return Line(l0: d.scaled(by: s.py), l3: n * x2 - d * y2, l1: -(n.scaled(by: s.px)))
+    }
+
+    // MARK: Final exponentiation
+
+    /// f^((p¹² − 1)/r) exactly as Milagro computes it: the easy part (p⁶ − 1)(p² + 1), then
+    /// the Duquesne–Ghammam hard part (a fixed multiple of (p⁴ − p² + 1)/r, which is why
+    /// other libraries' GT bytes differ while accept/reject answers agree).
+    public static func finalExponentiation(_ f: Fp12) -> Fp12 {
+        // Easy part.
+        var r = f.conjugate * f.inverse
+        r = r.frobenius(2) * r
+        // Hard part. Every value is now in the cyclotomic subgroup, where conjugation inverts.
+        let x = UInt256(u0)
+        var t0 = r.cyclotomicPower(x)
+        var y3 = t0.cyclotomicSquared
+        var y0 = t0 * y3
+        var y2 = y3.frobenius * y3
+        y2 = y2.cyclotomicSquared
+        y2 = y2 * y3
+        t0 = y0.cyclotomicPower(x)
+        y0 = r.conjugate
+        var y1 = t0.frobenius(2) * y0
+        t0 = t0.conjugate
+        y3 = t0.frobenius * t0
+        t0 = t0.cyclotomicSquared
+        y1 = y1 * t0
+        t0 = y3.cyclotomicPower(x)
+        t0 = t0.cyclotomicSquared
+        t0 = t0.conjugate
+        y3 = y3 * t0
+        r = r.frobenius
+        y0 = r
+        r = r.frobenius
+        y0 = y0 * r
+        r = r.frobenius
+        y0 = y0 * r
+        r = y3.cyclotomicSquared * y2
+        y3 = r * y0
+        r = r * y1
+        r = r.cyclotomicSquared
+        r = r * y3
+        return r
+    }
+}
+
+extension Fp12 {
+    /// self · line for a D-type sparse line a.a + a.b·t³ + b.a·t (b.b = c = 0).
+    @inline(__always)
+    func multipliedBySparse(_ l: Pairing.Line) -> Fp12 {
+        let ya = Fp4(l.l0, l.l3)
+        // x·y with y = (ya, yb = l1 ∈ Fp2, 0) and t³ = s:
+        //   a = x.a·ya + s·(x.c·yb),  b = x.a·yb + x.b·ya,  c = x.c·ya + x.b·yb
+        let aa = a * ya
+        let bb = b * ya
+        let cc = c * ya
+        return Fp12(aa + c.scaled(by: l.l1).timesS,
+                    a.scaled(by: l.l1) + bb,
+                    cc + b.scaled(by: l.l1))
+    }
+
+    /// Squaring in the cyclotomic subgroup. Currently the general squaring; a place for
+    /// Granger–Scott compressed squaring.
+    var cyclotomicSquared: Fp12 { squared }
+
+    /// self^e for a public exponent, self in the cyclotomic subgroup.
+    func cyclotomicPower(_ e: UInt256) -> Fp12 {
+        var r = self
+        var i = e.bitLength - 2
+        while i >= 0 {
+            r = r.cyclotomicSquared
+            if e.bit(i) == 1 { r = r * self }
+            i -= 1
+        }
+        return r
+    }
+}
