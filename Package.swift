@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MPinCrypto", targets: ["MPinCrypto"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
+        .executable(name: "mpin-demo", targets: ["mpin-demo"]),
     ],
     targets: [
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
@@ -18,6 +19,8 @@ let package = Package(
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
         // `make bench`: one line per operation, `NAME MICROSECONDS`.
         .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),
+        // `make demo`: the protocol end to end in one process.
+        .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),
         // OpenSSL's libcrypto, used only by tests as an independent reference.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),

@@ -157,10 +157,24 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable, Hashable {
         return result
     }
 
-    /// self^-1, or 0 for 0. Constant-time (Fermat: self^(m-2)).
+    /// self^e for a public exponent: square-and-multiply on e's bits. The operations depend
+    /// on e only, so this is constant-time in `self` (used with fixed exponents on secrets).
+    public func power(publicExponent e: UInt256) -> Self {
+        var result = self
+        var i = e.bitLength - 2
+        if i < -1 { return .one }
+        while i >= 0 {
+            result = result.squared
+            if e.bit(i) == 1 { result = result * self }
+            i -= 1
+        }
+        return result
+    }
+
+    /// self^-1, or 0 for 0. Constant-time in self (Fermat: self^(m-2), a fixed exponent).
     public var inverse: Self {
         let (e, _) = M.modulus.subtractingWithBorrow(UInt256(2))
-        return power(e)
+        return power(publicExponent: e)
     }
 
     /// `mask` all-ones selects `a`, zero selects `b`.
@@ -200,7 +214,7 @@ extension PrimeFieldElement where M == BN254FieldModulus {
     /// Used on public data only (hash to curve, point decompression).
     func squareRoot() -> (root: Fp, isSquare: Bool) {
         let (pPlus1, _) = M.modulus.addingWithCarry(UInt256(1))
-        let root = power(pPlus1.shiftedRight1.shiftedRight1)
+        let root = power(publicExponent: pPlus1.shiftedRight1.shiftedRight1)
         return (root, root.squared == self)
     }
 }

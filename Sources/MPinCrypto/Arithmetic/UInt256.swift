@@ -104,7 +104,7 @@ public struct UInt256: Sendable, Hashable {
     }
 
     /// All-ones if zero, else 0. Constant-time.
-    @inlinable
+    @inlinable @inline(__always)
     public var isZeroMask: UInt64 {
         let any = w0 | w1 | w2 | w3
         // (any | -any) has its top bit set exactly when any != 0.
@@ -115,7 +115,7 @@ public struct UInt256: Sendable, Hashable {
     public var isZero: Bool { (w0 | w1 | w2 | w3) == 0 }
 
     /// self + other, and the carry out (0 or 1).
-    @inlinable
+    @inlinable @inline(__always)
     public func addingWithCarry(_ o: UInt256) -> (UInt256, UInt64) {
         let (r0, c0) = w0.addingReportingOverflow(o.w0)
         let (s1, c1a) = w1.addingReportingOverflow(o.w1)
@@ -128,7 +128,7 @@ public struct UInt256: Sendable, Hashable {
     }
 
     /// self - other, and the borrow out (0 or 1).
-    @inlinable
+    @inlinable @inline(__always)
     public func subtractingWithBorrow(_ o: UInt256) -> (UInt256, UInt64) {
         let (r0, b0) = w0.subtractingReportingOverflow(o.w0)
         let (s1, b1a) = w1.subtractingReportingOverflow(o.w1)
@@ -141,7 +141,7 @@ public struct UInt256: Sendable, Hashable {
     }
 
     /// `mask` all-ones selects `a`, zero selects `b`. Constant-time.
-    @inlinable
+    @inlinable @inline(__always)
     public static func select(_ mask: UInt64, _ a: UInt256, _ b: UInt256) -> UInt256 {
         UInt256(b.w0 ^ (mask & (a.w0 ^ b.w0)), b.w1 ^ (mask & (a.w1 ^ b.w1)),
                 b.w2 ^ (mask & (a.w2 ^ b.w2)), b.w3 ^ (mask & (a.w3 ^ b.w3)))

@@ -105,6 +105,8 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     }
 
     /// Projective equality: X1·Z2 = X2·Z1 and Y1·Z2 = Y2·Z1 (also right for infinity).
+    @_specialize(exported: true, where C == BN254G1Curve)
+    @_specialize(exported: true, where C == BN254G2Curve)
     public static func == (p: Self, q: Self) -> Bool {
         let ex = (p.x * q.z).equalMask(q.x * p.z)
         let ey = (p.y * q.z).equalMask(q.y * p.z)
@@ -130,6 +132,8 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
 
     /// k·P for a secret 256-bit scalar: fixed 4-bit windows with a table scanned in full at
     /// every step, so neither the operations nor the memory touched depend on k.
+    @_specialize(exported: true, where C == BN254G1Curve)
+    @_specialize(exported: true, where C == BN254G2Curve)
     public func multiplied(by k: UInt256) -> Self {
         var table = FixedTable16<Self>(repeating: .infinity)
         table[1] = self
@@ -145,6 +149,8 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
 
     /// k·P where k is a small secret of at most `bits` bits (the PIN): a Montgomery ladder of
     /// fixed length with conditional swaps.
+    @_specialize(exported: true, where C == BN254G1Curve)
+    @_specialize(exported: true, where C == BN254G2Curve)
     public func multiplied(bySmall k: UInt64, bits: Int) -> Self {
         var r0 = Self.infinity
         var r1 = self
