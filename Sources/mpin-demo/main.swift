@@ -4,9 +4,8 @@ import MPinCrypto
 // `make demo` (crypto layer): the M-Pin protocol end to end in one process, with the roles
 // named. Secrets are never printed; only public values (prefixes) and verdicts.
 
-func short(_ bytes: [UInt8]) -> String {
-    bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "…(\(bytes.count) bytes)"
-}
+/// Secrets are described by their size only.
+func short(_ bytes: [UInt8]) -> String { "(\(bytes.count) bytes, not shown)" }
 
 func run() throws {
     let identity = #"{"userID": "alice@example.org", "mobile": 0, "issued": "2026-11-22T06:00:00Z", "salt": "c0ffee"}"#
