@@ -12,13 +12,13 @@ public struct Fp12: FieldArithmetic, Hashable {
     public static let zero = Fp12(.zero, .zero, .zero)
     public static let one = Fp12(.one, .zero, .zero)
 
-    @inlinable @inline(__always)
+    @inlinable
     public static func + (x: Fp12, y: Fp12) -> Fp12 { Fp12(x.a + y.a, x.b + y.b, x.c + y.c) }
-    @inlinable @inline(__always)
+    @inlinable
     public static func - (x: Fp12, y: Fp12) -> Fp12 { Fp12(x.a - y.a, x.b - y.b, x.c - y.c) }
-    @inlinable @inline(__always)
+    @inlinable
     public static prefix func - (x: Fp12) -> Fp12 { Fp12(-x.a, -x.b, -x.c) }
-    @inlinable @inline(__always)
+    @inlinable
     public var doubled: Fp12 { self + self }
 
     /// Karatsuba for a cubic extension with t³ = s: six Fp4 multiplications.
@@ -64,7 +64,7 @@ public struct Fp12: FieldArithmetic, Hashable {
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask & c.isZeroMask }
 
-    @inlinable @inline(__always)
+    @inlinable
     public static func select(_ mask: UInt64, _ x: Fp12, _ y: Fp12) -> Fp12 {
         Fp12(Fp4.select(mask, x.a, y.a), Fp4.select(mask, x.b, y.b), Fp4.select(mask, x.c, y.c))
     }

@@ -9,15 +9,15 @@ public struct Fp2: FieldArithmetic, Hashable {
     public static let zero = Fp2(.zero, .zero)
     public static let one = Fp2(.one, .zero)
 
-    @inlinable @inline(__always)
+    @inlinable
     public static func + (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a + y.a, x.b + y.b) }
-    @inlinable @inline(__always)
+    @inlinable
     public static func - (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a - y.a, x.b - y.b) }
-    @inlinable @inline(__always)
+    @inlinable
     public static prefix func - (x: Fp2) -> Fp2 { Fp2(-x.a, -x.b) }
 
     /// Karatsuba: three base-field multiplications.
-    @inlinable @inline(__always)
+    @inlinable
     public static func * (x: Fp2, y: Fp2) -> Fp2 {
         let aa = x.a * y.a
         let bb = x.b * y.b
@@ -26,25 +26,25 @@ public struct Fp2: FieldArithmetic, Hashable {
     }
 
     /// (a+bi)² = (a+b)(a-b) + 2ab·i.
-    @inlinable @inline(__always)
+    @inlinable
     public var squared: Fp2 {
         let ab = a * b
         return Fp2((a + b) * (a - b), ab + ab)
     }
 
-    @inlinable @inline(__always)
+    @inlinable
     public var doubled: Fp2 { Fp2(a.doubled, b.doubled) }
 
     /// Multiplies by an element of Fp.
-    @inlinable @inline(__always)
+    @inlinable
     public func scaled(by k: Fp) -> Fp2 { Fp2(a * k, b * k) }
 
     /// The conjugate a − b·i, which is also the Frobenius map x ↦ x^p.
-    @inlinable @inline(__always)
+    @inlinable
     public var conjugate: Fp2 { Fp2(a, -b) }
 
     /// Multiplies by ξ = 1 + i, the non-residue defining the tower and the twist.
-    @inlinable @inline(__always)
+    @inlinable
     public var timesXi: Fp2 { Fp2(a - b, a + b) }
 
     /// 1/(a+bi) = (a−bi)/(a²+b²); zero maps to zero. Constant-time.
@@ -56,7 +56,7 @@ public struct Fp2: FieldArithmetic, Hashable {
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
 
-    @inlinable @inline(__always)
+    @inlinable
     public static func select(_ mask: UInt64, _ x: Fp2, _ y: Fp2) -> Fp2 {
         Fp2(Fp.select(mask, x.a, y.a), Fp.select(mask, x.b, y.b))
     }

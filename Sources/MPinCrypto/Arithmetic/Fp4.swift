@@ -9,15 +9,15 @@ public struct Fp4: FieldArithmetic, Hashable {
     public static let zero = Fp4(.zero, .zero)
     public static let one = Fp4(.one, .zero)
 
-    @inlinable @inline(__always)
+    @inlinable
     public static func + (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a + y.a, x.b + y.b) }
-    @inlinable @inline(__always)
+    @inlinable
     public static func - (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a - y.a, x.b - y.b) }
-    @inlinable @inline(__always)
+    @inlinable
     public static prefix func - (x: Fp4) -> Fp4 { Fp4(-x.a, -x.b) }
 
     /// Karatsuba over Fp2 with s² = ξ.
-    @inlinable @inline(__always)
+    @inlinable
     public static func * (x: Fp4, y: Fp4) -> Fp4 {
         let aa = x.a * y.a
         let bb = x.b * y.b
@@ -26,26 +26,26 @@ public struct Fp4: FieldArithmetic, Hashable {
     }
 
     /// (a + bs)² = a² + ξb² + 2ab·s, as (a+b)(a+ξb) − ab − ξab for the constant part.
-    @inlinable @inline(__always)
+    @inlinable
     public var squared: Fp4 {
         let ab = a * b
         let c0 = (a + b) * (a + b.timesXi) - ab - ab.timesXi
         return Fp4(c0, ab.doubled)
     }
 
-    @inlinable @inline(__always)
+    @inlinable
     public var doubled: Fp4 { Fp4(a.doubled, b.doubled) }
 
     /// Multiplies by s: (a + bs)·s = ξb + a·s.
-    @inlinable @inline(__always)
+    @inlinable
     public var timesS: Fp4 { Fp4(b.timesXi, a) }
 
     /// Multiplies by an element of Fp2.
-    @inlinable @inline(__always)
+    @inlinable
     public func scaled(by k: Fp2) -> Fp4 { Fp4(a * k, b * k) }
 
     /// a − b·s (the conjugate over Fp2).
-    @inlinable @inline(__always)
+    @inlinable
     public var conjugate: Fp4 { Fp4(a, -b) }
 
     /// 1/(a + bs) = (a − bs)/(a² − ξb²).
@@ -57,7 +57,7 @@ public struct Fp4: FieldArithmetic, Hashable {
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
 
-    @inlinable @inline(__always)
+    @inlinable
     public static func select(_ mask: UInt64, _ x: Fp4, _ y: Fp4) -> Fp4 {
         Fp4(Fp2.select(mask, x.a, y.a), Fp2.select(mask, x.b, y.b))
     }

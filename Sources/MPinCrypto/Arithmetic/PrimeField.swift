@@ -69,18 +69,16 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable, Hashable {
         let m = M.modulus
         let inv = M.negInverse
         var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0
+        var carryA: UInt64 = 0, carryC: UInt64 = 0
 
         @inline(__always) func round(_ bi: UInt64) {
             // t += a·bi
             var (hi, lo) = a.w0.multipliedFullWidth(by: bi)
-            var (s, c) = lo.addingReportingOverflow(t0)
-            t0 = s
-            var carryA = hi &+ (c ? 1 : 0)
+            (t0, carryA) = mac(lo, hi, t0, 0)
             // m·q with q chosen so that the low limb cancels
             let q = t0 &* inv
             (hi, lo) = m.w0.multipliedFullWidth(by: q)
-            (s, c) = lo.addingReportingOverflow(t0)
-            var carryC = hi &+ (c ? 1 : 0)
+            (_, carryC) = mac(lo, hi, t0, 0)
 
             (hi, lo) = a.w1.multipliedFullWidth(by: bi)
             (t1, carryA) = mac(lo, hi, t1, carryA)
@@ -103,12 +101,13 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable, Hashable {
         return reduceOnce(UInt256(t0, t1, t2, t3))
     }
 
-    /// (lo + x + carry) with the high word folded into the new carry: returns (low, high).
+    /// hi:lo + x + carry, returned as (low word, high word). It cannot overflow:
+    /// (2^64−1)² + 2(2^64−1) < 2^128. Branch-free.
     @inlinable @inline(__always)
     static func mac(_ lo: UInt64, _ hi: UInt64, _ x: UInt64, _ carry: UInt64) -> (UInt64, UInt64) {
-        let (s1, c1) = lo.addingReportingOverflow(x)
-        let (s2, c2) = s1.addingReportingOverflow(carry)
-        return (s2, hi &+ (c1 ? 1 : 0) &+ (c2 ? 1 : 0))
+        let (s1, o1) = lo.addingReportingOverflow(x)
+        let (s2, o2) = s1.addingReportingOverflow(carry)
+        return (s2, hi &+ o1.bit &+ o2.bit)
     }
 
     /// v - m if v >= m, else v. v < 2m. Constant-time.

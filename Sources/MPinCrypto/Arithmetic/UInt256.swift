@@ -114,30 +114,25 @@ public struct UInt256: Sendable, Hashable {
     @inlinable
     public var isZero: Bool { (w0 | w1 | w2 | w3) == 0 }
 
-    /// self + other, and the carry out (0 or 1).
+    /// self + other, and the carry out (0 or 1). Branch-free: a Bool carry would compile to
+    /// conditional jumps, which are both slow and secret-dependent.
     @inlinable @inline(__always)
     public func addingWithCarry(_ o: UInt256) -> (UInt256, UInt64) {
-        let (r0, c0) = w0.addingReportingOverflow(o.w0)
-        let (s1, c1a) = w1.addingReportingOverflow(o.w1)
-        let (r1, c1b) = s1.addingReportingOverflow(c0 ? 1 : 0)
-        let (s2, c2a) = w2.addingReportingOverflow(o.w2)
-        let (r2, c2b) = s2.addingReportingOverflow((c1a || c1b) ? 1 : 0)
-        let (s3, c3a) = w3.addingReportingOverflow(o.w3)
-        let (r3, c3b) = s3.addingReportingOverflow((c2a || c2b) ? 1 : 0)
-        return (UInt256(r0, r1, r2, r3), (c3a || c3b) ? 1 : 0)
+        let (r0, c0) = addCarry(w0, o.w0, 0)
+        let (r1, c1) = addCarry(w1, o.w1, c0)
+        let (r2, c2) = addCarry(w2, o.w2, c1)
+        let (r3, c3) = addCarry(w3, o.w3, c2)
+        return (UInt256(r0, r1, r2, r3), c3)
     }
 
-    /// self - other, and the borrow out (0 or 1).
+    /// self - other, and the borrow out (0 or 1). Branch-free, as `addingWithCarry`.
     @inlinable @inline(__always)
     public func subtractingWithBorrow(_ o: UInt256) -> (UInt256, UInt64) {
-        let (r0, b0) = w0.subtractingReportingOverflow(o.w0)
-        let (s1, b1a) = w1.subtractingReportingOverflow(o.w1)
-        let (r1, b1b) = s1.subtractingReportingOverflow(b0 ? 1 : 0)
-        let (s2, b2a) = w2.subtractingReportingOverflow(o.w2)
-        let (r2, b2b) = s2.subtractingReportingOverflow((b1a || b1b) ? 1 : 0)
-        let (s3, b3a) = w3.subtractingReportingOverflow(o.w3)
-        let (r3, b3b) = s3.subtractingReportingOverflow((b2a || b2b) ? 1 : 0)
-        return (UInt256(r0, r1, r2, r3), (b3a || b3b) ? 1 : 0)
+        let (r0, b0) = subBorrow(w0, o.w0, 0)
+        let (r1, b1) = subBorrow(w1, o.w1, b0)
+        let (r2, b2) = subBorrow(w2, o.w2, b1)
+        let (r3, b3) = subBorrow(w3, o.w3, b2)
+        return (UInt256(r0, r1, r2, r3), b3)
     }
 
     /// `mask` all-ones selects `a`, zero selects `b`. Constant-time.
@@ -159,4 +154,68 @@ public struct UInt256: Sendable, Hashable {
         let (_, borrow) = subtractingWithBorrow(o)
         return 0 &- borrow
     }
+}
+
+/// a + b + carry (carry 0 or 1): the low word and the carry out. The overflow flags become
+/// integers without a branch (at most one of the two additions can overflow).
+@inlinable @inline(__always)
+func addCarry(_ a: UInt64, _ b: UInt64, _ carry: UInt64) -> (UInt64, UInt64) {
+    let (s1, o1) = a.addingReportingOverflow(b)
+    let (s2, o2) = s1.addingReportingOverflow(carry)
+    return (s2, o1.bit | o2.bit)
+}
+
+/// a − b − borrow (borrow 0 or 1): the low word and the borrow out, branch-free.
+@inlinable @inline(__always)
+func subBorrow(_ a: UInt64, _ b: UInt64, _ borrow: UInt64) -> (UInt64, UInt64) {
+    let (d1, o1) = a.subtractingReportingOverflow(b)
+    let (d2, o2) = d1.subtractingReportingOverflow(borrow)
+    return (d2, o1.bit | o2.bit)
+}
+
+extension Bool {
+    /// 0 or 1, reinterpreting the stored byte: never compiled to a branch, unlike `b ? 1 : 0`
+    /// or `||`, which can be.
+    @inlinable @inline(__always)
+    var bit: UInt64 { UInt64(unsafeBitCast(self, to: UInt8.self)) }
+}
+
+extension UInt256 {
+    /// The full 512-bit product as (high, low) halves, by schoolbook multiplication.
+    /// Constant-time: the same instructions for every operand.
+    public func multipliedFullWidth(by o: UInt256) -> (high: UInt256, low: UInt256) {
+        var r: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &r) { raw in
+            let acc = raw.bindMemory(to: UInt64.self)
+            for i in 0..<4 {
+                var carry: UInt64 = 0
+                for j in 0..<4 {
+                    let (hi, lo) = limb(i).multipliedFullWidth(by: o.limb(j))
+                    let (s1, c1) = addCarry(lo, acc[i + j], 0)
+                    let (s2, c2) = addCarry(s1, carry, 0)
+                    acc[i + j] = s2
+                    carry = hi &+ c1 &+ c2
+                }
+                acc[i + 4] = carry
+            }
+        }
+        return (UInt256(r.4, r.5, r.6, r.7), UInt256(r.0, r.1, r.2, r.3))
+    }
+
+    /// Limb i (0 = least significant); i is a public position.
+    @inlinable
+    func limb(_ i: Int) -> UInt64 {
+        switch i {
+        case 0: w0
+        case 1: w1
+        case 2: w2
+        default: w3
+        }
+    }
+
+    /// The low 256 bits of self · o (wrapping).
+    public func multipliedLow(by o: UInt256) -> UInt256 { multipliedFullWidth(by: o).low }
+
+    /// Two's-complement negation modulo 2^256.
+    public var negatedWrapping: UInt256 { UInt256.zero.subtractingWithBorrow(self).0 }
 }

@@ -1,7 +1,9 @@
 /// E: y² = x³ + 2 over Fp, the BN254CX curve whose points form G1 (cofactor 1).
 public enum BN254G1Curve: WeierstrassCurve {
     public static let b = Fp(2)
-    public static let b3 = Fp(6)
+    /// 6x = 2·(2x + x).
+    @inlinable
+    public static func timesB3(_ x: Fp) -> Fp { let t = x.doubled + x; return t.doubled }
 }
 
 /// A point of G1. Every point of E(Fp) except infinity has order r.

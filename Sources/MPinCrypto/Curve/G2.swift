@@ -1,7 +1,12 @@
 /// E': y² = x³ + 2/ξ = x³ + (1 − i) over Fp2, the D-type sextic twist carrying G2.
 public enum BN254G2Curve: WeierstrassCurve {
     public static let b = Fp2(.one, -Fp.one)
-    public static let b3 = Fp2(Fp(3), -Fp(3))
+    /// 3(1 − i)(a + bi) = 3((a + b) + (b − a)i).
+    @inlinable
+    public static func timesB3(_ x: Fp2) -> Fp2 {
+        let t = Fp2(x.a + x.b, x.b - x.a)
+        return t.doubled + t
+    }
 }
 
 /// A point on the twist E'(Fp2). Decoded points are checked to lie in G2 (order r).

@@ -3,8 +3,8 @@ public protocol WeierstrassCurve: Sendable {
     associatedtype F: FieldArithmetic
     /// The constant b.
     static var b: F { get }
-    /// 3·b, used by the complete addition formulas.
-    static var b3: F { get }
+    /// 3·b·x, used by the complete addition formulas; curves implement it with additions.
+    static func timesB3(_ x: F) -> F
 }
 
 /// A point in homogeneous projective coordinates (X : Y : Z), x = X/Z, y = Y/Z.
@@ -52,10 +52,10 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
         y3 = x3 - y3
         x3 = t0 + t0
         t0 = x3 + t0
-        t2 = C.b3 * t2
+        t2 = C.timesB3(t2)
         var z3 = t1 + t2
         t1 = t1 - t2
-        y3 = C.b3 * y3
+        y3 = C.timesB3(y3)
         x3 = t4 * y3
         t2 = t3 * t1
         x3 = t2 - x3
@@ -77,7 +77,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
         z3 = z3 + z3
         var t1 = y * z
         var t2 = z.squared
-        t2 = C.b3 * t2
+        t2 = C.timesB3(t2)
         var x3 = t2 * z3
         var y3 = t0 + t2
         z3 = t1 * z3
@@ -130,14 +130,13 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
         return lhs.equalMask(rhs) != 0
     }
 
-    /// k·P for a secret 256-bit scalar: fixed 4-bit windows with a table scanned in full at
+    /// k·P for a secret 256-bit scalar, for any point on the curve (also outside the
+    /// order-r subgroup): fixed 4-bit windows with a table scanned in full at
     /// every step, so neither the operations nor the memory touched depend on k.
     @_specialize(exported: true, where C == BN254G1Curve)
     @_specialize(exported: true, where C == BN254G2Curve)
     public func multiplied(by k: UInt256) -> Self {
-        var table = FixedTable16<Self>(repeating: .infinity)
-        table[1] = self
-        for i in 2..<16 { table[i] = (i & 1 == 0) ? table[i / 2].doubled : table[i - 1] + self }
+        let table = FixedTable16<Self>(multiplesOf: self)
         var acc = Self.infinity
         for window in stride(from: 63, through: 0, by: -1) {
             acc = acc.doubled.doubled.doubled.doubled
@@ -182,6 +181,14 @@ public struct FixedTable16<T: Sendable>: Sendable {
 }
 
 extension FixedTable16 {
+    /// The multiples 0·P, 1·P, ..., 15·P.
+    @inlinable
+    init<C>(multiplesOf p: ProjectivePoint<C>) where T == ProjectivePoint<C> {
+        self.init(repeating: .infinity)
+        self[1] = p
+        for i in 2..<16 { self[i] = (i & 1 == 0) ? self[i / 2].doubled : self[i - 1] + p }
+    }
+
     /// The entry at a secret index, reading all sixteen entries and keeping one by mask.
     @inlinable
     func select<C>(_ index: UInt64) -> T where T == ProjectivePoint<C> {

@@ -100,7 +100,7 @@ public enum Pairing {
         let y2 = a.y.squared
         let z2 = a.z.squared
         let line = Line(l0: yz.doubled.scaled(by: s.py),
-                        l3: y2 - BN254G2Curve.b3 * z2,
+                        l3: y2 - BN254G2Curve.timesB3(z2),
                         l1: -(x2.doubled + x2).scaled(by: s.px))
         s.a = a.doubled
         return line

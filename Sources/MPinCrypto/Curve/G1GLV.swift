@@ -1,0 +1,52 @@
+/// Scalar multiplication in G1 with the GLV endomorphism φ(x, y) = (βx, y) = λ·(x, y),
+/// β³ = 1 in Fp, λ² + λ + 1 = 0 mod r (Gallant, Lambert and Vanstone, CRYPTO 2001).
+/// k is split into k1 + k2·λ with |k1|, |k2| < 2^128, which halves the doublings.
+/// Everything here is constant-time in k: the split is fixed-length arithmetic, the signs are
+/// applied by masked selection, and the joint multiplication has a fixed schedule.
+enum G1GLV {
+    /// β, a primitive cube root of unity in Fp (CRYPTO.md §1), matching λ below.
+    static let beta = Fp(UInt256(0x31e0931794235c97, 0x40bddf6471ef8756, 0x480000000ca83f14, 0))
+    // Reduced lattice basis of {(a, b) : a + b·λ ≡ 0 mod r}: v1 = (a1, −|b1|), v2 = (a2, b2).
+    static let a1 = UInt256(0x8000000007802561, 0, 0, 0)
+    static let a2 = UInt256(0x805463491db010e4, 0x600000000b403812, 0, 0)
+    static let b1Magnitude = UInt256(0x00546349162feb83, 0x600000000b403812, 0, 0)
+    static let b2 = UInt256(0x8000000007802561, 0, 0, 0)
+    /// ⌊2^256·b2/r⌋ and ⌊2^256·|b1|/r⌋, so that c1 = ⌊k·g1/2^256⌋ ≈ k·b2/r, c2 ≈ k·|b1|/r.
+    static let g1 = UInt256(0x8e38e38d98e070c0, 0x0000000000000003, 0, 0)
+    static let g2 = UInt256(0x3febd450b1ada3ac, 0xaaaaaaaa5aa91bee, 0x0000000000000002, 0)
+    /// Windows of 4 bits covering 132 bits; the split values stay below 2^128.
+    static let windows = 33
+
+    /// (|k1|, k1 < 0 mask, |k2|, k2 < 0 mask) with k ≡ k1 + k2·λ (mod r).
+    static func split(_ scalar: UInt256) -> (UInt256, UInt64, UInt256, UInt64) {
+        let k = Fr(scalar).value
+        let c1 = k.multipliedFullWidth(by: g1).high
+        let c2 = k.multipliedFullWidth(by: g2).high
+        // k1 = k − c1·a1 − c2·a2 and k2 = c1·|b1| − c2·b2, in 256-bit two's complement.
+        let k1 = k.subtractingWithBorrow(c1.multipliedLow(by: a1)).0
+            .subtractingWithBorrow(c2.multipliedLow(by: a2)).0
+        let k2 = c1.multipliedLow(by: b1Magnitude).subtractingWithBorrow(c2.multipliedLow(by: b2)).0
+        let n1 = 0 &- (k1.w3 >> 63), n2 = 0 &- (k2.w3 >> 63)
+        return (UInt256.select(n1, k1.negatedWrapping, k1), n1, UInt256.select(n2, k2.negatedWrapping, k2), n2)
+    }
+}
+
+extension ProjectivePoint where C == BN254G1Curve {
+    /// k·P for a secret scalar (any 256-bit value) with the GLV split: two 4-bit window
+    /// tables (for ±P and ±φ(P)) scanned in full, 33 windows of 4 doublings and 2 additions.
+    public func multiplied(by k: UInt256) -> G1Point {
+        let (k1, neg1, k2, neg2) = G1GLV.split(k)
+        let p1 = G1Point.select(neg1, -self, self)
+        let phi = G1Point(x: x * G1GLV.beta, y: y, z: z)
+        let p2 = G1Point.select(neg2, -phi, phi)
+        let t1 = FixedTable16<G1Point>(multiplesOf: p1)
+        let t2 = FixedTable16<G1Point>(multiplesOf: p2)
+        var acc = G1Point.infinity
+        for window in stride(from: G1GLV.windows - 1, through: 0, by: -1) {
+            acc = acc.doubled.doubled.doubled.doubled
+            acc = acc + t1.select(k1.bits(at: 4 * window, width: 4))
+            acc = acc + t2.select(k2.bits(at: 4 * window, width: 4))
+        }
+        return acc
+    }
+}
