@@ -97,8 +97,16 @@ public enum MPin {
 
     /// The 14-bit multiplier Milagro derives from a PIN value: (pin % 10000) with C's
     /// truncating remainder, then its low 14 bits in two's complement.
+    /// Constant-time: the remainder comes from a multiplication by the reciprocal
+    /// (⌊n/10000⌋ = (n·0xD1B71759) >> 45 for every n < 2^32) and masks, not from a hardware
+    /// division, whose latency can depend on the operands.
     public static func pinMultiplier(_ pin: Int32) -> UInt64 {
-        UInt64(UInt32(bitPattern: pin % maxPIN) & 0x3FFF)
+        let signMask = UInt32(bitPattern: pin >> 31)              // all-ones when negative
+        let magnitude = (UInt32(bitPattern: pin) ^ signMask) &- signMask
+        let quotient = UInt32(truncatingIfNeeded: (UInt64(magnitude) &* 0xD1B71759) >> 45)
+        let remainder = magnitude &- quotient &* UInt32(maxPIN)
+        let truncated = (remainder ^ signMask) &- signMask       // C's sign rule: follows pin
+        return UInt64(truncated & 0x3FFF)
     }
 
     /// The value the original SDK passes as "pin": Java's String.hashCode over the PIN's
