@@ -134,8 +134,8 @@ public enum MPin {
 
     // MARK: Client (§6)
 
-    /// Client pass 1 (`MPIN_CLIENT_1`): SEC = TOKEN + f(pin)·A (+ TP), U = x·A and, when
-    /// date ≠ 0, UT = x·(A + T). UT is nil when date = 0 or no permit is given.
+    /// Client pass 1 (`MPIN_CLIENT_1`): SEC = TOKEN + f(pin)·A (+ TP when given), U = x·A and,
+    /// when date ≠ 0, UT = x·(A + T). UT is nil when date = 0. A negative date throws.
     public static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], pin: Int32, token: [UInt8],
                                timePermit: [UInt8]?) throws(MPinCryptoError) -> (u: [UInt8], ut: [UInt8]?, sec: [UInt8]) {
         var xs = try scalar(x)
@@ -144,9 +144,10 @@ public enum MPin {
         let a = G1Point.map(hash: hashedID)
         var sec = try G1Point(bytes: token) + a.multiplied(bySmall: pinMultiplier(pin), bits: pinBits)
         var ut: [UInt8]? = nil
-        if date != 0, let tp = timePermit {
+        if date != 0 {
             guard date > 0 else { throw .invalidDate }
-            sec = sec + (try G1Point(bytes: tp))
+            // As milagro-crypto-c: a missing permit skips only the addition to SEC.
+            if let tp = timePermit { sec = sec + (try G1Point(bytes: tp)) }
             ut = try (a + datePoint(date: date, hashedID: hashedID)).multiplied(by: xs).encoded()
         }
         let u = try a.multiplied(by: xs).encoded()
