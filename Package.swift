@@ -7,6 +7,7 @@ let package = Package(
     name: "mpin-pam",
     products: [
         .library(name: "MPinCrypto", targets: ["MPinCrypto"]),
+        .library(name: "MPinJSON", targets: ["MPinJSON"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
@@ -14,6 +15,8 @@ let package = Package(
     targets: [
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
         .target(name: "MPinCrypto"),
+        // Strict JSON and Codable without Foundation, so the PAM module links small and static.
+        .target(name: "MPinJSON"),
         // Recomputes Milagro-format M-Pin vector files.
         .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
@@ -25,5 +28,6 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
+        .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
     ]
 )
