@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "MPinCrypto", targets: ["MPinCrypto"]),
         .library(name: "MPinJSON", targets: ["MPinJSON"]),
+        .library(name: "MPinWire", targets: ["MPinWire"]),
+        .library(name: "MPinClient", targets: ["MPinClient"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
@@ -17,6 +19,11 @@ let package = Package(
         .target(name: "MPinCrypto"),
         // Strict JSON and Codable without Foundation, so the PAM module links small and static.
         .target(name: "MPinJSON"),
+        // Wire types of the Milagro MFA protocol, shared by the client and the server.
+        .target(name: "MPinWire", dependencies: ["MPinCrypto"]),
+        // The Milagro SDK Core in Swift: user states, registration, authentication, over
+        // platform protocols for HTTP and storage (Platform/).
+        .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
         // Recomputes Milagro-format M-Pin vector files.
         .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
@@ -29,5 +36,6 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
+        .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
     ]
 )
