@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "MPinJSON", targets: ["MPinJSON"]),
         .library(name: "MPinWire", targets: ["MPinWire"]),
         .library(name: "MPinClient", targets: ["MPinClient"]),
+        .library(name: "MPinLogin", targets: ["MPinLogin"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
@@ -24,6 +25,9 @@ let package = Package(
         // The Milagro SDK Core in Swift: user states, registration, authentication, over
         // platform protocols for HTTP and storage (Platform/).
         .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
+        // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
+        // identity map, and the login procedure with its time budget.
+        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinJSON"]),
         // Recomputes Milagro-format M-Pin vector files.
         .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
@@ -37,6 +41,7 @@ let package = Package(
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
+        .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
     ]
 )

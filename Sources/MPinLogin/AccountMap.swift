@@ -1,0 +1,42 @@
+import MPinClient
+import MPinJSON
+
+/// Which M-Pin identity on which backend a Unix user logs in with: the document `accounts`
+/// in the store's non-secure storage, `{"unixUser": {"identity": id, "backend": url}}`.
+/// mpinctl writes it at registration; the PAM module only reads it.
+public struct AccountMap {
+    public struct Account: Sendable, Equatable {
+        public var identity: String
+        public var backend: String
+        public init(identity: String, backend: String) { self.identity = identity; self.backend = backend }
+    }
+
+    static let document = "accounts"
+    let storage: any Storage
+
+    public init(storage: any Storage) { self.storage = storage }
+
+    public func all() throws(StorageError) -> [(unixUser: String, account: Account)] {
+        guard let bytes = try storage.read(Self.document), !bytes.isEmpty else { return [] }
+        guard case .object(let members)? = try? JSONParser().parse(bytes) else {
+            throw StorageError(path: Self.document, reason: .systemError(operation: "parse accounts", errno: 0))
+        }
+        return members.compactMap { m in
+            guard let id = m.value["identity"]?.stringValue, let backend = m.value["backend"]?.stringValue else { return nil }
+            return (m.key, Account(identity: id, backend: backend))
+        }
+    }
+
+    public func account(for unixUser: String) throws(StorageError) -> Account? {
+        try all().first { $0.unixUser == unixUser }?.account
+    }
+
+    public func set(_ account: Account?, for unixUser: String) throws(StorageError) {
+        var entries = try all().filter { $0.unixUser != unixUser }
+        if let account { entries.append((unixUser, account)) }
+        let doc = JSONValue.object(entries.map { e in
+            (e.unixUser, .object([("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]))
+        })
+        try storage.write(Self.document, doc.serialized)
+    }
+}

@@ -1,0 +1,125 @@
+import MPinClient
+
+/// One authentication of a Unix user, exactly as the PAM module does it (and `mpinctl auth`):
+/// look the user up, ask for the PIN, StartAuthentication + FinishAuthentication, all within
+/// the configured time budget.
+public struct Login {
+    /// What happened; the PAM module maps each to a PAM return code.
+    public enum Outcome: Equatable, Sendable {
+        case success
+        case wrongPIN
+        /// The identity is (now) blocked after too many wrong PINs.
+        case blocked
+        case revoked
+        /// No registration for this Unix user (or it is not finished).
+        case unknownUser
+        /// No PIN was entered (empty, or the conversation failed).
+        case pinCanceled
+        /// The backend could not be reached in time, or TLS failed: try another method.
+        case unavailable(String)
+        /// Anything else the backend or the store reported.
+        case failed(String)
+
+        public var name: String {
+            switch self {
+            case .success: "OK"
+            case .wrongPIN: "INCORRECT_PIN"
+            case .blocked: "BLOCKED"
+            case .revoked: "REVOKED"
+            case .unknownUser: "USER_UNKNOWN"
+            case .pinCanceled: "PIN_INPUT_CANCELED"
+            case .unavailable: "UNAVAILABLE"
+            case .failed: "FAILED"
+            }
+        }
+    }
+
+    public let config: LoginConfig
+    public let platform: any PlatformContext
+
+    public init(config: LoginConfig, platform: any PlatformContext) {
+        self.config = config
+        self.platform = platform
+    }
+
+    /// Runs the login. `askPIN` is called once, after the local checks pass; it returns nil
+    /// when no PIN is available. The PIN buffer is wiped before returning.
+    public func run(unixUser: String, askPIN: () -> [UInt8]?) -> (outcome: Outcome, identity: String) {
+        let accounts = AccountMap(storage: platform.nonSecureStorage)
+        let account: AccountMap.Account
+        do {
+            guard let a = try accounts.account(for: unixUser) else { return (.unknownUser, "") }
+            account = a
+        } catch {
+            return (.failed(error.description), "")
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(config.timeout * 1000))
+        let bounded = BoundedPlatform(base: platform, deadline: deadline)
+        let sdk = MPinSDK(context: bounded)
+        for d in config.trustedDomains { sdk.addTrustedDomain(d) }
+        let initStatus = sdk.initialize()
+        guard initStatus.isOK else { return (Self.outcome(initStatus), account.identity) }
+        guard let user = sdk.listUsers(backend: account.backend).1.first(where: { $0.id == account.identity }) else {
+            return (.unknownUser, account.identity)
+        }
+        switch user.state {
+        case .blocked: return (.blocked, account.identity)
+        case .registered: break
+        default: return (.unknownUser, account.identity)
+        }
+        guard var pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
+        defer { for i in pin.indices { pin[i] = 0 } }
+
+        let backendStatus = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)
+        guard backendStatus.isOK else { return (Self.outcome(backendStatus), account.identity) }
+        let start = sdk.startAuthentication(user)
+        guard start.isOK else { return (Self.outcome(start), account.identity) }
+        let finish = sdk.finishAuthentication(user, pin: pin).status
+        if finish.code == .incorrectPIN, user.state == .blocked { return (.blocked, account.identity) }
+        return (Self.outcome(finish), account.identity)
+    }
+
+    static func outcome(_ status: MPinStatus) -> Outcome {
+        switch status.code {
+        case .ok: .success
+        case .incorrectPIN: .wrongPIN
+        case .revoked: .revoked
+        case .pinInputCanceled: .pinCanceled
+        case .networkError, .httpServerError, .untrustedDomainError, .badUserAgent: .unavailable(status.message)
+        default: .failed(status.description)
+        }
+    }
+}
+
+/// The platform with every request's timeout cut to what is left of the login's budget, so
+/// the whole authentication ends by the deadline whatever the server does.
+struct BoundedPlatform: PlatformContext {
+    let base: any PlatformContext
+    let deadline: ContinuousClock.Instant
+
+    var transport: any HTTPTransport { BoundedTransport(base: base.transport, deadline: deadline) }
+    var secureStorage: any SecureStorage { base.secureStorage }
+    var nonSecureStorage: any Storage { base.nonSecureStorage }
+}
+
+struct BoundedTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let deadline: ContinuousClock.Instant
+
+    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+        let left = deadline - ContinuousClock.now
+        guard left > .milliseconds(50) else {
+            throw .timedOut(host: URLHost.of(request.url), seconds: 0)
+        }
+        var r = request
+        r.timeout = min(request.timeout ?? left, left)
+        return try base.send(r)
+    }
+}
+
+enum URLHost {
+    static func of(_ url: String) -> String {
+        guard let sep = url.firstRange(of: "://") else { return url }
+        return String(url[sep.upperBound...].prefix { $0 != "/" && $0 != "?" })
+    }
+}

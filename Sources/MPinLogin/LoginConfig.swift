@@ -1,0 +1,108 @@
+/// The settings of the PAM module and mpinctl: /etc/mpin/mpin.conf, overridden by module
+/// arguments or command-line options.
+public struct LoginConfig: Sendable, Equatable {
+    public static let defaultPath = "/etc/mpin/mpin.conf"
+
+    /// Backend URL (http or https), e.g. `https://mpin.example.org`.
+    public var backend = ""
+    public var rpsPrefix = "rps"
+    /// The root-owned store of tokens and registrations.
+    public var store = "/var/lib/mpin"
+    /// The budget for one whole authentication, in seconds.
+    public var timeout: Double = 10
+    /// CA bundle file and directory for TLS verification (system defaults when empty).
+    public var caFile = ""
+    public var caPath = ""
+    /// When set, only https URLs in these domains are contacted.
+    public var trustedDomains: [String] = []
+    public var prompt = "M-Pin PIN: "
+
+    public init() {}
+
+    /// The keys the file may contain, each with the setter that validates its value.
+    static let keys: [String: @Sendable (inout LoginConfig, String) -> String?] = [
+        "backend": { c, v in
+            guard v.hasPrefix("https://") || v.hasPrefix("http://") else { return "backend must be an http:// or https:// URL" }
+            c.backend = v; return nil
+        },
+        "rps_prefix": { c, v in c.rpsPrefix = v; return nil },
+        "store": { c, v in
+            guard v.hasPrefix("/") else { return "store must be an absolute path" }
+            c.store = v; return nil
+        },
+        "timeout": { c, v in
+            guard let t = Double(v), t > 0, t <= 300 else { return "timeout must be a number of seconds in (0, 300]" }
+            c.timeout = t; return nil
+        },
+        "cacert": { c, v in
+            guard v.hasPrefix("/") else { return "cacert must be an absolute path" }
+            c.caFile = v; return nil
+        },
+        "capath": { c, v in
+            guard v.hasPrefix("/") else { return "capath must be an absolute path" }
+            c.caPath = v; return nil
+        },
+        "trusted_domains": { c, v in
+            c.trustedDomains = v.split(separator: ",").map { String($0.trimmingSpaces) }.filter { !$0.isEmpty }; return nil
+        },
+        "prompt": { c, v in
+            guard !v.isEmpty, v.count <= 80 else { return "prompt must be 1 to 80 characters" }
+            c.prompt = v.hasSuffix(":") ? v + " " : v; return nil
+        },
+    ]
+
+    /// Sets `key` from text, as the file or a module argument gives it; the error says why not.
+    public mutating func set(_ key: String, _ value: String) -> String? {
+        guard let setter = Self.keys[key] else { return "unknown key \"\(key)\"" }
+        return setter(&self, value)
+    }
+
+    /// Parses the text of a config file strictly: `key = value` lines, `#` comments, blank
+    /// lines; unknown keys, repeated keys and bad values are errors naming file:line.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> LoginConfig {
+        var config = LoginConfig()
+        var seen: Set<String> = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingSpaces
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw ConfigError(file: file, line: index + 1, message: "expected key = value")
+            }
+            let key = String(line[..<eq].trimmingSpaces)
+            let value = String(line[line.index(after: eq)...].trimmingSpaces)
+            guard !seen.contains(key) else { throw ConfigError(file: file, line: index + 1, message: "\"\(key)\" is set twice") }
+            seen.insert(key)
+            if let problem = config.set(key, value) { throw ConfigError(file: file, line: index + 1, message: problem) }
+        }
+        return config
+    }
+
+    /// Checks that the settings are usable for authentication.
+    public func validate() throws(ConfigError) {
+        guard !backend.isEmpty else { throw ConfigError(file: "", line: 0, message: "no backend is configured") }
+    }
+}
+
+/// A configuration problem, with its place when it comes from a file.
+public struct ConfigError: Error, Equatable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let message: String
+
+    public init(file: String, line: Int, message: String) { self.file = file; self.line = line; self.message = message }
+
+    public var description: String {
+        if file.isEmpty { return message }
+        return line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)"
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces, tabs and carriage returns.
+    var trimmingSpaces: SubSequence {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }
+        return s
+    }
+}

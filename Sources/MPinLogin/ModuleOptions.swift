@@ -1,0 +1,63 @@
+/// The arguments of a `pam_mpin.so` line in /etc/pam.d (pam_u2f's style: `name` or
+/// `name=value`). Settings override the config file; unknown arguments are reported, not fatal.
+public struct ModuleOptions: Sendable, Equatable {
+    public var configPath = LoginConfig.defaultPath
+    /// Config keys set on the module line (backend, store, prompt, timeout, cacert, ...).
+    public var overrides: [(key: String, value: String)] = []
+    /// Unknown users are ignored (PAM_IGNORE) instead of refused (PAM_USER_UNKNOWN).
+    public var nouserok = false
+    /// Try the PIN from PAM_AUTHTOK first, prompting if there is none.
+    public var tryFirstPass = false
+    /// Take the PIN from PAM_AUTHTOK only; never prompt.
+    public var useFirstPass = false
+    /// Log each step to syslog (never the PIN).
+    public var debug = false
+    /// Arguments that were not understood, for the log.
+    public var unknown: [String] = []
+
+    public init() {}
+
+    public static func == (a: ModuleOptions, b: ModuleOptions) -> Bool {
+        a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
+            && a.nouserok == b.nouserok && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
+            && a.debug == b.debug && a.unknown == b.unknown
+    }
+
+    /// Module-line names that map to config keys.
+    static let configKeys = ["backend": "backend", "store": "store", "prompt": "prompt", "timeout": "timeout",
+                             "cacert": "cacert", "capath": "capath", "rps_prefix": "rps_prefix"]
+
+    public init(arguments: [String]) {
+        self.init()
+        for arg in arguments {
+            let (name, value): (String, String?) = {
+                guard let eq = arg.firstIndex(of: "=") else { return (arg, nil) }
+                return (String(arg[..<eq]), String(arg[arg.index(after: eq)...]))
+            }()
+            switch (name, value) {
+            case ("config", let v?): configPath = v
+            case ("nouserok", nil): nouserok = true
+            case ("try_first_pass", nil): tryFirstPass = true
+            case ("use_first_pass", nil): useFirstPass = true
+            case ("debug", nil): debug = true
+            case (let n, let v?) where Self.configKeys[n] != nil: overrides.append((Self.configKeys[n]!, v))
+            default: unknown.append(arg)
+            }
+        }
+    }
+
+    /// The configuration: the file (if it exists, or if it was named explicitly), then the
+    /// module-line overrides.
+    public func loadConfig(readFile: (String) -> String?) throws(ConfigError) -> LoginConfig {
+        var config = LoginConfig()
+        if let text = readFile(configPath) {
+            config = try LoginConfig.parse(text, file: configPath)
+        } else if configPath != LoginConfig.defaultPath {
+            throw ConfigError(file: configPath, line: 0, message: "cannot read the configuration file")
+        }
+        for (key, value) in overrides {
+            if let problem = config.set(key, value) { throw ConfigError(file: "module arguments", line: 0, message: problem) }
+        }
+        return config
+    }
+}
