@@ -123,3 +123,13 @@ enum URLHost {
         return String(url[sep.upperBound...].prefix { $0 != "/" && $0 != "?" })
     }
 }
+
+extension Login {
+    /// Whether the store marks this Unix user's identity BLOCKED (no network).
+    public func isBlocked(unixUser: String) -> Bool {
+        guard let account = try? AccountMap(storage: platform.nonSecureStorage).account(for: unixUser) else { return false }
+        let sdk = MPinSDK(context: platform)
+        guard sdk.initialize().isOK else { return false }
+        return sdk.listUsers(backend: account.backend).1.contains { $0.id == account.identity && $0.state == .blocked }
+    }
+}
