@@ -209,7 +209,7 @@ public struct CurlHTTPTransport: HTTPTransport {
         }
         let detail = safeDetail(code: code, errorBuffer: errorBuffer, url: request.url)
         switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+        case CURLE_URL_MALFORMAT:
             return .invalidURL(reason: String(cString: curl_easy_strerror(code)))
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .hostNotFound(host: host)
@@ -229,7 +229,9 @@ public struct CurlHTTPTransport: HTTPTransport {
              CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
             return .tlsFailure(host: host, detail: detail)
-        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
+        // The scheme was checked before curl saw the URL, so UNSUPPORTED_PROTOCOL here means a
+        // reply that is not HTTP/1.x (curl refuses HTTP/0.9).
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
              CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
             return .connectionFailed(host: host, detail: detail)
         default:
@@ -282,8 +284,9 @@ final class ResponseSink {
     }
 
     func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        var line = String(decoding: bytes, as: UTF8.self)
-        while let last = line.last, last == "\r" || last == "\n" { line.removeLast() }
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 13 || bytes[end - 1] == 10 { end -= 1 }
+        let line = String(decoding: bytes[0..<end], as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             // A new status line: a 100 Continue or a proxy's reply came first; keep only the last.
             headers = [:]
