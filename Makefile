@@ -33,7 +33,7 @@ test: deps test-unit test-vectors
 
 test-unit:
 	$(SWIFT) build -c release
-	$(SWIFT) test -c release
+	$(SWIFT) test -c release --disable-swift-testing
 
 test-vectors:
 	$(SWIFT) build -c release --product mpin-vectors

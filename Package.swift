@@ -2,22 +2,31 @@
 import PackageDescription
 
 // Layers, dependencies pointing one way:
-//   MPinCrypto  <-  MPinClient (platform protocols; client core later)  <-  MPinLinux (libcurl,
-//   files)  <-  (wire types, server, PAM module, CLI: later issues)
+//   MPinCrypto <- MPinWire, MPinJSON <- MPinClient (core + platform protocols)
+//   <- MPinLinux (libcurl, files) <- (server, PAM module, CLI: later issues)
 let package = Package(
     name: "mpin-pam",
     products: [
         .library(name: "MPinCrypto", targets: ["MPinCrypto"]),
+        .library(name: "MPinJSON", targets: ["MPinJSON"]),
+        .library(name: "MPinWire", targets: ["MPinWire"]),
+        .library(name: "MPinClient", targets: ["MPinClient"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
-        .library(name: "MPinClient", targets: ["MPinClient"]),
         .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
     ],
     targets: [
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
         .target(name: "MPinCrypto"),
+        // Strict JSON and Codable without Foundation, so the PAM module links small and static.
+        .target(name: "MPinJSON"),
+        // Wire types of the Milagro MFA protocol, shared by the client and the server.
+        .target(name: "MPinWire", dependencies: ["MPinCrypto"]),
+        // The Milagro SDK Core in Swift: user states, registration, authentication, over
+        // platform protocols for HTTP and storage (Platform/).
+        .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
         // Recomputes Milagro-format M-Pin vector files.
         .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
@@ -29,9 +38,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
-        // The client's view of the platform: HTTP and storage protocols (the SDK's IHttpRequest,
-        // IStorage, IContext). The client core joins it later.
-        .target(name: "MPinClient", dependencies: ["MPinCrypto"]),
+        .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
+        .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
         // libcurl, and non-variadic wrappers for the calls Swift cannot make directly.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),

@@ -83,6 +83,9 @@ final class FP12VectorTests: XCTestCase {
             check(x[0].power(publicExponent: UInt256(UInt64(n))), try fp12(t, "FP12pinpow"), "test \(n): FP12pinpow")
             check(x[0].power(secretExponent: UInt256(UInt64(n))), try fp12(t, "FP12pinpow"),
                   "test \(n): FP12pinpow (secret exponent)")
+            check(x[0].power(publicExponent: .zero), .one, "test \(n): x^0 (public exponent)")
+            check(x[0].power(secretExponent: .zero), .one, "test \(n): x^0 (secret exponent)")
+            check(x[0].power(publicExponent: UInt256(1)), x[0], "test \(n): x^1")
             var product = Fp12.one
             for i in 0..<4 { product = product * x[i].power(publicExponent: e[i]) }
             check(product, try fp12(t, "FP12pow4"), "test \(n): FP12pow4")

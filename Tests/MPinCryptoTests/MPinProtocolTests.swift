@@ -44,10 +44,10 @@ final class MPinProtocolTests: XCTestCase {
         let x = try SystemRandom.scalar()
         let pass1 = try MPin.client1(date: clientDate, mpinID: s.mpinID, x: x, pin: pin, token: s.token,
                                      timePermit: permit ? s.timePermit : nil)
-        if clientDate == 0 || !permit {
-            XCTAssertNil(pass1.ut, "no UT without a time permit")
+        if clientDate == 0 {
+            XCTAssertNil(pass1.ut, "no UT without a date")
         } else {
-            XCTAssertEqual(pass1.ut?.count, 65)
+            XCTAssertEqual(pass1.ut?.count, 65, "UT whenever date ≠ 0, permit or not (CRYPTO.md §6.1)")
         }
         let server1 = try MPin.server1(date: serverDate, mpinID: s.mpinID)
         let y = try SystemRandom.scalar()
@@ -147,6 +147,30 @@ final class MPinProtocolTests: XCTestCase {
         XCTAssertEqual(try MPin.restorePIN(mpinID: s.mpinID, pin: -1, token: tokenNeg), s.clientSecret)
     }
 
+    /// Date ≠ 0 without a permit: UT is still produced (Milagro skips only SEC + TP), and the
+    /// server, which requires the permit, rejects the PIN check rather than the encoding.
+    func testDateWithoutPermitProducesUTAndIsRejected() throws {
+        let s = try makeSetup()
+        XCTAssertEqual(try authenticate(s, pin: s.pin, clientDate: s.date, serverDate: s.date, permit: false), .badPIN)
+        XCTAssertThrowsError(try MPin.client1(date: -1, mpinID: s.mpinID, x: try SystemRandom.scalar(), pin: s.pin,
+                                              token: s.token, timePermit: nil)) { error in
+            XCTAssertEqual(error as? MPinCryptoError, .invalidDate)
+        }
+    }
+
+    /// The branch-free PIN reduction agrees with C's truncating `%` and a 14-bit mask.
+    func testPINMultiplierMatchesTruncatingRemainder() throws {
+        var values: [Int32] = [0, 1, -1, 9_999, 10_000, -10_000, 16_383, 16_384, .max, .min, .min + 1]
+        let random = try SystemRandom.bytes(4 * 2_000)
+        for i in 0..<2_000 {
+            values.append(Int32(bitPattern: UInt32(random[4 * i]) << 24 | UInt32(random[4 * i + 1]) << 16
+                                | UInt32(random[4 * i + 2]) << 8 | UInt32(random[4 * i + 3])))
+        }
+        for v in values {
+            XCTAssertEqual(MPin.pinMultiplier(v), UInt64(UInt32(bitPattern: v % 10_000) & 0x3FFF), "pin \(v)")
+        }
+    }
+
     func testSDKPINValueAndMultiplier() {
         let table: [(String, Int32, UInt64)] = [
             ("1234", 1_509_442, 9442),
@@ -166,7 +190,8 @@ final class MPinProtocolTests: XCTestCase {
         XCTAssertEqual(MPin.pinMultiplier(9999), 9999)
         XCTAssertEqual(MPin.pinMultiplier(10_000), 0)
         XCTAssertEqual(MPin.pinMultiplier(Int32.max), UInt64(Int32.max % 10_000))
-        XCTAssertEqual(MPin.pinMultiplier(Int32.min), UInt64(16384 - 7648))
+        // −2147483648 % 10000 = −3648 (C truncation), and −3648 mod 2^14 = 12736.
+        XCTAssertEqual(MPin.pinMultiplier(Int32.min), 12736)
         XCTAssertEqual(MPin.sdkPINValue([UInt8]()), 0)
         // Bytes are taken as signed: 0xff counts as −1.
         XCTAssertEqual(MPin.sdkPINValue([0xff]), -1)

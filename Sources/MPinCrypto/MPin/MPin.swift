@@ -97,8 +97,16 @@ public enum MPin {
 
     /// The 14-bit multiplier Milagro derives from a PIN value: (pin % 10000) with C's
     /// truncating remainder, then its low 14 bits in two's complement.
+    /// Constant-time: the remainder comes from a multiplication by the reciprocal
+    /// (⌊n/10000⌋ = (n·0xD1B71759) >> 45 for every n < 2^32) and masks, not from a hardware
+    /// division, whose latency can depend on the operands.
     public static func pinMultiplier(_ pin: Int32) -> UInt64 {
-        UInt64(UInt32(bitPattern: pin % maxPIN) & 0x3FFF)
+        let signMask = UInt32(bitPattern: pin >> 31)              // all-ones when negative
+        let magnitude = (UInt32(bitPattern: pin) ^ signMask) &- signMask
+        let quotient = UInt32(truncatingIfNeeded: (UInt64(magnitude) &* 0xD1B71759) >> 45)
+        let remainder = magnitude &- quotient &* UInt32(maxPIN)
+        let truncated = (remainder ^ signMask) &- signMask       // C's sign rule: follows pin
+        return UInt64(truncated & 0x3FFF)
     }
 
     /// The value the original SDK passes as "pin": Java's String.hashCode over the PIN's
@@ -126,8 +134,8 @@ public enum MPin {
 
     // MARK: Client (§6)
 
-    /// Client pass 1 (`MPIN_CLIENT_1`): SEC = TOKEN + f(pin)·A (+ TP), U = x·A and, when
-    /// date ≠ 0, UT = x·(A + T). UT is nil when date = 0 or no permit is given.
+    /// Client pass 1 (`MPIN_CLIENT_1`): SEC = TOKEN + f(pin)·A (+ TP when given), U = x·A and,
+    /// when date ≠ 0, UT = x·(A + T). UT is nil when date = 0. A negative date throws.
     public static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], pin: Int32, token: [UInt8],
                                timePermit: [UInt8]?) throws(MPinCryptoError) -> (u: [UInt8], ut: [UInt8]?, sec: [UInt8]) {
         var xs = try scalar(x)
@@ -136,9 +144,10 @@ public enum MPin {
         let a = G1Point.map(hash: hashedID)
         var sec = try G1Point(bytes: token) + a.multiplied(bySmall: pinMultiplier(pin), bits: pinBits)
         var ut: [UInt8]? = nil
-        if date != 0, let tp = timePermit {
+        if date != 0 {
             guard date > 0 else { throw .invalidDate }
-            sec = sec + (try G1Point(bytes: tp))
+            // As milagro-crypto-c: a missing permit skips only the addition to SEC.
+            if let tp = timePermit { sec = sec + (try G1Point(bytes: tp)) }
             ut = try (a + datePoint(date: date, hashedID: hashedID)).multiplied(by: xs).encoded()
         }
         let u = try a.multiplied(by: xs).encoded()

@@ -1,0 +1,200 @@
+import MPinCrypto
+import MPinJSON
+import MPinWire
+
+/// Authentication (PROTOCOL.md §4–§6).
+extension MPinSDK {
+    /// `StartAuthentication(user, accessCode)`: fetches both time-permit shares for the day the
+    /// RPS names (its share, then the second D-TA's: S3 cache, then `certivoxURL`). REVOKED on 410.
+    public func startAuthentication(_ user: MPinUser, accessCode: String = "") -> MPinStatus {
+        if let refusal = check(user, in: [.registered]) { return refusal }
+        guard let settings else { return MPinStatus(.flowError, "no backend is set") }
+        let codeStatusURL = settings.string("codeStatusURL")
+        if !accessCode.isEmpty, !codeStatusURL.isEmpty {
+            _ = request(.post, codeStatusURL, json: .object([("status", .string("user")), ("wid", .string(accessCode)),
+                                                              ("userId", .string(user.id))]))
+        }
+        user.wipePermits()
+        guard settings.bool("usePermits", default: true) else { return .ok }
+
+        let rps: JSONValue
+        switch request(.get, settings.string("timePermitsURL") + "/" + user.mpinIdHex, context: .timePermit) {
+        case .failed(let s, _): return s
+        case .ok(let v, _): rps = v
+        }
+        guard let date = rps["date"]?.int64Value, date > 0, date <= Int64(Int32.max),
+              let share1 = Hex.decode(rps["timePermit"]?.stringValue ?? ""), !share1.isEmpty else {
+            return MPinStatus(.responseParseError, "the time-permit response has no usable date and permit")
+        }
+        let storageId = rps["storageId"]?.stringValue ?? ""
+        let appID = settings.string("appID")
+        var share2 = cachedPermitShare(settings.string("timePermitsStorageURL"), appID: appID, date: date, storageId: storageId)
+        if share2 == nil {
+            let url = settings.string("certivoxURL") + "timePermit?hash_mpin_id=" + FormEncoding.escape(storageId)
+                + "&app_id=" + FormEncoding.escape(appID) + "&mobile=1&signature="
+                + FormEncoding.escape(rps["signature"]?.stringValue ?? "")
+            switch request(.get, url, context: .timePermit) {
+            case .failed(let s, _): return s
+            case .ok(let v, _): share2 = Hex.decode(v["timePermit"]?.stringValue ?? "")
+            }
+        }
+        guard let share2, !share2.isEmpty else { return MPinStatus(.responseParseError, "the second time-permit share is missing") }
+        user.timePermitShare1 = share1
+        user.timePermitShare2 = share2
+        user.timePermitDate = Int32(date)
+        return .ok
+    }
+
+    /// The S3 cache of the second share: the body is raw hex text (§4.2). Any failure falls through.
+    private func cachedPermitShare(_ storageURL: String, appID: String, date: Int64, storageId: String) -> [UInt8]? {
+        guard !storageURL.isEmpty, !appID.isEmpty, !storageId.isEmpty else { return nil }
+        let url = storageURL + "/" + appID + "/" + String(date) + "/" + storageId
+        guard checkTrusted(url) == nil,
+              let response = try? context_.transport.send(HTTPRequest(method: .get, url: url, headers: customHeaders)),
+              response.status == 200 else { return nil }
+        let text = response.text.filter { !$0.isWhitespace }
+        return Hex.decode(text)
+    }
+
+    /// `CheckAccessNumber`: the checksum rule of §5.2 when the backend uses it.
+    public func checkAccessNumber(_ accessNumber: String) -> MPinStatus {
+        guard !accessNumber.isEmpty else { return MPinStatus(.incorrectAccessNumber, "no access number") }
+        guard let settings else { return MPinStatus(.flowError, "no backend is set") }
+        let useCheckSum = settings.bool("accessNumberUseCheckSum", default: true) && settings.int("cSum") != 0
+        guard useCheckSum, settings.int("accessNumberDigits") == 7 else { return .ok }
+        return AccessNumber.sdkAccepts(accessNumber) ? .ok : MPinStatus(.incorrectAccessNumber, "the access number's check digit is wrong")
+    }
+
+    /// `FinishAuthentication(user, pin)`: pass 1, pass 2 and the final step at `authenticateURL`.
+    /// Returns the relying party's response text on success.
+    public func finishAuthentication(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, authResultData: String) {
+        let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
+        return (r.status, r.status.isOK ? r.result.serializedString : "")
+    }
+
+    /// `FinishAuthenticationOTP(user, pin)`: as FinishAuthentication, asking the server for an OTP.
+    public func finishAuthenticationOTP(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, otp: MPinOTP) {
+        let r = authenticate(user, pin: pin, otp: true, accessNumber: "")
+        var otp = MPinOTP()
+        guard r.status.isOK else { return (r.status, otp) }
+        guard let code = r.pass2["OTP"]?.stringValue, !code.isEmpty else {
+            otp.status = MPinStatus(.responseParseError, "OTP not issued")
+            return (r.status, otp)
+        }
+        otp.otp = code
+        let expire = r.result["expireTime"]?.int64Value ?? 0, now = r.result["nowTime"]?.int64Value ?? 0
+        let ttl = Int(r.result["ttlSeconds"]?.int64Value ?? 0)
+        guard expire > 0, now > 0, ttl > 0 else {
+            otp.status = MPinStatus(.responseParseError, "OTP data is malformed")
+            return (r.status, otp)
+        }
+        otp.expireTime = expire / 1000
+        otp.nowTime = now / 1000
+        otp.ttlSeconds = ttl
+        otp.status = .ok
+        return (r.status, otp)
+    }
+
+    /// `FinishAuthenticationAN(user, pin, accessNumber)`: logs a browser session in; the final
+    /// step goes to the RPS `mobileAuthenticateURL`, whose logout data is kept for `logout`.
+    public func finishAuthenticationAN(_ user: MPinUser, pin: [UInt8], accessNumber: String) -> MPinStatus {
+        let r = authenticate(user, pin: pin, otp: false, accessNumber: accessNumber)
+        if r.status.isOK, user.logoutURL.isEmpty, let url = r.result["logoutURL"]?.stringValue, !url.isEmpty {
+            user.logoutURL = url
+            if case .object = r.result["logoutData"] { user.logoutData = r.result["logoutData"]!.serializedString }
+        }
+        return r.status
+    }
+
+    /// `FinishAuthenticationMFA(user, pin)`: returns the authorization code (`code`).
+    public func finishAuthenticationMFA(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, authzCode: String) {
+        let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
+        return (r.status, r.result["code"]?.stringValue ?? "")
+    }
+
+    public func canLogout(_ user: MPinUser) -> Bool { !user.logoutURL.isEmpty }
+
+    /// `Logout(user)`: posts the kept logout data; true only on HTTP 200.
+    public func logout(_ user: MPinUser) -> Bool {
+        guard !user.logoutURL.isEmpty else { return false }
+        let data = (try? JSONParser().parse(user.logoutData)) ?? .object([])
+        guard case .ok = request(.post, backend + user.logoutURL, json: data) else { return false }
+        user.logoutURL = ""
+        user.logoutData = ""
+        return true
+    }
+
+    /// The two passes and the final step. `pass2` is the server's pass-2 answer, `result` the
+    /// final step's JSON.
+    private func authenticate(_ user: MPinUser, pin: [UInt8], otp: Bool, accessNumber: String)
+        -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
+        let empty = JSONValue.object([])
+        if let refusal = check(user, in: [.registered]) { return (refusal, empty, empty) }
+        guard let settings, let mpinId = user.mpinId else { return (MPinStatus(.flowError, "no backend is set"), empty, empty) }
+        guard !pin.isEmpty else { return (MPinStatus(.pinInputCanceled), empty, empty) }
+        let usePermits = settings.bool("usePermits", default: true)
+        guard !usePermits || user.timePermitDate > 0 else {
+            return (MPinStatus(.flowError, "no time permit: call startAuthentication first"), empty, empty)
+        }
+
+        // Pass 1. Every secret (token, x, SEC, the combined permit) is wiped on the way out.
+        var token: [UInt8] = [], x: [UInt8] = [], sec: [UInt8] = [], permit: [UInt8] = []
+        defer { for i in token.indices { token[i] = 0 }; for i in x.indices { x[i] = 0 }
+                for i in sec.indices { sec[i] = 0 }; for i in permit.indices { permit[i] = 0 } }
+        let u: [UInt8], ut: [UInt8]?
+        do {
+            token = try storedToken(user)
+        } catch let status {
+            return (status, empty, empty)
+        }
+        do {
+            x = try SystemRandom.scalar()
+            if usePermits { permit = try MPin.recombineG1(user.timePermitShare1, user.timePermitShare2) }
+            let date = usePermits ? user.timePermitDate : 0
+            let pass1 = try MPin.client1(date: date, mpinID: mpinId, x: x, pin: MPin.sdkPINValue(pin), token: token,
+                                         timePermit: usePermits ? permit : nil)
+            (u, ut, sec) = (pass1.u, pass1.ut, pass1.sec)
+        } catch {
+            return (MPinStatus(.cryptoError, "could not compute pass 1: \(error)"), empty, empty)
+        }
+        let authServer = settings.string("mpinAuthServerURL")
+        let body1: JSONValue = .object([("pass", .number("1")), ("mpin_id", .string(user.mpinIdHex)),
+                                        ("UT", .string(ut.map(Hex.encode) ?? "")), ("U", .string(Hex.encode(u)))])
+        let y: [UInt8]
+        switch request(.post, authServer + "/pass1", json: body1) {
+        case .failed(let s, _): return (s, empty, empty)
+        case .ok(let v, _):
+            guard let decoded = Hex.decode(v["y"]?.stringValue ?? ""), decoded.count == 32 else {
+                return (MPinStatus(.responseParseError, "the pass-1 response has no usable y"), empty, empty)
+            }
+            y = decoded
+        }
+
+        // Pass 2: the server always answers 200; the verdict comes with the final step.
+        let v: [UInt8]
+        do { v = try MPin.client2(x: x, y: y, sec: sec) } catch {
+            return (MPinStatus(.cryptoError, "could not compute pass 2: \(error)"), empty, empty)
+        }
+        let body2: JSONValue = .object([("pass", .number("2")), ("OTP", .bool(otp)),
+                                        ("WID", .string(accessNumber.isEmpty ? "0" : accessNumber)),
+                                        ("V", .string(Hex.encode(v))), ("mpin_id", .string(user.mpinIdHex))])
+        let pass2: JSONValue
+        switch request(.post, authServer + "/pass2", json: body2) {
+        case .failed(let s, _): return (s, empty, empty)
+        case .ok(let value, _): pass2 = value
+        }
+
+        let finalURL = settings.string(accessNumber.isEmpty ? "authenticateURL" : "mobileAuthenticateURL")
+        switch request(.post, finalURL, json: .object([("mpinResponse", pass2)]), context: .authenticate) {
+        case .ok(let result, _): return (.ok, pass2, result)
+        case .failed(let status, let http):
+            if http == 410 {
+                user.state = .blocked
+                user.wipePermits()
+                let saved = saveUsers(removingSecretOf: user.mpinIdHex)
+                if !saved.isOK { return (saved, pass2, empty) }
+            }
+            return (status, pass2, empty)
+        }
+    }
+}

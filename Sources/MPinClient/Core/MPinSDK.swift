@@ -1,0 +1,193 @@
+import MPinJSON
+import MPinWire
+
+/// The Milagro MFA client core (the SDK's `MPinSDK`), over a platform context for HTTP and
+/// storage. Methods return an `MPinStatus` with the SDK's codes and semantics (seeds 003/002,
+/// PROTOCOL.md). One instance is used from one thread at a time.
+public final class MPinSDK: @unchecked Sendable {
+    public static let version = "0.1.0"
+
+    let context_: any PlatformContext
+    var initialized = false
+    var customHeaders: [String: String] = [:]
+    var clientId = ""
+    var trustedDomains: [String] = []
+    /// The backend URL (trailing `/` trimmed) and its client settings, once set.
+    var backend = ""
+    var settings: ClientSettingsView? = nil
+    /// Every known user, on every backend.
+    var users: [MPinUser] = []
+
+    public init(context: any PlatformContext) { self.context_ = context }
+
+    // MARK: Initialisation
+
+    /// `Init(config, ctx, customHeaders)`: loads the users from storage and, when the config
+    /// names a `backend` (or legacy `RPA_server`), sets it (with `rps_prefix`, default "rps").
+    public func initialize(config: [String: String] = [:], customHeaders: [String: String] = [:]) -> MPinStatus {
+        self.customHeaders = customHeaders
+        let loaded = loadUsers()
+        guard loaded.isOK else { return loaded }
+        initialized = true
+        if let server = config["backend"] ?? config["RPA_server"], !server.isEmpty {
+            return setBackend(server, rpsPrefix: config["rps_prefix"] ?? "rps")
+        }
+        return .ok
+    }
+
+    /// `Destroy()`: forgets in-memory state (wiping secrets); storage is untouched.
+    public func destroy() {
+        for u in users { u.wipeShares(); u.wipePermits() }
+        users = []
+        settings = nil
+        backend = ""
+        initialized = false
+    }
+
+    public func setClientId(_ id: String) { clientId = id }
+    public func addCustomHeaders(_ headers: [String: String]) { customHeaders.merge(headers) { $1 } }
+    public func clearCustomHeaders() { customHeaders = [:] }
+
+    /// After this, only https URLs in these domains (or below them) are contacted.
+    public func addTrustedDomain(_ domain: String) {
+        let d = domain.lowercased().trimmingPrefix(".")
+        if !d.isEmpty, !trustedDomains.contains(String(d)) { trustedDomains.append(String(d)) }
+    }
+    public func clearTrustedDomains() { trustedDomains = [] }
+
+    // MARK: Backend
+
+    /// Fetches client settings from `server` without keeping them.
+    public func testBackend(_ server: String, rpsPrefix: String = "rps") -> MPinStatus {
+        fetchSettings(server, rpsPrefix: rpsPrefix).status
+    }
+
+    /// Fetches and keeps client settings. Atomic: on failure the previous backend stays set.
+    public func setBackend(_ server: String, rpsPrefix: String = "rps") -> MPinStatus {
+        guard initialized else { return MPinStatus(.flowError, "the SDK is not initialised") }
+        let (status, view) = fetchSettings(server, rpsPrefix: rpsPrefix)
+        guard status.isOK, let view else { return status }
+        backend = Self.trimmedBackend(server)
+        settings = view
+        return .ok
+    }
+
+    func fetchSettings(_ server: String, rpsPrefix: String) -> (status: MPinStatus, view: ClientSettingsView?) {
+        let base = Self.trimmedBackend(server)
+        guard URLParts(base) != nil else { return (MPinStatus(.networkError, "\(server) is not an absolute URL"), nil) }
+        let prefix = String(rpsPrefix.trimmingPrefix("/").reversed().trimmingPrefix("/").reversed())
+        let url = base + "/" + (prefix.isEmpty ? "" : prefix + "/") + "clientSettings"
+        switch request(.get, url) {
+        case .failed(let s, _): return (s, nil)
+        case .ok(let json, _): return (.ok, ClientSettingsView(json, backend: base))
+        }
+    }
+
+    static func trimmedBackend(_ s: String) -> String {
+        var t = Substring(s)
+        while t.hasSuffix("/") { t = t.dropLast() }
+        return String(t)
+    }
+
+    /// `backendKey` (§3.9): the backend URL without its scheme and trailing `/`.
+    static func backendKey(_ backend: String) -> String {
+        var s = trimmedBackend(backend)
+        for scheme in ["https://", "http://"] where s.hasPrefix(scheme) { s.removeFirst(scheme.count) }
+        return s
+    }
+
+    var currentBackendKey: String { Self.backendKey(backend) }
+
+    /// `GetClientParam(key)`: a client-settings value as text, "" when unknown or not set.
+    public func clientParam(_ key: String) -> String {
+        guard let v = settings?.raw[key] else { return "" }
+        switch v {
+        case .string(let s): return s
+        case .number(let n): return n
+        case .bool(let b): return b ? "true" : "false"
+        default: return v.serializedString
+        }
+    }
+
+    // MARK: Users
+
+    /// `MakeNewUser(id, deviceName)`: a user in state INVALID, not yet in the list.
+    public func makeNewUser(id: String, deviceName: String = "") -> MPinUser { MPinUser(id: id, deviceName: deviceName) }
+
+    /// `DeleteUser`: forgets the user and its token or regOTT. No server call.
+    @discardableResult
+    public func deleteUser(_ user: MPinUser) -> MPinStatus {
+        guard let index = users.firstIndex(where: { $0 === user }) else {
+            return MPinStatus(.flowError, "the user is not in the list")
+        }
+        users.remove(at: index)
+        user.wipeShares(); user.wipePermits()
+        user.state = .invalid
+        let status = saveUsers(removingSecretOf: user.mpinIdHex)
+        user.mpinIdHex = ""
+        user.regOTT = ""
+        return status
+    }
+
+    /// Whether a user with this id exists on the current backend.
+    public func isUserExisting(_ id: String) -> Bool {
+        users.contains { $0.id == id && $0.backendKey == currentBackendKey }
+    }
+
+    /// The users of the current backend (FLOW_ERROR with no backend set).
+    public func listUsers() -> (MPinStatus, [MPinUser]) {
+        guard initialized, settings != nil else { return (MPinStatus(.flowError, "no backend is set"), []) }
+        return (.ok, users.filter { $0.backendKey == currentBackendKey })
+    }
+
+    public func listUsers(backend: String) -> (MPinStatus, [MPinUser]) {
+        guard initialized else { return (MPinStatus(.flowError, "the SDK is not initialised"), []) }
+        let key = Self.backendKey(backend)
+        return (.ok, users.filter { $0.backendKey == key })
+    }
+
+    public func listAllUsers() -> (MPinStatus, [MPinUser]) {
+        guard initialized else { return (MPinStatus(.flowError, "the SDK is not initialised"), []) }
+        return (.ok, users)
+    }
+
+    public func listBackends() -> (MPinStatus, [String]) {
+        guard initialized else { return (MPinStatus(.flowError, "the SDK is not initialised"), []) }
+        var keys: [String] = []
+        for u in users where !keys.contains(u.backendKey) { keys.append(u.backendKey) }
+        return (.ok, keys)
+    }
+
+    /// The user must be this very object, in the list, on the current backend, in a state from `allowed`.
+    func check(_ user: MPinUser, in allowed: [MPinUserState]) -> MPinStatus? {
+        guard initialized, settings != nil else { return MPinStatus(.flowError, "no backend is set") }
+        guard users.contains(where: { $0 === user }) else { return MPinStatus(.flowError, "the user is not in the list") }
+        guard user.backendKey == currentBackendKey else {
+            return MPinStatus(.flowError, "the user belongs to another backend (\(user.backendKey))")
+        }
+        guard allowed.contains(user.state) else {
+            return MPinStatus(.flowError, "not allowed for a user in state \(user.state.rawValue)")
+        }
+        return nil
+    }
+}
+
+/// Client settings with relative URLs resolved (§3.1): top-level strings starting with `/`
+/// are prefixed with the backend; `wss://`/`ws://` become `https://`/`http://`.
+struct ClientSettingsView {
+    let raw: JSONValue
+
+    init(_ json: JSONValue, backend: String) {
+        guard case .object(let members) = json else { raw = .object([]); return }
+        raw = .object(members.map { m in
+            guard case .string(let s) = m.value else { return m }
+            if s.hasPrefix("/") { return (m.key, .string(backend + s)) }
+            return (m.key, .string(s.replacing("wss://", with: "https://").replacing("ws://", with: "http://")))
+        })
+    }
+
+    /// A string field, "" when absent or of another type (the SDK's lenient defaults).
+    func string(_ key: String) -> String { raw[key]?.stringValue ?? "" }
+    func bool(_ key: String, default d: Bool = false) -> Bool { raw[key]?.boolValue ?? d }
+    func int(_ key: String) -> Int { Int(raw[key]?.int64Value ?? 0) }
+}

@@ -1,0 +1,106 @@
+import MPinJSON
+import MPinWire
+
+/// The two storage documents of PROTOCOL.md §3.9:
+/// non-secure `users`: `{backendKey: {mpinIdHex: {"state": …, "deviceName": …}}}`;
+/// secure `tokens`: `{mpinIdHex: {"regOTT": hex}}` while registering, `{"token": hex}` after.
+extension MPinSDK {
+    static let usersDocument = "users"
+    static let secretsDocument = "tokens"
+
+    func loadUsers() -> MPinStatus {
+        let usersJSON: JSONValue
+        let secrets: JSONValue
+        do {
+            usersJSON = try readDocument(context_.nonSecureStorage, Self.usersDocument)
+            secrets = try readDocument(context_.secureStorage, Self.secretsDocument)
+        } catch let status {
+            return status
+        }
+        guard case .object(let backends) = usersJSON else { return MPinStatus(.storageError, "the user list is not a JSON object") }
+        var loaded: [MPinUser] = []
+        for (backendKey, entries) in backends {
+            guard case .object(let ids) = entries else { return MPinStatus(.storageError, "bad user list for \(backendKey)") }
+            for (mpinIdHex, entry) in ids {
+                guard let mpinId = Hex.decode(mpinIdHex), let identity = MPinIdentity.parse(mpinId),
+                      let state = MPinUserState(rawValue: entry["state"]?.stringValue ?? ""), state != .invalid else {
+                    return MPinStatus(.storageError, "a stored user on \(backendKey) is malformed")
+                }
+                let user = MPinUser(id: identity.userID, deviceName: entry["deviceName"]?.stringValue ?? "")
+                user.state = state
+                user.mpinIdHex = mpinIdHex.lowercased()
+                user.backendKey = backendKey
+                let secret = secrets[user.mpinIdHex]
+                let regOTT = secret?["regOTT"]?.stringValue ?? ""
+                switch state {
+                case .startedRegistration, .activated:
+                    guard !regOTT.isEmpty else { return MPinStatus(.storageError, "user \(user.key) is registering but has no regOTT") }
+                    user.regOTT = regOTT
+                case .registered:
+                    guard regOTT.isEmpty else { return MPinStatus(.storageError, "registered user \(user.key) still has a regOTT") }
+                default: break
+                }
+                loaded.append(user)
+            }
+        }
+        users = loaded
+        return .ok
+    }
+
+    func readDocument(_ storage: any Storage, _ name: String) throws(MPinStatus) -> JSONValue {
+        let bytes: [UInt8]?
+        do { bytes = try storage.read(name) } catch { throw MPinStatus(.storageError, error.description) }
+        guard let bytes, !bytes.isEmpty else { return .object([]) }
+        guard let v = try? JSONParser().parse(bytes), case .object = v else {
+            throw MPinStatus(.storageError, "the stored \(name) document is not valid JSON")
+        }
+        return v
+    }
+
+    /// Rewrites the user list; with `secretFor`, also sets (or removes, for nil) that user's
+    /// entry in the secure document.
+    func saveUsers(secretFor mpinIdHex: String? = nil, secret: JSONValue? = nil) -> MPinStatus {
+        var byBackend: [(String, JSONValue)] = []
+        for key in users.map(\.backendKey).reduce(into: [String](), { if !$0.contains($1) { $0.append($1) } }) {
+            let entries: [(key: String, value: JSONValue)] = users.filter { $0.backendKey == key }.map { u in
+                var fields: [(key: String, value: JSONValue)] = [("state", .string(u.state.rawValue))]
+                if !u.deviceName.isEmpty { fields.append(("deviceName", .string(u.deviceName))) }
+                return (u.mpinIdHex, .object(fields))
+            }
+            byBackend.append((key, .object(entries)))
+        }
+        do {
+            if let mpinIdHex {
+                var doc = try readDocument(context_.secureStorage, Self.secretsDocument)
+                guard case .object(var members) = doc else { return MPinStatus(.storageError, "bad secure document") }
+                members.removeAll { $0.key == mpinIdHex }
+                if let secret { members.append((mpinIdHex, secret)) }
+                doc = .object(members)
+                try context_.secureStorage.write(Self.secretsDocument, doc.serialized)
+            }
+            try context_.nonSecureStorage.write(Self.usersDocument, JSONValue.object(byBackend.map { ($0.0, $0.1) }).serialized)
+        } catch let status as MPinStatus {
+            return status
+        } catch let error as StorageError {
+            return MPinStatus(.storageError, error.description)
+        } catch {
+            return MPinStatus(.storageError, "\(error)")
+        }
+        return .ok
+    }
+
+    func saveUsers(removingSecretOf mpinIdHex: String) -> MPinStatus {
+        mpinIdHex.isEmpty ? saveUsers() : saveUsers(secretFor: mpinIdHex, secret: nil)
+    }
+
+    /// The stored token of a registered user.
+    func storedToken(_ user: MPinUser) throws(MPinStatus) -> [UInt8] {
+        let doc = try readDocument(context_.secureStorage, Self.secretsDocument)
+        guard let hex = doc[user.mpinIdHex]?["token"]?.stringValue, let token = Hex.decode(hex) else {
+            throw MPinStatus(.cryptoError, "no token is stored for \(user.key)")
+        }
+        return token
+    }
+}
+
+extension MPinStatus: Error {}

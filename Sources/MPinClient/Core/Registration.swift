@@ -1,0 +1,117 @@
+import MPinCrypto
+import MPinJSON
+import MPinWire
+
+/// Registration (PROTOCOL.md §3.3–§3.8).
+extension MPinSDK {
+    /// `StartRegistration(user, activateCode, userData)`: `PUT registerURL`. The user joins the
+    /// list as STARTED_REGISTRATION, or ACTIVATED when the server says `"active": true`.
+    public func startRegistration(_ user: MPinUser, activateCode: String = "", userData: String = "") -> MPinStatus {
+        guard initialized, settings != nil else { return MPinStatus(.flowError, "no backend is set") }
+        guard user.state == .invalid, !users.contains(where: { $0 === user }) else {
+            return MPinStatus(.flowError, "the user has already started registration")
+        }
+        guard !isUserExisting(user.id) else { return MPinStatus(.flowError, "\(user.id) already exists on this backend") }
+        user.backendKey = currentBackendKey
+        return register(user, urlSuffix: "", activateCode: activateCode, userData: userData, isNew: true)
+    }
+
+    /// `RestartRegistration(user, userData)`: only from STARTED_REGISTRATION; re-sends the
+    /// registration with the mpinId and regOTT, adopting new ones if the server issues them.
+    public func restartRegistration(_ user: MPinUser, userData: String = "") -> MPinStatus {
+        if let refusal = check(user, in: [.startedRegistration]) { return refusal }
+        return register(user, urlSuffix: "/" + user.mpinIdHex, activateCode: "", userData: userData, isNew: false)
+    }
+
+    private func register(_ user: MPinUser, urlSuffix: String, activateCode: String, userData: String,
+                          isNew: Bool) -> MPinStatus {
+        guard let settings else { return MPinStatus(.flowError, "no backend is set") }
+        var body: [(key: String, value: JSONValue)] = [("userId", .string(user.id)), ("mobile", .number("1"))]
+        if !user.deviceName.isEmpty { body.append(("deviceName", .string(user.deviceName))) }
+        if !userData.isEmpty { body.append(("userData", .string(userData))) }
+        if !activateCode.isEmpty { body.append(("activateCode", .string(activateCode))) }
+        if !isNew { body.append(("regOTT", .string(user.regOTT))) }
+        let json: JSONValue
+        switch request(.put, settings.string("registerURL") + urlSuffix, json: .object(body), context: .register) {
+        case .failed(let s, _): return s
+        case .ok(let v, _): json = v
+        }
+        let mpinIdHex = Hex.canonical(json["mpinId"]?.stringValue ?? "") ?? ""
+        let regOTT = json["regOTT"]?.stringValue ?? ""
+        guard !mpinIdHex.isEmpty, !regOTT.isEmpty, let mpinId = Hex.decode(mpinIdHex), MPinIdentity.parse(mpinId) != nil else {
+            return MPinStatus(.responseParseError, "the registration response has no usable mpinId and regOTT")
+        }
+        let previous = user.mpinIdHex
+        if isNew { users.append(user) }
+        if mpinIdHex != user.mpinIdHex || regOTT != user.regOTT {
+            user.mpinIdHex = mpinIdHex
+            user.regOTT = regOTT
+            user.state = .startedRegistration
+        }
+        if json["active"] == .bool(true) { user.state = .activated }
+        if !previous.isEmpty, previous != mpinIdHex { _ = saveUsers(removingSecretOf: previous) }
+        return saveUsers(secretFor: mpinIdHex, secret: .object([("regOTT", .string(regOTT))]))
+    }
+
+    /// `ConfirmRegistration(user, pushMessageIdentifier)`: fetches both client-secret shares
+    /// (RPS signature endpoint, then the second D-TA with the signed params) into memory.
+    /// IDENTITY_NOT_VERIFIED until the identity has been activated. The state does not change.
+    public func confirmRegistration(_ user: MPinUser, pushMessageIdentifier: String = "") -> MPinStatus {
+        if let refusal = check(user, in: [.startedRegistration, .activated]) { return refusal }
+        guard let settings else { return MPinStatus(.flowError, "no backend is set") }
+        var url = settings.string("signatureURL") + "/" + user.mpinIdHex + "?regOTT=" + FormEncoding.escape(user.regOTT)
+        if !pushMessageIdentifier.isEmpty { url += "&pmiToken=" + FormEncoding.escape(pushMessageIdentifier) }
+        let first: JSONValue
+        switch request(.get, url, context: .clientSecret1) {
+        case .failed(let s, _): return s
+        case .ok(let v, _): first = v
+        }
+        guard let share1 = Hex.decode(first["clientSecretShare"]?.stringValue ?? ""), !share1.isEmpty else {
+            return MPinStatus(.responseParseError, "the response has no client-secret share")
+        }
+        // certivoxURL ends with "/"; the params go through verbatim (§3.6).
+        let params = first["params"]?.stringValue ?? ""
+        let second: JSONValue
+        switch request(.get, settings.string("certivoxURL") + "clientSecret?" + params, context: .clientSecret2) {
+        case .failed(let s, _): return s
+        case .ok(let v, _): second = v
+        }
+        guard let share2 = Hex.decode(second["clientSecret"]?.stringValue ?? ""), !share2.isEmpty else {
+            return MPinStatus(.responseParseError, "the response has no client secret")
+        }
+        user.wipeShares()
+        user.clientSecretShare1 = share1
+        user.clientSecretShare2 = share2
+        return .ok
+    }
+
+    /// `FinishRegistration(user, pin)`: adds the shares, folds the PIN out (the SDK's string
+    /// hash, §4.6) and stores the token; the user becomes REGISTERED. The caller should wipe
+    /// `pin` afterwards; no copy of it is kept.
+    public func finishRegistration(_ user: MPinUser, pin: [UInt8]) -> MPinStatus {
+        if let refusal = check(user, in: [.startedRegistration, .activated]) { return refusal }
+        guard !user.clientSecretShare1.isEmpty, !user.clientSecretShare2.isEmpty, let mpinId = user.mpinId else {
+            return MPinStatus(.flowError, "the identity is not verified: call confirmRegistration first")
+        }
+        guard !pin.isEmpty else { return MPinStatus(.pinInputCanceled) }
+        var clientSecret: [UInt8] = []
+        var token: [UInt8] = []
+        defer {
+            for i in clientSecret.indices { clientSecret[i] = 0 }
+            for i in token.indices { token[i] = 0 }
+        }
+        do {
+            clientSecret = try MPin.recombineG1(user.clientSecretShare1, user.clientSecretShare2)
+            token = try MPin.extractPIN(mpinID: mpinId, pin: MPin.sdkPINValue(pin), clientSecret: clientSecret)
+        } catch {
+            return MPinStatus(.cryptoError, "the client-secret shares are invalid: \(error)")
+        }
+        let previous = user.state
+        user.state = .registered
+        let status = saveUsers(secretFor: user.mpinIdHex, secret: .object([("token", .string(Hex.encode(token)))]))
+        guard status.isOK else { user.state = previous; return status }
+        user.regOTT = ""
+        user.wipeShares()
+        return .ok
+    }
+}

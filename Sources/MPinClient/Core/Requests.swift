@@ -1,0 +1,122 @@
+import MPinJSON
+
+/// Which SDK request a response belongs to: selects the per-request status overrides of
+/// PROTOCOL.md §7.2 on top of the generic mapping of §7.1.
+enum RequestContext {
+    case generic
+    case register
+    case clientSecret1
+    case clientSecret2
+    case timePermit
+    case authenticate
+}
+
+/// The outcome of one request: a JSON body (an empty object for an empty 200 body) or a status.
+enum Reply {
+    case ok(JSONValue, status: Int)
+    case failed(MPinStatus, httpStatus: Int)
+}
+
+extension MPinSDK {
+    /// Sends a request and maps the answer to a status. Only HTTP 200 is success; a 200 body
+    /// must be a JSON object (any Content-Type), as the SDK reads it.
+    func request(_ method: HTTPMethod, _ url: String, json body: JSONValue? = nil,
+                 context: RequestContext = .generic) -> Reply {
+        if let refusal = checkTrusted(url) { return .failed(refusal, httpStatus: 0) }
+        var headers = customHeaders
+        if !clientId.isEmpty { headers["X-MIRACL-Client-ID"] = clientId }
+        var bytes: [UInt8]? = nil
+        if let body {
+            bytes = body.serialized
+            if headers.keys.first(where: { $0.lowercased() == "content-type" }) == nil {
+                headers["Content-Type"] = "application/json; charset=UTF-8"
+            }
+            if headers.keys.first(where: { $0.lowercased() == "accept" }) == nil { headers["Accept"] = "text/plain" }
+        }
+        let response: HTTPResponse
+        do {
+            response = try context_.transport.send(HTTPRequest(method: method, url: url, headers: headers, body: bytes))
+        } catch {
+            return .failed(Self.transportStatus(error), httpStatus: 0)
+        }
+        guard response.status == 200 else {
+            return .failed(Self.httpStatus(response.status, context: context, url: url), httpStatus: response.status)
+        }
+        if response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            return .ok(.object([]), status: 200)
+        }
+        guard let value = try? JSONParser().parse(response.body), case .object = value else {
+            return .failed(MPinStatus(.responseParseError, "the response from \(Self.redacted(url)) is not a JSON object"),
+                           httpStatus: 200)
+        }
+        return .ok(value, status: 200)
+    }
+
+    static func transportStatus(_ error: HTTPTransportError) -> MPinStatus {
+        if case .untrustedDomain = error { return MPinStatus(.untrustedDomainError, error.description) }
+        return MPinStatus(.networkError, error.description)
+    }
+
+    /// §7.1 and §7.2.
+    static func httpStatus(_ code: Int, context: RequestContext, url: String) -> MPinStatus {
+        let place = redacted(url)
+        switch (context, code) {
+        case (.register, 403): return MPinStatus(.identityNotAuthorized, "registration refused (HTTP 403)")
+        case (.clientSecret1, 400), (.clientSecret1, 401):
+            return MPinStatus(.identityNotVerified, "the identity is not verified yet (HTTP \(code))")
+        case (.clientSecret2, 408): return MPinStatus(.requestExpired, "the client-secret request expired (HTTP 408)")
+        case (.timePermit, 410): return MPinStatus(.revoked, "the identity has been revoked (HTTP 410)")
+        case (.authenticate, 401): return MPinStatus(.incorrectPIN, "wrong PIN")
+        case (.authenticate, 408): return MPinStatus(.requestExpired, "the authentication expired (HTTP 408)")
+        case (.authenticate, 410): return MPinStatus(.incorrectPIN, "wrong PIN; the identity is now blocked")
+        case (.authenticate, 412): return MPinStatus(.incorrectAccessNumber, "invalid or expired access number")
+        case (.authenticate, 403): return MPinStatus(.identityNotAuthorized, "the identity is not authorised (HTTP 403)")
+        case (.authenticate, 409): return MPinStatus(.clientSecretExpired)
+        default: break
+        }
+        switch code {
+        case 406: return MPinStatus(.badUserAgent, "\(place) refused this client (HTTP 406)")
+        case 300..<400: return MPinStatus(.networkError, "\(place) answered with a redirect (HTTP \(code))")
+        case 400..<500: return MPinStatus(.httpRequestError, "\(place) refused the request (HTTP \(code))")
+        case 500...: return MPinStatus(.httpServerError, "\(place) failed (HTTP \(code))")
+        default: return MPinStatus(.httpServerError, "\(place) answered HTTP \(code), not 200")
+        }
+    }
+
+    /// The URL without its query, which may carry signatures or OTTs.
+    static func redacted(_ url: String) -> String {
+        String(url.prefix { $0 != "?" })
+    }
+
+    /// With trusted domains set, only https URLs whose host is, or is below, one of them.
+    func checkTrusted(_ url: String) -> MPinStatus? {
+        guard !trustedDomains.isEmpty else { return nil }
+        guard let parts = URLParts(url), parts.scheme == "https" else {
+            return MPinStatus(.untrustedDomainError, "\(Self.redacted(url)) is not an https URL of a trusted domain")
+        }
+        let host = parts.host.lowercased()
+        let ok = trustedDomains.contains { d in host == d || host.hasSuffix("." + d) }
+        return ok ? nil : MPinStatus(.untrustedDomainError, "\(parts.host) is not in a trusted domain")
+    }
+}
+
+/// The scheme and host of an absolute URL (enough for trust decisions and backend keys).
+struct URLParts {
+    let scheme: String
+    let host: String
+
+    init?(_ url: String) {
+        guard let sep = url.firstRange(of: "://") else { return nil }
+        scheme = url[..<sep.lowerBound].lowercased()
+        var rest = url[sep.upperBound...]
+        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = String(rest[rest.index(after: rest.startIndex)..<close])
+        } else {
+            host = String(rest.prefix { $0 != ":" })
+        }
+        guard !host.isEmpty else { return nil }
+    }
+}

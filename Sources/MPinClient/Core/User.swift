@@ -1,0 +1,55 @@
+import MPinWire
+
+/// A user of the client core (the SDK's `UserPtr`): an identity on one backend.
+///
+/// Instances are reference types so that the core can tell the user in its list from a
+/// look-alike (a call with another object is a FLOW_ERROR, as in the SDK). Secret material
+/// (regOTT, client-secret shares, time-permit shares) lives only in memory here and is wiped
+/// when no longer needed; the token itself is read from secure storage when needed.
+public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
+    /// The user id (e-mail address or similar) as registered.
+    public let id: String
+    public internal(set) var deviceName: String
+    public internal(set) var state: MPinUserState = .invalid
+    /// Lower-case hex of the mpinId the server issued; empty before registration.
+    public internal(set) var mpinIdHex = ""
+    /// The backend key (§3.9) the user belongs to; empty until registration starts.
+    public internal(set) var backendKey = ""
+
+    var regOTT = ""
+    var clientSecretShare1: [UInt8] = []
+    var clientSecretShare2: [UInt8] = []
+    var timePermitShare1: [UInt8] = []
+    var timePermitShare2: [UInt8] = []
+    var timePermitDate: Int32 = 0
+    var logoutURL = ""
+    var logoutData = ""
+
+    init(id: String, deviceName: String) {
+        self.id = id
+        self.deviceName = deviceName
+    }
+
+    /// The raw mpinId bytes, or nil when not registered.
+    var mpinId: [UInt8]? { mpinIdHex.isEmpty ? nil : Hex.decode(mpinIdHex) }
+
+    /// `userId@backendKey`, the key the SDK uses for a user.
+    public var key: String { "\(id)@\(backendKey)" }
+
+    public var description: String { "\(id) [\(state.rawValue)]" }
+
+    func wipeShares() {
+        for i in clientSecretShare1.indices { clientSecretShare1[i] = 0 }
+        for i in clientSecretShare2.indices { clientSecretShare2[i] = 0 }
+        clientSecretShare1 = []
+        clientSecretShare2 = []
+    }
+
+    func wipePermits() {
+        for i in timePermitShare1.indices { timePermitShare1[i] = 0 }
+        for i in timePermitShare2.indices { timePermitShare2[i] = 0 }
+        timePermitShare1 = []
+        timePermitShare2 = []
+        timePermitDate = 0
+    }
+}
