@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Layers, dependencies pointing one way:
-//   MPinCrypto  <-  (wire types, client core, server, PAM module, CLI: later issues)
+//   MPinCrypto <- MPinWire, MPinJSON <- MPinClient (core + platform protocols)
+//   <- MPinLinux (libcurl, files) <- (server, PAM module, CLI: later issues)
 let package = Package(
     name: "mpin-pam",
     products: [
@@ -14,6 +15,8 @@ let package = Package(
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
+        .library(name: "MPinLinux", targets: ["MPinLinux"]),
+        .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
     ],
     targets: [
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
@@ -43,5 +46,14 @@ let package = Package(
         .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
+        // libcurl, and non-variadic wrappers for the calls Swift cannot make directly.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
+        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
+        // Test helper: one process hammering a FileStorage (concurrency and kill tests).
+        .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
+        .testTarget(name: "MPinLinuxTests", dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress"]),
     ]
 )

@@ -1,0 +1,332 @@
+// HTTPTransport over libcurl's easy interface: one handle per request (safe after fork, no
+// shared state between requests), blocking, with hard timeouts and no signals.
+
+import CCurl
+import CCurlShim
+import MPinClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An `HTTPTransport` backed by libcurl.
+///
+/// * TLS peer and host-name verification are always on; only the trusted CAs can be changed.
+/// * Every request has a connect timeout and a total timeout; none waits forever.
+/// * `http_proxy`/`https_proxy`/`no_proxy` are honoured (libcurl's default).
+/// * Responses larger than `maxResponseBytes` are aborted mid-transfer.
+/// * No curl multi interface and no signals (`CURLOPT_NOSIGNAL`); the only thread libcurl may
+///   start is its resolver's, for host names that are not IP literals, and that one ends when
+///   the system resolver answers.
+/// * Redirects are not followed; only `http` and `https` URLs are accepted.
+public struct CurlHTTPTransport: HTTPTransport {
+    /// The User-Agent sent unless configured otherwise: the project and its version.
+    public static let defaultUserAgent = "mpin-pam/0.1"
+
+    /// How requests are made.
+    public struct Configuration: Sendable, Equatable {
+        /// A PEM file of trusted CA certificates, instead of the system's bundle.
+        public var caFile: String?
+        /// A directory of hashed CA certificates (`c_rehash`), instead of the system's.
+        public var caDirectory: String?
+        /// Time allowed to establish the connection (TCP and TLS).
+        public var connectTimeout: Duration
+        /// Time allowed for a whole request, unless the request sets its own `timeout`.
+        public var timeout: Duration
+        /// Largest response accepted, headers and body together.
+        public var maxResponseBytes: Int
+        /// The User-Agent header.
+        public var userAgent: String
+
+        /// Creates a configuration; the defaults suit a login: 10 s to connect, 30 s in all, 1 MiB.
+        public init(caFile: String? = nil, caDirectory: String? = nil,
+                    connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(30),
+                    maxResponseBytes: Int = 1 << 20, userAgent: String = CurlHTTPTransport.defaultUserAgent) {
+            self.caFile = caFile
+            self.caDirectory = caDirectory
+            self.connectTimeout = connectTimeout
+            self.timeout = timeout
+            self.maxResponseBytes = maxResponseBytes
+            self.userAgent = userAgent
+        }
+    }
+
+    /// The configuration every request uses.
+    public let configuration: Configuration
+
+    /// Creates a transport.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Performs `request`, blocking until the response is complete or a timeout expires.
+    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+        let origin: URLOrigin
+        switch URLOrigin.parse(request.url) {
+        case .success(let parsed): origin = parsed
+        case .failure(let reason): throw .invalidURL(reason: reason.text)
+        }
+        let headerLines = try Self.headerLines(for: request)
+
+        guard mpin_curl_global_init_once() == CURLE_OK else {
+            throw .other(detail: "libcurl could not be initialised")
+        }
+        guard let handle = curl_easy_init() else {
+            throw .other(detail: "libcurl could not create a handle")
+        }
+        defer { curl_easy_cleanup(handle) }
+
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for line in headerLines {
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw .other(detail: "out of memory building headers")
+            }
+            headerList = appended
+        }
+
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        defer { errorBuffer.deallocate() }
+
+        let sink = ResponseSink(limit: configuration.maxResponseBytes)
+        let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
+        let total = request.timeout ?? configuration.timeout
+        let totalMilliseconds = Self.milliseconds(total)
+        let connectMilliseconds = min(Self.milliseconds(configuration.connectTimeout), totalMilliseconds)
+
+        var setup = SetupResult()
+        setup.check(mpin_curl_set_string(handle, CURLOPT_URL, request.url))
+        setup.check(mpin_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        setup.check(mpin_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_NOPROGRESS, 1))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
+        if let caFile = configuration.caFile {
+            setup.check(mpin_curl_set_string(handle, CURLOPT_CAINFO, caFile))
+        }
+        if let caDirectory = configuration.caDirectory {
+            setup.check(mpin_curl_set_string(handle, CURLOPT_CAPATH, caDirectory))
+        }
+        setup.check(mpin_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds))
+        setup.check(mpin_curl_set_long(handle, CURLOPT_TIMEOUT_MS, totalMilliseconds))
+        setup.check(mpin_curl_set_string(handle, CURLOPT_USERAGENT, configuration.userAgent))
+        setup.check(mpin_curl_set_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes)))
+        setup.check(mpin_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+        setup.check(mpin_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, curlReceiveBody))
+        setup.check(mpin_curl_set_pointer(handle, CURLOPT_WRITEDATA, sinkPointer))
+        setup.check(mpin_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, curlReceiveHeader))
+        setup.check(mpin_curl_set_pointer(handle, CURLOPT_HEADERDATA, sinkPointer))
+        setup.check(mpin_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headerList))
+        setup.check(Self.setMethodAndBody(handle, request))
+        if let failed = setup.failure {
+            throw .other(detail: "libcurl rejected an option: \(String(cString: curl_easy_strerror(failed)))")
+        }
+
+        let code = curl_easy_perform(handle)
+        if code != CURLE_OK {
+            throw Self.error(for: code, handle: handle, origin: origin, request: request, sink: sink,
+                             errorBuffer: errorBuffer, connectMilliseconds: connectMilliseconds,
+                             totalMilliseconds: totalMilliseconds)
+        }
+        var status = 0
+        _ = mpin_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+
+    // MARK: - Request setup
+
+    /// `Name: value` lines for curl, plus the lines that switch off curl's own defaults that would
+    /// change what the core asked for.
+    static func headerLines(for request: HTTPRequest) throws(HTTPTransportError) -> [String] {
+        var lines: [String] = []
+        var seen = Set<String>()
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                throw .invalidRequest(reason: "a header name is empty or has characters not allowed in names")
+            }
+            guard value.utf8.allSatisfy({ $0 != 13 && $0 != 10 && $0 != 0 }) else {
+                throw .invalidRequest(reason: "the value of header \(name) contains CR, LF or NUL")
+            }
+            // curl drops `Name:` with an empty value; `Name;` is its way to send one.
+            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+            seen.insert(name.lowercased())
+        }
+        // Without this curl waits up to a second for `100 Continue` on larger bodies.
+        if !seen.contains("expect") { lines.append("Expect:") }
+        // Without this curl labels any body as a form upload.
+        if request.body != nil, !seen.contains("content-type") { lines.append("Content-Type:") }
+        return lines
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    private static func setMethodAndBody(_ handle: UnsafeMutableRawPointer, _ request: HTTPRequest) -> CURLcode {
+        let sendsBody = request.body != nil || [.post, .put, .patch].contains(request.method)
+        if sendsBody {
+            let body = request.body ?? []
+            var code = mpin_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            if code != CURLE_OK { return code }
+            // COPYPOSTFIELDS copies the bytes, so the array need not outlive this call.
+            code = (body.isEmpty ? [0] : body).withUnsafeBytes { bytes in
+                mpin_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            }
+            if code != CURLE_OK { return code }
+            if request.method != .post {
+                return mpin_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
+            }
+            return CURLE_OK
+        }
+        if request.method == .get { return mpin_curl_set_long(handle, CURLOPT_HTTPGET, 1) }
+        return mpin_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 1 }
+        let capped = min(seconds, Int64(Int32.max / 1000))
+        return max(1, Int(capped) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+
+    // MARK: - Errors
+
+    private static func error(for code: CURLcode, handle: UnsafeMutableRawPointer, origin: URLOrigin,
+                              request: HTTPRequest, sink: ResponseSink, errorBuffer: UnsafeMutablePointer<CChar>,
+                              connectMilliseconds: Int, totalMilliseconds: Int) -> HTTPTransportError {
+        let host = origin.display
+        if sink.tooLarge || code == CURLE_FILESIZE_EXCEEDED {
+            return .responseTooLarge(limit: sink.limit)
+        }
+        let detail = safeDetail(code: code, errorBuffer: errorBuffer, url: request.url)
+        switch code {
+        case CURLE_URL_MALFORMAT:
+            return .invalidURL(reason: String(cString: curl_easy_strerror(code)))
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .hostNotFound(host: host)
+        case CURLE_COULDNT_CONNECT:
+            var osErrno = 0
+            _ = mpin_curl_info_long(handle, CURLINFO_OS_ERRNO, &osErrno)
+            if osErrno == Int(ECONNREFUSED) { return .connectionRefused(host: host) }
+            return .connectionFailed(host: host, detail: detail)
+        case CURLE_OPERATION_TIMEDOUT:
+            var connectSeconds = 0.0
+            _ = mpin_curl_info_double(handle, CURLINFO_CONNECT_TIME, &connectSeconds)
+            let limit = connectSeconds == 0 ? connectMilliseconds : totalMilliseconds
+            return .timedOut(host: host, seconds: Double(limit) / 1000)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
+             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED,
+             CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
+            return .tlsFailure(host: host, detail: detail)
+        // The scheme was checked before curl saw the URL, so UNSUPPORTED_PROTOCOL here means a
+        // reply that is not HTTP/1.x (curl refuses HTTP/0.9).
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
+             CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
+            return .connectionFailed(host: host, detail: detail)
+        default:
+            return .other(detail: detail)
+        }
+    }
+
+    /// curl's detailed message when it cannot leak the URL's path or query, else its generic one.
+    private static func safeDetail(code: CURLcode, errorBuffer: UnsafeMutablePointer<CChar>, url: String) -> String {
+        let generic = String(cString: curl_easy_strerror(code))
+        let specific = String(cString: errorBuffer)
+        guard !specific.isEmpty else { return generic }
+        if let separator = url.firstRange(of: "://") {
+            let afterScheme = url[separator.upperBound...]
+            if let pathStart = afterScheme.firstIndex(where: isPathStart) {
+                let pathAndQuery = afterScheme[pathStart...]
+                if pathAndQuery.count > 1, specific.contains(pathAndQuery) { return generic }
+            }
+            if afterScheme.contains("@") { return generic }
+        }
+        return specific
+    }
+}
+
+/// Collects the first failing `curl_easy_setopt` result.
+private struct SetupResult {
+    var failure: CURLcode?
+    mutating func check(_ code: CURLcode) {
+        if failure == nil, code != CURLE_OK { failure = code }
+    }
+}
+
+// MARK: - Receiving
+
+/// Accumulates one response; touched only by the thread running `curl_easy_perform`.
+final class ResponseSink {
+    let limit: Int
+    var received = 0
+    var tooLarge = false
+    var body: [UInt8] = []
+    var headers: [String: String] = [:]
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts `count` more bytes; false once the response is past the limit.
+    func admit(_ count: Int) -> Bool {
+        received += count
+        if received > limit { tooLarge = true }
+        return !tooLarge
+    }
+
+    func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 13 || bytes[end - 1] == 10 { end -= 1 }
+        let line = String(decoding: bytes[0..<end], as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            // A new status line: a 100 Continue or a proxy's reply came first; keep only the last.
+            headers = [:]
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingSpaces()
+        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+    }
+}
+
+private extension Substring {
+    func trimmingSpaces() -> String {
+        var slice = self
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+private func curlReceiveBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                             _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return length }
+    // Returning less than `length` makes curl abort with CURLE_WRITE_ERROR.
+    guard sink.admit(length) else { return 0 }
+    sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
+
+private func curlReceiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                               _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return length }
+    guard sink.admit(length) else { return 0 }
+    sink.addHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}

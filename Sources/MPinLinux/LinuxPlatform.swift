@@ -1,0 +1,22 @@
+// The Linux platform bundle handed to the client core (the SDK's IContext).
+
+import MPinClient
+
+/// libcurl for HTTP and one private directory for both stores: secure values in files named
+/// `secure-<name>`, non-secure ones in `state-<name>`, sharing the directory's write lock.
+public struct LinuxPlatform: PlatformContext {
+    public let transport: any HTTPTransport
+    public let secureStorage: any SecureStorage
+    public let nonSecureStorage: any Storage
+
+    /// Creates the platform. `requiredOwner` is the uid the store's directory and files must
+    /// belong to (root in production).
+    public init(storageDirectory: String = FileStorage.defaultDirectory, requiredOwner: UInt32 = 0,
+                http: CurlHTTPTransport.Configuration = CurlHTTPTransport.Configuration()) {
+        transport = CurlHTTPTransport(configuration: http)
+        secureStorage = FileStorage(directory: storageDirectory,
+                                    options: .init(requiredOwner: requiredOwner, filePrefix: "secure-"))
+        nonSecureStorage = FileStorage(directory: storageDirectory,
+                                       options: .init(requiredOwner: requiredOwner, filePrefix: "state-"))
+    }
+}
