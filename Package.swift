@@ -12,11 +12,17 @@ let package = Package(
         .library(name: "MPinWire", targets: ["MPinWire"]),
         .library(name: "MPinClient", targets: ["MPinClient"]),
         .library(name: "MPinLogin", targets: ["MPinLogin"]),
+        // The PAM module: `make install` copies libpam_mpin.so to the PAM directory as pam_mpin.so.
+        .library(name: "pam_mpin", type: .dynamic, targets: ["PAMModule"]),
+        .executable(name: "mpinctl", targets: ["mpinctl"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
         .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
@@ -24,13 +30,25 @@ let package = Package(
         // Strict JSON and Codable without Foundation, so the PAM module links small and static.
         .target(name: "MPinJSON"),
         // Wire types of the Milagro MFA protocol, shared by the client and the server.
-        .target(name: "MPinWire", dependencies: ["MPinCrypto"]),
+        .target(name: "MPinWire", dependencies: ["MPinCrypto", "MPinJSON"]),
         // The Milagro SDK Core in Swift: user states, registration, authentication, over
         // platform protocols for HTTP and storage (Platform/).
         .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
         .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinJSON"]),
+        // libpam's conversation and pam_syslog behind non-variadic C functions.
+        .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
+        // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
+        // and sudo load no libswift*.
+        .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinLogin", "MPinLinux"],
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections",
+                                               "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
+        // The admin CLI: registration and user management over the same store and config.
+        .executableTarget(name: "mpinctl", dependencies: [
+            "MPinLogin", "MPinLinux", "MPinClient", "MPinJSON",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // Recomputes Milagro-format M-Pin vector files.
         .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),

@@ -1,4 +1,4 @@
-import Foundation
+import MPinJSON
 
 /// The mpinId (PROTOCOL.md §3.2): the UTF-8 bytes of a JSON object written as Python 2's
 /// `json.dumps` writes it, sent as lower-case hex. Opaque to everyone but its issuer: hash
@@ -6,22 +6,21 @@ import Foundation
 public enum MPinIdentity {
     /// The mpinId JSON text: `{"mobile": 1, "issued": "…", "userID": "…", "salt": "…"}`
     /// with Python's separators, key order and `\uXXXX` escaping of non-ASCII.
-    public static func json(userID: String, mobile: Int, issued: Date, salt: [UInt8]) -> String {
+    public static func json(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8]) -> String {
         "{\"mobile\": \(mobile), \"issued\": \(pythonQuoted(WireTime.pythonString(issued))), "
             + "\"userID\": \(pythonQuoted(userID)), \"salt\": \(pythonQuoted(Hex.encode(salt)))}"
     }
 
     /// The raw mpinId bytes for `json(...)`.
-    public static func build(userID: String, mobile: Int, issued: Date, salt: [UInt8]) -> [UInt8] {
+    public static func build(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8]) -> [UInt8] {
         Array(json(userID: userID, mobile: mobile, issued: issued, salt: salt).utf8)
     }
 
     /// The fields a holder may read back from the raw bytes (`userID`, `mobile`); nil when the
     /// bytes are not such a JSON object.
     public static func parse(_ bytes: [UInt8]) -> (userID: String, mobile: Int)? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              let userID = object["userID"] as? String else { return nil }
-        let mobile = (object["mobile"] as? NSNumber)?.intValue ?? 0
+        guard let object = try? JSONParser().parse(bytes), let userID = object["userID"]?.stringValue else { return nil }
+        let mobile = Int(object["mobile"]?.int64Value ?? 0)
         return (userID, mobile)
     }
 

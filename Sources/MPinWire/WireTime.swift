@@ -1,26 +1,47 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point in time as seconds since 1970-01-01 UTC. MPinWire uses it instead of Foundation's
+/// `Date` so that the client side (and so the PAM module) links without Foundation.
+public struct WireTimestamp: Sendable, Hashable, Comparable {
+    public var secondsSince1970: Double
+
+    public init(secondsSince1970: Double) { self.secondsSince1970 = secondsSince1970 }
+
+    /// The system's real-time clock.
+    public static func now() -> WireTimestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return WireTimestamp(secondsSince1970: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+    }
+
+    public static func < (a: WireTimestamp, b: WireTimestamp) -> Bool { a.secondsSince1970 < b.secondsSince1970 }
+
+    public func adding(seconds: Double) -> WireTimestamp { WireTimestamp(secondsSince1970: secondsSince1970 + seconds) }
+}
 
 /// The protocol's four time formats (PROTOCOL.md §2.3) and its day numbers (§2.2).
 /// All in UTC, computed without locale-dependent formatters.
 public enum WireTime {
     /// Days since 1970-01-01 UTC, the time-permit `date`.
-    public static func day(_ date: Date) -> Int32 {
-        Int32((date.timeIntervalSince1970 / 86_400).rounded(.down))
+    public static func day(_ date: WireTimestamp) -> Int32 {
+        Int32((date.secondsSince1970 / 86_400).rounded(.down))
     }
 
     /// Milliseconds since the epoch (`localTimeStart`, OTP `expireTime`, …).
-    public static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    public static func milliseconds(_ date: WireTimestamp) -> Int64 {
+        Int64((date.secondsSince1970 * 1000).rounded(.down))
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ`: signature `expires`, auth-token `expires`.
-    public static func signatureExpires(_ date: Date) -> String {
+    public static func signatureExpires(_ date: WireTimestamp) -> String {
         let c = Civil(date)
         return "\(c.dateString)T\(c.timeString)Z"
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SSZ` (also accepts a space for `T`); nil when malformed.
-    public static func parseSignatureExpires(_ text: String) -> Date? {
+    public static func parseSignatureExpires(_ text: String) -> WireTimestamp? {
         let u = Array(text.utf8)
         guard u.count == 20, u[4] == 45, u[7] == 45, u[10] == 84 || u[10] == 32, u[13] == 58, u[16] == 58,
               u[19] == 90 else { return nil }
@@ -33,18 +54,18 @@ public enum WireTime {
               let mi = num(14..<16), let s = num(17..<19),
               (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
         let days = daysFromCivil(year: y, month: mo, day: d)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + h * 3600 + mi * 60 + s))
+        return WireTimestamp(secondsSince1970: Double(days * 86_400 + h * 3600 + mi * 60 + s))
     }
 
     /// Python `isoformat()`: `2016-10-11T14:58:15.183359` (no zone; microseconds unless 0).
     /// The registration response's `expireTime` and `nowTime`.
-    public static func pythonISO(_ date: Date) -> String {
+    public static func pythonISO(_ date: WireTimestamp) -> String {
         let c = Civil(date)
         return "\(c.dateString)T\(c.timeString)\(c.microString)"
     }
 
     /// Python `str(datetime)`: `2016-10-11 13:58:16.831867`, the mpinId's `issued`.
-    public static func pythonString(_ date: Date) -> String {
+    public static func pythonString(_ date: WireTimestamp) -> String {
         let c = Civil(date)
         return "\(c.dateString) \(c.timeString)\(c.microString)"
     }
@@ -63,8 +84,8 @@ public enum WireTime {
     private struct Civil {
         var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, micro = 0
 
-        init(_ date: Date) {
-            let totalMicro = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        init(_ date: WireTimestamp) {
+            let totalMicro = Int64((date.secondsSince1970 * 1_000_000).rounded())
             var secs = totalMicro / 1_000_000
             var us = totalMicro % 1_000_000
             if us < 0 { us += 1_000_000; secs -= 1 }

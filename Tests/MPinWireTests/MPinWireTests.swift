@@ -61,7 +61,7 @@ final class MPinWireTests: XCTestCase {
     func testMPinIdMatchesRecordingByteForByte() {
         let recorded = "7b226d6f62696c65223a20312c2022697373756564223a2022323031362d31302d31312031333a35383a31362e383331383637222c2022757365724944223a20227465737455736572222c202273616c74223a20223331383365346135653433366432616663616663666430613631636131356363227d"
         // 2016-10-11 13:58:16.831867 UTC
-        let issued = Date(timeIntervalSince1970: 1_476_194_296.831867)
+        let issued = WireTimestamp(secondsSince1970: 1_476_194_296.831867)
         let built = MPinIdentity.build(userID: "testUser", mobile: 1, issued: issued,
                                        salt: Hex.decode("3183e4a5e436d2afcafcfd0a61ca15cc")!)
         XCTAssertEqual(Hex.encode(built), recorded)
@@ -73,21 +73,21 @@ final class MPinWireTests: XCTestCase {
     func testMPinIdEscapesLikePython() {
         XCTAssertEqual(MPinIdentity.pythonQuoted("a\"b\\c\né"), "\"a\\\"b\\\\c\\n\\u00e9\"")
         XCTAssertEqual(MPinIdentity.pythonQuoted("😀"), "\"\\ud83d\\ude00\"")
-        let id = MPinIdentity.build(userID: "ü\"x", mobile: 0, issued: Date(timeIntervalSince1970: 0), salt: [1])
+        let id = MPinIdentity.build(userID: "ü\"x", mobile: 0, issued: WireTimestamp(secondsSince1970: 0), salt: [1])
         XCTAssertEqual(MPinIdentity.parse(id)?.userID, "ü\"x")
         XCTAssertTrue(id.allSatisfy { $0 < 0x80 })
     }
 
     func testTimeFormats() {
-        let t = Date(timeIntervalSince1970: 1_476_194_296.831867)
+        let t = WireTimestamp(secondsSince1970: 1_476_194_296.831867)
         XCTAssertEqual(WireTime.pythonString(t), "2016-10-11 13:58:16.831867")
         XCTAssertEqual(WireTime.pythonISO(t), "2016-10-11T13:58:16.831867")
         XCTAssertEqual(WireTime.signatureExpires(t), "2016-10-11T13:58:16Z")
-        XCTAssertEqual(WireTime.pythonISO(Date(timeIntervalSince1970: 1_476_194_296)), "2016-10-11T13:58:16")
+        XCTAssertEqual(WireTime.pythonISO(WireTimestamp(secondsSince1970: 1_476_194_296)), "2016-10-11T13:58:16")
         XCTAssertEqual(WireTime.day(t), 17085)
-        XCTAssertEqual(WireTime.milliseconds(Date(timeIntervalSince1970: 1_476_194_301)), 1_476_194_301_000)
-        XCTAssertEqual(WireTime.parseSignatureExpires("2016-10-11T13:58:16Z"), Date(timeIntervalSince1970: 1_476_194_296))
-        XCTAssertEqual(WireTime.parseSignatureExpires("2000-02-29 00:00:00Z"), Date(timeIntervalSince1970: 951_782_400))
+        XCTAssertEqual(WireTime.milliseconds(WireTimestamp(secondsSince1970: 1_476_194_301)), 1_476_194_301_000)
+        XCTAssertEqual(WireTime.parseSignatureExpires("2016-10-11T13:58:16Z"), WireTimestamp(secondsSince1970: 1_476_194_296))
+        XCTAssertEqual(WireTime.parseSignatureExpires("2000-02-29 00:00:00Z"), WireTimestamp(secondsSince1970: 951_782_400))
         XCTAssertNil(WireTime.parseSignatureExpires("2016-13-11T13:58:16Z"))
         XCTAssertNil(WireTime.parseSignatureExpires("garbage"))
     }

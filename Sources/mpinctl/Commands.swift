@@ -1,0 +1,211 @@
+import ArgumentParser
+import Foundation
+import MPinClient
+import MPinJSON
+import MPinLinux
+import MPinLogin
+
+struct Register: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Register an M-Pin identity for a Unix user and set its PIN.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The Unix user who will log in with the identity.") var user: String
+    @Option(help: "The M-Pin identity (e.g. an e-mail address).") var identity: String
+    @Option(help: "The backend URL (overrides the configuration).") var backend: String?
+    @Option(help: "The activation code the administrator of the backend issued.") var activationCode: String?
+    @Option(help: "A device name sent to the backend.") var deviceName: String?
+    @Option(help: "Seconds to wait for the identity to be verified.") var wait: Int = 300
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig(backend: backend)
+        guard !config.backend.isEmpty else { throw CLIError(status: .config, message: "CONFIG_ERROR: no backend; give --backend") }
+        let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
+        if let existing = try accounts.account(for: user) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already registered as \(existing.identity); run `mpinctl delete \(user)` first")
+        }
+        let sdk = try global.sdk(config)
+        try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
+        // A stale, unfinished registration of the same identity is replaced.
+        for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
+        let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
+        try check(sdk.startRegistration(mpinUser, activateCode: activationCode ?? ""))
+        try confirm(sdk, mpinUser)
+        var pin = try global.readPIN("New M-Pin PIN for \(identity): ")
+        defer { wipe(&pin) }
+        if !global.pinStdin {
+            var again = try global.readPIN("Repeat the PIN: ")
+            defer { wipe(&again) }
+            guard pin == again else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
+        }
+        try check(sdk.finishRegistration(mpinUser, pin: pin))
+        try accounts.set(.init(identity: identity, backend: config.backend), for: user)
+        print("REGISTERED \(user) as \(identity) on \(config.backend)")
+    }
+
+    /// ConfirmRegistration, polling while the identity is not verified yet.
+    func confirm(_ sdk: MPinSDK, _ u: MPinUser) throws {
+        let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        var said = false
+        while true {
+            let status = sdk.confirmRegistration(u)
+            if status.isOK { if said { print("") }; return }
+            guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
+            if !said { print("waiting for \(u.id) to be verified (an administrator activates it) ", terminator: ""); said = true }
+            print(".", terminator: "")
+            fflush(nil)
+            Thread.sleep(forTimeInterval: 2)
+        }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the Unix users registered in the store.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Output JSON.") var json = false
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig()
+        let rows = try Rows.all(global, config)
+        if json {
+            let doc = JSONValue.array(rows.map { r in
+                .object([("user", .string(r.user)), ("identity", .string(r.identity)),
+                         ("backend", .string(r.backend)), ("state", .string(r.state))])
+            })
+            print(doc.serializedString)
+        } else {
+            for r in rows { print("\(r.user)\t\(r.identity)\t\(r.backend)\t\(r.state)") }
+        }
+    }
+}
+
+/// One Unix user's registration as the store holds it.
+struct Rows {
+    let user: String, identity: String, backend: String, state: String
+
+    static func all(_ global: GlobalOptions, _ config: LoginConfig) throws -> [Rows] {
+        let sdk = try global.sdk(config)
+        return try AccountMap(storage: global.platform(config).nonSecureStorage).all().map { e in
+            let u = sdk.listUsers(backend: e.account.backend).1.first { $0.id == e.account.identity }
+            return Rows(user: e.unixUser, identity: e.account.identity, backend: e.account.backend,
+                        state: u?.state.rawValue ?? "MISSING")
+        }
+    }
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one Unix user's registration.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig()
+        guard let r = try Rows.all(global, config).first(where: { $0.user == user }) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
+        }
+        print("user: \(r.user)\nidentity: \(r.identity)\nbackend: \(r.backend)\nstate: \(r.state)")
+    }
+}
+
+struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a Unix user's registration and token (no server call).")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig()
+        let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
+        guard let account = try accounts.account(for: user) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
+        }
+        let sdk = try global.sdk(config)
+        for u in sdk.listUsers(backend: account.backend).1 where u.id == account.identity { try check(sdk.deleteUser(u)) }
+        try accounts.set(nil, for: user)
+        print("DELETED \(user)")
+    }
+}
+
+struct Auth: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Authenticate a Unix user exactly as the PAM module does; prints the outcome.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig()
+        let login = Login(config: config, platform: global.platform(config))
+        var failure: Error? = nil
+        let (outcome, _) = login.run(unixUser: user) {
+            do { return try global.readPIN(config.prompt) } catch { failure = error; return nil }
+        }
+        print(outcome.name)
+        if let failure { throw failure }
+        switch outcome {
+        case .success: return
+        case .unavailable(let why): throw CLIError(status: .unavailable, message: "UNAVAILABLE: \(why)")
+        case .failed(let why): throw CLIError(status: .failed, message: "FAILED: \(why)")
+        default: throw ExitCode(ExitStatus.failed.rawValue)
+        }
+    }
+}
+
+struct OTP: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Authenticate and print a one-time password from the backend.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig()
+        guard let account = try AccountMap(storage: global.platform(config).nonSecureStorage).account(for: user) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
+        }
+        let sdk = try global.sdk(config)
+        try check(sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
+        guard let u = sdk.listUsers().1.first(where: { $0.id == account.identity }) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
+        }
+        try check(sdk.startAuthentication(u))
+        var pin = try global.readPIN(config.prompt)
+        defer { wipe(&pin) }
+        let (status, otp) = sdk.finishAuthenticationOTP(u, pin: pin)
+        try check(status)
+        try check(otp.status)
+        print("\(otp.otp) (valid for \(otp.ttlSeconds) s)")
+    }
+}
+
+struct Backends: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the backends the store holds registrations for.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try requireRoot()
+        let (status, keys) = try global.sdk(try global.loadConfig()).listBackends()
+        try check(status)
+        for k in keys { print(k) }
+    }
+}
+
+struct TestBackend: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "test-backend", abstract: "Check that a URL is an M-Pin backend.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var url: String
+
+    func run() throws {
+        let config = try global.loadConfig()
+        let sdk = MPinSDK(context: global.platform(config))
+        for d in config.trustedDomains { sdk.addTrustedDomain(d) }
+        try check(sdk.testBackend(url, rpsPrefix: config.rpsPrefix))
+        print("OK \(url)")
+    }
+}
+
+struct Version: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the version.")
+    func run() { print("mpinctl \(MPinSDK.version)") }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import MPinClient
+import MPinLinux
+import MPinLogin
+
+/// `mpinctl doctor`: one line per check, each failure with what to do about it.
+struct Doctor: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check the configuration, store, module and backend.")
+    @OptionGroup var global: GlobalOptions
+
+    static let moduleDirectories = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security",
+                                    "/lib/security", "/usr/lib/security", "/lib64/security"]
+
+    func run() throws {
+        var failures = 0
+        func report(_ ok: Bool, _ name: String, _ detail: String, fix: String = "") {
+            print("\(ok ? "ok  " : "FAIL") \(name): \(detail)\(ok || fix.isEmpty ? "" : " -- fix: \(fix)")")
+            if !ok { failures += 1 }
+        }
+
+        let config: LoginConfig
+        do {
+            config = try global.loadConfig()
+            report(!config.backend.isEmpty, "config", config.backend.isEmpty ? "\(global.config): no backend" : "\(global.config) parsed",
+                   fix: "set `backend = https://...` in \(global.config)")
+        } catch {
+            report(false, "config", "\(error)", fix: "correct the line named above")
+            throw ExitCode(ExitStatus.config.rawValue)
+        }
+
+        report(getuid() == 0, "root", getuid() == 0 ? "running as root" : "not running as root",
+               fix: "run `sudo mpinctl doctor`")
+
+        var st = stat()
+        if stat(config.store, &st) != 0 {
+            report(false, "store", "\(config.store) does not exist",
+                   fix: "mkdir -m 700 \(config.store) && chown root:root \(config.store)")
+        } else {
+            let private_ = st.st_uid == 0 && (st.st_mode & 0o077) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+            report(private_, "store", "\(config.store) owner uid \(st.st_uid), mode \(String(st.st_mode & 0o777, radix: 8))",
+                   fix: "chown root:root \(config.store) && chmod 700 \(config.store)")
+        }
+
+        let module = Self.moduleDirectories.map { $0 + "/pam_mpin.so" }.first { FileManager.default.fileExists(atPath: $0) }
+        report(module != nil, "module", module ?? "pam_mpin.so is not installed", fix: "run `make install`")
+
+        // Backend reachability, TLS and clock skew from one clientSettings request.
+        let transport = global.platform(config).transport
+        let url = config.backend.trimmingSuffix("/") + "/" + config.rpsPrefix + "/clientSettings"
+        let started = Date()
+        do {
+            let response = try transport.send(HTTPRequest(method: .get, url: url))
+            report(response.status == 200, "backend", "\(url) answered HTTP \(response.status)",
+                   fix: "check the backend URL and that the server runs")
+            let https = config.backend.hasPrefix("https://")
+            let local = config.backend.contains("://127.0.0.1") || config.backend.contains("://localhost")
+            report(https || local, "tls", https ? "certificate verified" : "plain http",
+                   fix: "use an https backend URL outside a single machine")
+            if let date = response.header("date").flatMap(Self.httpDate) {
+                let skew = date.timeIntervalSince(started)
+                report(abs(skew) < 60, "clock", String(format: "skew %.0f s against the server", skew),
+                       fix: "synchronise the clock (systemd-timesyncd or chrony)")
+            } else {
+                report(true, "clock", "the server sent no Date header; not checked")
+            }
+        } catch {
+            report(false, "backend", error.description, fix: "check the URL, the network, and the CA settings (cacert/capath)")
+        }
+        if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }
+    }
+
+    /// An RFC 7231 date such as `Sun, 22 Nov 2026 07:00:00 GMT`.
+    static func httpDate(_ text: String) -> Date? {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return f.date(from: text)
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ s: String) -> String {
+        var t = self
+        while t.hasSuffix(s) { t.removeLast(s.count) }
+        return t
+    }
+}

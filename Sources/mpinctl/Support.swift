@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import MPinClient
+import MPinLinux
+import MPinLogin
+
+/// Exit codes of mpinctl (documented in README.md).
+enum ExitStatus: Int32 {
+    case ok = 0
+    /// The operation ran and failed: wrong PIN, blocked, refused by the server, ...
+    case failed = 1
+    case config = 3
+    case notRoot = 4
+    case storage = 5
+    case unavailable = 6
+}
+
+/// A failure with its exit status; the message goes to stderr with the status name.
+struct CLIError: Error, CustomStringConvertible {
+    let status: ExitStatus
+    let message: String
+    var description: String { message }
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "The configuration file.")
+    var config: String = LoginConfig.defaultPath
+    @Option(help: "The store directory (overrides the configuration).")
+    var store: String?
+    @Flag(help: "Read the PIN (once, one line) from standard input instead of the terminal.")
+    var pinStdin = false
+
+    /// The configuration: the file if present (required when named), then --store.
+    func loadConfig(backend: String? = nil) throws -> LoginConfig {
+        var c = LoginConfig()
+        if let text = try? String(contentsOfFile: config, encoding: .utf8) {
+            do { c = try LoginConfig.parse(text, file: config) } catch {
+                throw CLIError(status: .config, message: "CONFIG_ERROR: \(error.description)")
+            }
+        } else if config != LoginConfig.defaultPath {
+            throw CLIError(status: .config, message: "CONFIG_ERROR: cannot read \(config)")
+        }
+        if let store, let problem = c.set("store", store) { throw CLIError(status: .config, message: "CONFIG_ERROR: \(problem)") }
+        if let backend {
+            if let problem = c.set("backend", backend) { throw CLIError(status: .config, message: "CONFIG_ERROR: \(problem)") }
+        }
+        return c
+    }
+
+    func platform(_ c: LoginConfig) -> LinuxPlatform {
+        let budget = Duration.milliseconds(Int64(c.timeout * 1000))
+        return LinuxPlatform(storageDirectory: c.store, requiredOwner: 0,
+                             http: .init(caFile: c.caFile.isEmpty ? nil : c.caFile,
+                                         caDirectory: c.caPath.isEmpty ? nil : c.caPath,
+                                         connectTimeout: min(budget, .seconds(5)), timeout: max(budget, .seconds(15))))
+    }
+
+    /// A new SDK over the store, initialised (users loaded), with the config's trusted domains.
+    func sdk(_ c: LoginConfig) throws -> MPinSDK {
+        let sdk = MPinSDK(context: platform(c))
+        for d in c.trustedDomains { sdk.addTrustedDomain(d) }
+        try check(sdk.initialize())
+        return sdk
+    }
+
+    /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
+    func readPIN(_ prompt: String) throws -> [UInt8] {
+        if pinStdin {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no PIN on standard input")
+            }
+            return Array(line.utf8)
+        }
+        return try Terminal.readSecret(prompt)
+    }
+}
+
+/// Throws for a non-OK status, with the exit status that fits its code.
+func check(_ status: MPinStatus) throws {
+    guard !status.isOK else { return }
+    let exit: ExitStatus
+    switch status.code {
+    case .storageError: exit = .storage
+    case .networkError, .httpServerError, .untrustedDomainError: exit = .unavailable
+    default: exit = .failed
+    }
+    throw CLIError(status: exit, message: "\(status.code.rawValue): \(status.message)")
+}
+
+func requireRoot() throws {
+    guard getuid() == 0 else {
+        throw CLIError(status: .notRoot, message: "NOT_ROOT: mpinctl manages the root-owned store; run it as root (sudo mpinctl ...)")
+    }
+}
+
+enum Terminal {
+    /// Reads one line from /dev/tty with echo off, restoring the terminal afterwards.
+    static func readSecret(_ prompt: String) throws -> [UInt8] {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no terminal; use --pin-stdin") }
+        defer { close(fd) }
+        var saved = termios()
+        tcgetattr(fd, &saved)
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(fd, TCSAFLUSH, &quiet)
+        defer { tcsetattr(fd, TCSAFLUSH, &saved); _ = write(fd, "\n", 1) }
+        _ = prompt.withCString { write(fd, $0, strlen($0)) }
+        var out: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1, byte != 10 { out.append(byte) }
+        byte = 0
+        return out
+    }
+}
+
+func wipe(_ bytes: inout [UInt8]) { for i in bytes.indices { bytes[i] = 0 } }
+
+func printError(_ text: String) { FileHandle.standardError.write(Data("mpinctl: \(text)\n".utf8)) }
