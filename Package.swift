@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
         .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
+        .executable(name: "mpin-fork-check", targets: ["mpin-fork-check"]),
     ],
     targets: [
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
@@ -48,6 +49,9 @@ let package = Package(
         .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
         // Test helper: one process hammering a FileStorage (concurrency and kill tests).
         .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
-        .testTarget(name: "MPinLinuxTests", dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress"]),
+        // Test helper: the transport used before and after fork() (sshd forks its PAM children).
+        .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux"]),
+        .testTarget(name: "MPinLinuxTests",
+                    dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),
     ]
 )
