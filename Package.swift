@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
         .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
+        .executable(name: "mpin-fork-check", targets: ["mpin-fork-check"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -72,6 +73,9 @@ let package = Package(
         .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
         // Test helper: one process hammering a FileStorage (concurrency and kill tests).
         .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
-        .testTarget(name: "MPinLinuxTests", dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress"]),
+        // Test helper: the transport used before and after fork() (sshd forks its PAM children).
+        .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux"]),
+        .testTarget(name: "MPinLinuxTests",
+                    dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),
     ]
 )

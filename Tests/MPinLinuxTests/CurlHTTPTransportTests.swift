@@ -225,6 +225,20 @@ final class CurlHTTPTransportTests: XCTestCase {
         XCTAssertTrue(response.text.hasPrefix("GET http://mfa.example.invalid/rps/x HTTP/1.1\r\n"), response.text)
     }
 
+    func testWorksInAForkedChild() throws {
+        let server = try start(.echo)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try helperExecutable("mpin-fork-check"))
+        process.arguments = [server.baseURL + "/fork"]
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 0, "parent, forked child and parent again must all get 200")
+    }
+
     func testConcurrentRequestsFromManyThreads() throws {
         let server = try start(.echo)
         let transport = CurlHTTPTransport()

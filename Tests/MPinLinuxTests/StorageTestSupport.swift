@@ -58,7 +58,10 @@ func decodeStressValue(_ value: [UInt8], size: Int) -> (writer: Int, iteration: 
 }
 
 /// The mpin-storage-stress executable built next to the test bundle.
-func stressExecutable() throws -> String {
+func stressExecutable() throws -> String { try helperExecutable("mpin-storage-stress") }
+
+/// A helper executable of this package, built next to the test bundle.
+func helperExecutable(_ name: String) throws -> String {
     var candidates: [String] = []
     if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
         candidates.append((resolved as NSString).deletingLastPathComponent)
@@ -66,10 +69,10 @@ func stressExecutable() throws -> String {
     candidates.append(Bundle.main.bundlePath)
     candidates.append((Bundle.main.bundlePath as NSString).deletingLastPathComponent)
     for directory in candidates {
-        let path = directory + "/mpin-storage-stress"
+        let path = directory + "/" + name
         if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
-    XCTFail("mpin-storage-stress not found next to the tests (looked in \(candidates)); run swift build first")
+    XCTFail("\(name) not found next to the tests (looked in \(candidates)); run swift build first")
     throw POSIXError(.ENOENT)
 }
 
