@@ -6,10 +6,16 @@
 SWIFT       ?= swift
 SHARED      ?= ../shared
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev
+APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev pamtester libpam-wrapper
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-unit test-vectors bench demo clean
+.PHONY: all deps build test test-unit test-vectors bench demo install clean
+
+# Where `make install` puts things.
+PREFIX      ?= /usr/local
+PAMDIR      ?= /lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/security
+CONFDIR     ?= /etc/mpin
+STOREDIR    ?= /var/lib/mpin
 
 all: build
 
@@ -46,6 +52,18 @@ bench: deps
 demo: deps
 	$(SWIFT) build -c release --product mpin-demo
 	.build/release/mpin-demo
+
+# Installs the module (stripped), the CLI and the server; keeps an existing configuration.
+install: deps
+	$(SWIFT) build -c release --product pam_mpin
+	$(SWIFT) build -c release --product mpinctl
+	$(SWIFT) build -c release --product mpin-server
+	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
+	install -m 0644 -s --strip-program=strip .build/release/libpam_mpin.so $(DESTDIR)$(PAMDIR)/pam_mpin.so
+	install -m 0755 .build/release/mpinctl $(DESTDIR)$(PREFIX)/sbin/mpinctl
+	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
+	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
+	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)
 
 clean:
 	rm -rf .build .build-*
