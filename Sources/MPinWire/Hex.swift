@@ -1,0 +1,53 @@
+/// Hexadecimal as the protocol uses it: lower case on output (PROTOCOL.md conventions),
+/// either case accepted on input.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex of `bytes`, two characters per byte, no prefix.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes of a hex string in either case, or nil when the length is odd or a
+    /// character is not a hex digit. The empty string decodes to no bytes.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(utf8.count / 2)
+        var i = 0
+        while i < utf8.count {
+            guard let hi = value(utf8[i]), let lo = value(utf8[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    /// Decodes and checks the byte length (e.g. 65 for a G1 point, 32 for a scalar).
+    public static func decode(_ text: some StringProtocol, length: Int) -> [UInt8]? {
+        guard text.utf8.count == length * 2, let bytes = decode(text) else { return nil }
+        return bytes
+    }
+
+    /// The lower-case form of a hex string, or nil when it is not valid hex.
+    /// Used to key server-side records so that either case finds the same one.
+    public static func canonical(_ text: some StringProtocol) -> String? {
+        decode(text).map { encode($0) }
+    }
+
+    private static func value(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

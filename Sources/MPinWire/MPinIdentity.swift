@@ -1,0 +1,46 @@
+import Foundation
+
+/// The mpinId (PROTOCOL.md §3.2): the UTF-8 bytes of a JSON object written as Python 2's
+/// `json.dumps` writes it, sent as lower-case hex. Opaque to everyone but its issuer: hash
+/// the exact bytes, never re-serialise.
+public enum MPinIdentity {
+    /// The mpinId JSON text: `{"mobile": 1, "issued": "…", "userID": "…", "salt": "…"}`
+    /// with Python's separators, key order and `\uXXXX` escaping of non-ASCII.
+    public static func json(userID: String, mobile: Int, issued: Date, salt: [UInt8]) -> String {
+        "{\"mobile\": \(mobile), \"issued\": \(pythonQuoted(WireTime.pythonString(issued))), "
+            + "\"userID\": \(pythonQuoted(userID)), \"salt\": \(pythonQuoted(Hex.encode(salt)))}"
+    }
+
+    /// The raw mpinId bytes for `json(...)`.
+    public static func build(userID: String, mobile: Int, issued: Date, salt: [UInt8]) -> [UInt8] {
+        Array(json(userID: userID, mobile: mobile, issued: issued, salt: salt).utf8)
+    }
+
+    /// The fields a holder may read back from the raw bytes (`userID`, `mobile`); nil when the
+    /// bytes are not such a JSON object.
+    public static func parse(_ bytes: [UInt8]) -> (userID: String, mobile: Int)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              let userID = object["userID"] as? String else { return nil }
+        let mobile = (object["mobile"] as? NSNumber)?.intValue ?? 0
+        return (userID, mobile)
+    }
+
+    /// A JSON string literal escaped as Python's `json.dumps` with `ensure_ascii`.
+    public static func pythonQuoted(_ s: String) -> String {
+        var out = "\""
+        for unit in s.utf16 {
+            switch unit {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x08: out += "\\b"
+            case 0x0C: out += "\\f"
+            case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(UInt8(unit)))
+            default: out += "\\u" + String(unit, radix: 16).leftPadded(to: 4)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,324 @@
+// Wire messages of the RPS (PROTOCOL.md §3–§6), with the original field names and JSON types.
+
+/// `GET /{p}/clientSettings` (§3.1). Relative URLs start with `/` and are resolved by the
+/// client against its backend URL.
+public struct ClientSettings: Codable, Sendable, Equatable {
+    public var requestOTP: Bool
+    public var mpinAuthServerURL: String
+    public var timePermitsURL: String
+    public var useWebSocket: Bool
+    public var useNFC: Bool?
+    public var setDeviceName: Bool
+    public var seedValue: String
+    public var accessNumberDigits: Int
+    public var accessNumberURL: String?
+    public var setupDoneURL: String
+    public var timePermitsStorageURL: String
+    public var authenticateURL: String
+    public var certivoxURL: String
+    public var accessNumberUseCheckSum: Bool?
+    public var registerURL: String
+    public var appID: String
+    public var cSum: Int
+    public var signatureURL: String
+    public var getAccessNumberURL: String?
+    public var mobileAuthenticateURL: String
+    /// Not emitted by the original RPS; the SDK defaults it to true.
+    public var usePermits: Bool?
+
+    public init(requestOTP: Bool, mpinAuthServerURL: String, timePermitsURL: String, useWebSocket: Bool,
+                useNFC: Bool?, setDeviceName: Bool, seedValue: String, accessNumberDigits: Int,
+                accessNumberURL: String?, setupDoneURL: String, timePermitsStorageURL: String,
+                authenticateURL: String, certivoxURL: String, accessNumberUseCheckSum: Bool?,
+                registerURL: String, appID: String, cSum: Int, signatureURL: String,
+                getAccessNumberURL: String?, mobileAuthenticateURL: String, usePermits: Bool? = nil) {
+        self.requestOTP = requestOTP; self.mpinAuthServerURL = mpinAuthServerURL
+        self.timePermitsURL = timePermitsURL; self.useWebSocket = useWebSocket; self.useNFC = useNFC
+        self.setDeviceName = setDeviceName; self.seedValue = seedValue
+        self.accessNumberDigits = accessNumberDigits; self.accessNumberURL = accessNumberURL
+        self.setupDoneURL = setupDoneURL; self.timePermitsStorageURL = timePermitsStorageURL
+        self.authenticateURL = authenticateURL; self.certivoxURL = certivoxURL
+        self.accessNumberUseCheckSum = accessNumberUseCheckSum; self.registerURL = registerURL
+        self.appID = appID; self.cSum = cSum; self.signatureURL = signatureURL
+        self.getAccessNumberURL = getAccessNumberURL; self.mobileAuthenticateURL = mobileAuthenticateURL
+        self.usePermits = usePermits
+    }
+}
+
+/// `PUT /{p}/user[/{mpinIdHex}]` request (§3.3).
+public struct RegisterRequest: Codable, Sendable, Equatable {
+    public var userId: String
+    /// Always 1 from the SDK; goes into the mpinId.
+    public var mobile: Int?
+    public var deviceName: String?
+    public var userData: String?
+    /// One-time activation code (ignored by the original RPS; mpin-server checks it).
+    public var activateCode: String?
+    /// Only when restarting a registration, with the `/{mpinIdHex}` suffix.
+    public var regOTT: String?
+
+    public init(userId: String, mobile: Int? = 1, deviceName: String? = nil, userData: String? = nil,
+                activateCode: String? = nil, regOTT: String? = nil) {
+        self.userId = userId; self.mobile = mobile; self.deviceName = deviceName
+        self.userData = userData; self.activateCode = activateCode; self.regOTT = regOTT
+    }
+}
+
+/// `PUT /{p}/user` 200 response. `expireTime`/`nowTime` use `WireTime.pythonISO`.
+public struct RegisterResponse: Codable, Sendable, Equatable {
+    public var mpinId: String
+    public var regOTT: String
+    public var expireTime: String
+    public var nowTime: String
+    public var active: Bool
+
+    public init(mpinId: String, regOTT: String, expireTime: String, nowTime: String, active: Bool) {
+        self.mpinId = mpinId; self.regOTT = regOTT; self.expireTime = expireTime
+        self.nowTime = nowTime; self.active = active
+    }
+}
+
+/// `POST /user/{mpinIdHex}` (RPA → RPS activation, §3.4).
+public struct ActivateRequest: Codable, Sendable, Equatable {
+    public var activateKey: String
+    public init(activateKey: String) { self.activateKey = activateKey }
+}
+
+/// `GET /{p}/signature/{mpinIdHex}?regOTT=` 200 response (§3.5). `params` is a form-encoded
+/// query string to append verbatim to `{certivoxURL}clientSecret?`.
+public struct SignatureResponse: Codable, Sendable, Equatable {
+    public var clientSecretShare: String
+    public var params: String
+    public init(clientSecretShare: String, params: String) {
+        self.clientSecretShare = clientSecretShare; self.params = params
+    }
+}
+
+/// D-TA `GET clientSecret?…` 200 response (§3.6, Appendix A).
+public struct ClientSecretResponse: Codable, Sendable, Equatable {
+    public var clientSecret: String
+    public var message: String
+    public var version: String?
+    public init(clientSecret: String, message: String = "OK", version: String? = nil) {
+        self.clientSecret = clientSecret; self.message = message; self.version = version
+    }
+}
+
+/// D-TA `GET serverSecret?…` 200 response (Appendix A).
+public struct ServerSecretResponse: Codable, Sendable, Equatable {
+    public var serverSecret: String
+    public var startTime: String
+    public var message: String
+    public init(serverSecret: String, startTime: String, message: String = "OK") {
+        self.serverSecret = serverSecret; self.startTime = startTime; self.message = message
+    }
+}
+
+/// `GET /{p}/timePermit/{mpinIdHex}` 200 response (§4.1). `date` is an integer day number.
+public struct TimePermitResponse: Codable, Sendable, Equatable {
+    public var date: Int
+    public var signature: String
+    public var storageId: String
+    public var message: String
+    public var timePermit: String
+    public var version: String
+
+    public init(date: Int, signature: String, storageId: String, message: String = "M-Pin Time Permit Generated",
+                timePermit: String, version: String = "0.3") {
+        self.date = date; self.signature = signature; self.storageId = storageId
+        self.message = message; self.timePermit = timePermit; self.version = version
+    }
+}
+
+/// D-TA `GET timePermit?…` 200 response (§4.2).
+public struct DTATimePermitResponse: Codable, Sendable, Equatable {
+    public var timePermit: String
+    public var message: String
+    public var version: String?
+    public init(timePermit: String, message: String = "OK", version: String? = nil) {
+        self.timePermit = timePermit; self.message = message; self.version = version
+    }
+}
+
+/// D-TA `GET timePermits?…` 200 response: day number (decimal string) → share.
+public struct DTATimePermitsResponse: Codable, Sendable, Equatable {
+    public var timePermits: [String: String]
+    public var message: String
+    public init(timePermits: [String: String], message: String = "OK") {
+        self.timePermits = timePermits; self.message = message
+    }
+}
+
+/// `POST {mpinAuthServerURL}/pass1` request (§4.3).
+public struct Pass1Request: Codable, Sendable, Equatable {
+    public var pass: Int?
+    public var mpin_id: String
+    public var UT: String
+    public var U: String
+    public init(mpinId: String, ut: String, u: String) { pass = 1; mpin_id = mpinId; UT = ut; U = u }
+}
+
+/// `pass1` 200 response.
+public struct Pass1Response: Codable, Sendable, Equatable {
+    public var y: String
+    public var message: String
+    public var version: String
+    public var pass: Int
+    public init(y: String) { self.y = y; message = "OK"; version = "0.3"; pass = 1 }
+}
+
+/// `POST {mpinAuthServerURL}/pass2` request (§4.4). `OTP` is a JSON boolean from the SDK; a
+/// number (0/1) is also accepted, as the original server does `int(OTP) == 1`.
+public struct Pass2Request: Codable, Sendable, Equatable {
+    public var pass: Int?
+    public var OTP: Bool
+    /// The access number, or the string "0" when there is none.
+    public var WID: String
+    public var V: String
+    public var mpin_id: String
+
+    public init(mpinId: String, v: String, wid: String = "0", otp: Bool = false) {
+        pass = 2; OTP = otp; WID = wid; V = v; mpin_id = mpinId
+    }
+
+    enum CodingKeys: String, CodingKey { case pass, OTP, WID, V, mpin_id }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        pass = try c.decodeIfPresent(Int.self, forKey: .pass)
+        if let b = try? c.decode(Bool.self, forKey: .OTP) {
+            OTP = b
+        } else if let i = try? c.decode(Int.self, forKey: .OTP) {
+            OTP = i == 1
+        } else if c.contains(.OTP) {
+            throw DecodingError.typeMismatch(Bool.self, .init(codingPath: [CodingKeys.OTP],
+                                                              debugDescription: "OTP must be a boolean"))
+        } else {
+            OTP = false
+        }
+        WID = try c.decode(String.self, forKey: .WID)
+        V = try c.decode(String.self, forKey: .V)
+        mpin_id = try c.decode(String.self, forKey: .mpin_id)
+    }
+}
+
+/// `pass2` 200 response: always 200, the verdict comes at the authenticate step.
+public struct Pass2Response: Codable, Sendable, Equatable {
+    public var version: String
+    public var pass: Int
+    public var authOTT: String
+    /// Six digits, only when the request asked for an OTP.
+    public var OTP: String?
+    public init(authOTT: String, otp: String? = nil) { version = "0.3"; pass = 2; self.authOTT = authOTT; OTP = otp }
+}
+
+/// The pass-2 response object as the client forwards it to the final step (§4.5).
+public struct MPinResponse: Codable, Sendable, Equatable {
+    public var authOTT: String?
+    public var version: String?
+    public var pass: Int?
+    public var OTP: String?
+    public init(authOTT: String?, version: String? = nil, pass: Int? = nil, otp: String? = nil) {
+        self.authOTT = authOTT; self.version = version; self.pass = pass; OTP = otp
+    }
+    public init(_ pass2: Pass2Response) {
+        self.init(authOTT: pass2.authOTT, version: pass2.version, pass: pass2.pass, otp: pass2.OTP)
+    }
+}
+
+/// Body of `POST {authenticateURL}` (RPA) and `POST {mobileAuthenticateURL}` (RPS).
+public struct AuthenticateRequest: Codable, Sendable, Equatable {
+    public var mpinResponse: MPinResponse
+    public init(mpinResponse: MPinResponse) { self.mpinResponse = mpinResponse }
+}
+
+/// Logout data handed to a mobile client after an access-number login (§5.6).
+public struct LogoutData: Codable, Sendable, Equatable {
+    public var userId: String
+    public var sessionToken: String
+    public init(userId: String, sessionToken: String) { self.userId = userId; self.sessionToken = sessionToken }
+}
+
+/// `POST /{p}/authenticate` 200 response (§5.4).
+public struct MobileAuthenticateResponse: Codable, Sendable, Equatable {
+    public var logoutData: LogoutData
+    public var logoutURL: String
+    public init(logoutData: LogoutData, logoutURL: String) { self.logoutData = logoutData; self.logoutURL = logoutURL }
+}
+
+/// RPA → RPS private `POST /authenticate` request (§4.5).
+public struct TokenAuthenticateRequest: Codable, Sendable, Equatable {
+    public var authOTT: String
+    public var logoutData: LogoutData?
+    public var logoutURL: String?
+    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil) {
+        self.authOTT = authOTT; self.logoutData = logoutData; self.logoutURL = logoutURL
+    }
+}
+
+/// RPS private `POST /authenticate` response; the HTTP status equals `status`.
+public struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
+    public var userId: String
+    public var mpinId: String
+    public var status: Int
+    public var message: String
+    public var OTP: String?
+    public init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil) {
+        self.userId = userId; self.mpinId = mpinId; self.status = status; self.message = message; OTP = otp
+    }
+}
+
+/// Demo-RPA `POST {authenticateURL}` response body.
+public struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
+    public var someUserData: String
+    public init(someUserData: String) { self.someUserData = someUserData }
+}
+
+/// OTP lifetime returned by an RPA that validates OTPs (§6), times in milliseconds.
+public struct OTPTiming: Codable, Sendable, Equatable {
+    public var expireTime: Int64
+    public var ttlSeconds: Int
+    public var nowTime: Int64
+    public init(expireTime: Int64, ttlSeconds: Int, nowTime: Int64) {
+        self.expireTime = expireTime; self.ttlSeconds = ttlSeconds; self.nowTime = nowTime
+    }
+}
+
+/// `POST /{p}/getAccessNumber` 200 response (§5.1). The access number is a JSON string.
+public struct AccessNumberResponse: Codable, Sendable, Equatable {
+    public var localTimeStart: Int64
+    public var ttlSeconds: Int
+    public var localTimeEnd: Int64
+    public var webOTT: String
+    public var accessNumber: String
+    public init(localTimeStart: Int64, ttlSeconds: Int, localTimeEnd: Int64, webOTT: String, accessNumber: String) {
+        self.localTimeStart = localTimeStart; self.ttlSeconds = ttlSeconds; self.localTimeEnd = localTimeEnd
+        self.webOTT = webOTT; self.accessNumber = accessNumber
+    }
+}
+
+/// Browser polling `POST /{p}/accessnumber` request (§5.3, recorded variant).
+public struct AccessNumberPollRequest: Codable, Sendable, Equatable {
+    public var webOTT: String
+    public init(webOTT: String) { self.webOTT = webOTT }
+}
+
+/// Browser polling 200 response, once the mobile authentication succeeded.
+public struct AccessNumberPollResponse: Codable, Sendable, Equatable {
+    public var authOTT: String
+    public init(authOTT: String) { self.authOTT = authOTT }
+}
+
+/// `GET /status` and the generic RPS message body `{"version":"0.3","message":…}`.
+public struct StatusResponse: Codable, Sendable, Equatable {
+    public var version: String
+    public var message: String
+    public init(version: String = "0.3", message: String) { self.version = version; self.message = message }
+}
+
+/// Error body: `{"message": …}` plus the RPS `version` where the original sends one.
+public struct ErrorResponse: Codable, Sendable, Equatable {
+    public var version: String?
+    public var message: String
+    public init(message: String, version: String? = "0.3") { self.message = message; self.version = version }
+}
