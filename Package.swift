@@ -2,8 +2,10 @@
 import PackageDescription
 
 // Layers, dependencies pointing one way:
-//   MPinCrypto <- MPinWire, MPinJSON <- MPinClient (core + platform protocols)
-//   <- MPinLinux (libcurl, files) <- (server, PAM module, CLI: later issues)
+//   MPinCrypto, MPinJSON  <-  MPinWire  <-  MPinClient (SDK core + platform protocols)
+//     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  pam_mpin.so, mpinctl
+//   MPinCrypto + MPinWire  <-  MPinServer  <-  mpin-server
+// The client side links without Foundation so that pam_mpin.so stays small.
 let package = Package(
     name: "mpin-pam",
     products: [
@@ -11,37 +13,53 @@ let package = Package(
         .library(name: "MPinJSON", targets: ["MPinJSON"]),
         .library(name: "MPinWire", targets: ["MPinWire"]),
         .library(name: "MPinClient", targets: ["MPinClient"]),
+        .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .library(name: "MPinLogin", targets: ["MPinLogin"]),
+        .library(name: "MPinServer", targets: ["MPinServer"]),
         // The PAM module: `make install` copies libpam_mpin.so to the PAM directory as pam_mpin.so.
         .library(name: "pam_mpin", type: .dynamic, targets: ["PAMModule"]),
         .executable(name: "mpinctl", targets: ["mpinctl"]),
+        .executable(name: "mpin-server", targets: ["mpin-server"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
-        .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
         .executable(name: "mpin-fork-check", targets: ["mpin-fork-check"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
+        // MARK: Cryptography and wire format
+
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
         .target(name: "MPinCrypto"),
-        // Strict JSON and Codable without Foundation, so the PAM module links small and static.
+        // Strict JSON and Codable without Foundation.
         .target(name: "MPinJSON"),
         // Wire types of the Milagro MFA protocol, shared by the client and the server.
         .target(name: "MPinWire", dependencies: ["MPinCrypto", "MPinJSON"]),
+
+        // MARK: Client side
+
         // The Milagro SDK Core in Swift: user states, registration, authentication, over
         // platform protocols for HTTP and storage (Platform/).
         .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
+        // libcurl, and non-variadic wrappers for the calls Swift cannot make directly.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
+        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
         .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinJSON"]),
         // libpam's conversation and pam_syslog behind non-variadic C functions.
         .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
         // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
-        // and sudo load no libswift*.
+        // and sudo load no libswift*; only the entry points are exported.
         .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinLogin", "MPinLinux"],
                 linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
@@ -50,6 +68,24 @@ let package = Package(
             "MPinLogin", "MPinLinux", "MPinClient", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: Server
+
+        // The backend roles: RPS, two D-TAs, M-Pin authentication server, SQLite storage.
+        .target(name: "MPinServer", dependencies: [
+            "MPinCrypto", "MPinWire",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "mpin-server", dependencies: [
+            "MPinServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // MARK: Tools
+
         // Recomputes Milagro-format M-Pin vector files.
         .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
@@ -57,25 +93,23 @@ let package = Package(
         .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),
         // `make demo`: the protocol end to end in one process.
         .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),
+        // Test helper: one process hammering a FileStorage (concurrency and kill tests).
+        .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
+        // Test helper: the transport used before and after fork() (sshd forks its PAM children).
+        .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux"]),
+
+        // MARK: Tests
+
         // OpenSSL's libcrypto, used only by tests as an independent reference.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
-        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
-        .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
-        // libcurl, and non-variadic wrappers for the calls Swift cannot make directly.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
-        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
-        // Test helper: one process hammering a FileStorage (concurrency and kill tests).
-        .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
-        // Test helper: the transport used before and after fork() (sshd forks its PAM children).
-        .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux"]),
+        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),
+        .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
+        .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
     ]
 )

@@ -320,5 +320,5 @@ public struct StatusResponse: Codable, Sendable, Equatable {
 public struct ErrorResponse: Codable, Sendable, Equatable {
     public var version: String?
     public var message: String
-    public init(message: String, version: String? = "0.3") { self.message = message; self.version = version }
+    public init(message: String, version: String? = nil) { self.message = message; self.version = version }
 }

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import MPinCrypto
+import MPinWire
+
+/// One user as `mpin-server user list` shows it.
+public struct UserSummary: Codable, Sendable, Equatable {
+    public var userId: String
+    /// `pending`, `active` or `revoked`.
+    public var state: String
+    /// Identities (mpinIds) whose client secret was issued.
+    public var identities: Int
+    /// Registrations waiting for their client-secret share.
+    public var pendingRegistrations: Int
+    /// Highest wrong-PIN count among the user's identities.
+    public var failedAttempts: Int
+    /// True when one of the identities is blocked.
+    public var blocked: Bool
+}
+
+/// Administration failures, shown to the operator.
+public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noSuchUser(String)
+    case randomFailure
+
+    public var description: String {
+        switch self {
+        case .noSuchUser(let u): return "no such user: \(u)"
+        case .randomFailure: return "the random source failed"
+        }
+    }
+}
+
+/// The administrator's operations (`mpin-server user …`), directly on the database.
+public struct Admin: Sendable {
+    let storage: Storage
+    let maxAttempts: Int
+
+    public init(storage: Storage, config: ServerConfig) {
+        self.storage = storage
+        self.maxAttempts = config.maxInvalidLoginAttempts
+    }
+
+    /// Every user, sorted by id.
+    public func list() throws -> [UserSummary] {
+        try storage.queue.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT u.user_id, u.state,
+                  (SELECT COUNT(*) FROM identities i WHERE i.user_id = u.user_id) AS identities,
+                  (SELECT COUNT(*) FROM registrations r WHERE r.user_id = u.user_id) AS pending,
+                  (SELECT COALESCE(MAX(attempts), 0) FROM identities i WHERE i.user_id = u.user_id) AS attempts
+                FROM users u ORDER BY u.user_id
+                """)
+            return rows.map { r in
+                let attempts: Int = r["attempts"]
+                return UserSummary(userId: r["user_id"], state: r["state"], identities: r["identities"],
+                                   pendingRegistrations: r["pending"], failedAttempts: attempts,
+                                   blocked: attempts >= maxAttempts)
+            }
+        }
+    }
+
+    /// Creates the user if needed and issues a fresh one-time activation code (returned once,
+    /// stored hashed), which StartRegistration's `activateCode` accepts.
+    public func add(userID: String) throws -> String {
+        guard let raw = try? SystemRandom.bytes(8) else { throw AdminError.randomFailure }
+        // 12 decimal digits: easy to type, 40 bits of entropy, single use.
+        var n: UInt64 = 0
+        for b in raw { n = n << 8 | UInt64(b) }
+        let code = String(n % 1_000_000_000_000).leftPadded(12)
+        let hash = Secrets.hash(code)
+        try storage.queue.write { db in
+            let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
+            if state == nil {
+                try db.execute(sql: "INSERT INTO users (user_id, state, activation_code_hash, created) VALUES (?, 'pending', ?, ?)",
+                               arguments: [userID, hash, Date().timeIntervalSince1970])
+            } else {
+                try db.execute(sql: """
+                    UPDATE users SET activation_code_hash = ?,
+                    state = CASE WHEN state = 'revoked' THEN 'pending' ELSE state END WHERE user_id = ?
+                    """, arguments: [hash, userID])
+            }
+        }
+        return code
+    }
+
+    /// Marks the user active and activates its pending registrations.
+    public func activate(userID: String) throws {
+        try change(userID, ["UPDATE users SET state = 'active' WHERE user_id = ?",
+                            "UPDATE registrations SET active = 1 WHERE user_id = ?"])
+    }
+
+    /// Revokes the user: no more time permits (clients see REVOKED) or authentications.
+    public func revoke(userID: String) throws {
+        try change(userID, ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
+                            "DELETE FROM registrations WHERE user_id = ?"])
+    }
+
+    /// Clears the wrong-PIN counters of all the user's identities.
+    public func unblock(userID: String) throws {
+        try change(userID, ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?"])
+    }
+
+    /// Deletes the user, its identities and registrations.
+    public func delete(userID: String) throws {
+        try change(userID, ["DELETE FROM identities WHERE user_id = ?", "DELETE FROM registrations WHERE user_id = ?",
+                            "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM users WHERE user_id = ?"])
+    }
+
+    private func change(_ userID: String, _ statements: [String]) throws {
+        let found: Bool = try storage.queue.write { db in
+            guard try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID]) != nil
+            else { return false }
+            for s in statements { try db.execute(sql: s, arguments: [userID]) }
+            return true
+        }
+        if !found { throw AdminError.noSuchUser(userID) }
+    }
+}
+
+/// Hashing of values that are only compared (regOTT, codes, OTTs, tokens).
+enum Secrets {
+    static func hash(_ s: String) -> String { Hex.encode(SHA256.hash(Array(s.utf8))) }
+
+    /// `count` random bytes as lower-case hex.
+    static func randomHex(_ count: Int) throws(ServerError) -> String {
+        guard let b = try? SystemRandom.bytes(count) else { throw ServerError(500, "Random source failed") }
+        return Hex.encode(b)
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

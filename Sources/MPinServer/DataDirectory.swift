@@ -1,0 +1,89 @@
+import Foundation
+import MPinCrypto
+import MPinWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The on-disk state of a deployment: `DIR/config.json`, `DIR/app.key` (HMAC key of the
+/// RPS ↔ D-TA signatures), `DIR/dta1.share` and `DIR/dta2.share` (master-secret shares, one
+/// per D-TA) and `DIR/mpin.sqlite`. The directory is 0700 and every file 0600.
+public struct DataDirectory: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    var configPath: String { path + "/config.json" }
+    var appKeyPath: String { path + "/app.key" }
+    var databasePath: String { path + "/mpin.sqlite" }
+    func sharePath(_ index: Int) -> String { path + "/dta\(index).share" }
+
+    /// Creates the directory, a fresh config, app key, both shares and the database.
+    /// Refuses to touch an already initialised directory.
+    @discardableResult
+    public static func initialise(path: String, autoActivate: Bool,
+                                  adjust: (inout ServerConfig) -> Void = { _ in }) throws -> DataDirectory {
+        let dir = DataDirectory(path: path)
+        if FileManager.default.fileExists(atPath: dir.configPath) { throw SetupError.dataDirectoryExists(path) }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SetupError.io("cannot create \(path)") }
+        guard chmod(path, 0o700) == 0 else { throw SetupError.io("cannot chmod \(path)") }
+        do {
+            var config = ServerConfig(appID: Hex.encode(try SystemRandom.bytes(16)))
+            config.verification = autoActivate ? .auto : .code
+            adjust(&config)
+            try dir.writeNew(dir.appKeyPath, Hex.encode(try SystemRandom.bytes(32)))
+            try dir.writeNew(dir.sharePath(1), Hex.encode(try MPin.randomMasterSecret()))
+            try dir.writeNew(dir.sharePath(2), Hex.encode(try MPin.randomMasterSecret()))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try dir.writeNew(dir.configPath, String(decoding: try encoder.encode(config), as: UTF8.self))
+        } catch let e as MPinCryptoError {
+            throw SetupError.io("random source failed: \(e)")
+        }
+        _ = try Storage(path: dir.databasePath)
+        return dir
+    }
+
+    /// Reads `config.json`.
+    public func loadConfig() throws -> ServerConfig {
+        guard let data = FileManager.default.contents(atPath: configPath) else { throw SetupError.missingFile(configPath) }
+        do { return try JSONDecoder().decode(ServerConfig.self, from: data) } catch {
+            throw SetupError.corruptFile(configPath)
+        }
+    }
+
+    /// The app key, checking that the file is private.
+    func loadAppKey() throws -> String {
+        let text = try readPrivate(appKeyPath)
+        guard Hex.decode(text, length: 32) != nil else { throw SetupError.corruptFile(appKeyPath) }
+        return text
+    }
+
+    /// A D-TA's master-secret share (1 or 2), checking that the file is private.
+    func loadShare(_ index: Int) throws -> [UInt8] {
+        let p = sharePath(index)
+        guard let bytes = Hex.decode(try readPrivate(p), length: 32) else { throw SetupError.corruptFile(p) }
+        return bytes
+    }
+
+    /// Opens the SQLite database.
+    public func openStorage() throws -> Storage { try Storage(path: databasePath) }
+
+    private func readPrivate(_ p: String) throws -> String {
+        var st = stat()
+        guard stat(p, &st) == 0 else { throw SetupError.missingFile(p) }
+        guard st.st_mode & 0o077 == 0 else { throw SetupError.insecurePermissions(p) }
+        guard let data = FileManager.default.contents(atPath: p) else { throw SetupError.corruptFile(p) }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Writes a new file created 0600 (O_EXCL: never follows or reuses an existing path).
+    private func writeNew(_ p: String, _ text: String) throws {
+        let fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SetupError.io("cannot create \(p)") }
+        defer { close(fd) }
+        let bytes = Array((text + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(fd) == 0 else { throw SetupError.io("cannot write \(p)") }
+    }
+}

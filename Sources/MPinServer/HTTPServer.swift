@@ -1,0 +1,235 @@
+import Foundation
+import Hummingbird
+import Logging
+import MPinWire
+
+/// Maps HTTP requests to the roles. Every failure becomes a JSON error with a 4xx status
+/// (5xx only for the server's own faults); nothing a client sends can crash the process.
+struct Dispatcher: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let rps: RPS
+
+    private static let version = "0.3"
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        var request = request
+        let method = request.method
+        if method == .options {
+            return json(200, StatusResponse(message: "options request"))
+        }
+        let body: [UInt8]
+        do {
+            let buffer = try await request.collectBody(upTo: rps.config.maxBodyBytes)
+            body = Array(buffer.readableBytesView)
+        } catch {
+            return failure(ServerError(413, "Request body too large"))
+        }
+        do {
+            return try await route(method: method, path: request.uri.path, query: request.uri.query, body: body)
+        } catch {
+            return failure(error)
+        }
+    }
+
+    private func route(method: HTTPRequest.Method, path: String, query: String?, body: [UInt8]) async throws(ServerError) -> Response {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let p = rps.config.rpsPrefix
+        func allow(_ m: HTTPRequest.Method) throws(ServerError) {
+            guard method == m else { throw ServerError(405, "Method not allowed") }
+        }
+        switch (parts.first, parts.count) {
+        case ("status", 1):
+            try allow(.get)
+            return json(200, StatusResponse(message: "active"))
+        case ("mpinAuthenticate", 1):
+            try allow(.post)
+            let r = try await rps.rpaAuthenticate(body: body)
+            return json(r.status, r.body)
+        case ("authenticate", 1):
+            try allow(.post)
+            let r = try await rps.tokenAuthenticate(body: body)
+            return json(r.status, r.body)
+        case ("logout", 1):
+            try allow(.post)
+            try await rps.logout(body: body)
+            return Response(status: .ok, headers: Self.cors(), body: .init())
+        case ("user", 2):
+            try allow(.post)
+            try await rps.activate(mpinIDHex: parts[1], body: body)
+            return json(200, StatusResponse(message: "OK"))
+        case ("dta", 2):
+            try allow(.get)
+            switch parts[1] {
+            case "clientSecret": return json(200, try rps.dtaClientSecret(query: query))
+            case "timePermit": return json(200, try rps.dtaTimePermit(query: query))
+            case "serverSecret": return json(200, try rps.dtaServerSecret(query: query))
+            case "status": return json(200, StatusResponse(message: "OK"))
+            default: break
+            }
+        case (p, 2), (p, 3):
+            return try await routeRPS(method: method, parts: Array(parts.dropFirst()), query: query, body: body)
+        case (p, _) where parts.count > 3 && parts[1] == "timePermitsStorage":
+            // No public time-permit cache: clients fall back to the second D-TA, as on an S3 miss.
+            throw ServerError(404, "URI NOT FOUND")
+        default: break
+        }
+        throw ServerError(404, "URI NOT FOUND")
+    }
+
+    private func routeRPS(method: HTTPRequest.Method, parts: [String], query: String?, body: [UInt8]) async throws(ServerError) -> Response {
+        func allow(_ m: HTTPRequest.Method) throws(ServerError) {
+            guard method == m else { throw ServerError(405, "Method not allowed") }
+        }
+        let arg = parts.count > 1 ? parts[1] : nil
+        switch (parts[0], arg) {
+        case ("clientSettings", nil):
+            try allow(.get)
+            return json(200, try rps.clientSettings())
+        case ("user", _):
+            try allow(.put)
+            return json(200, try await rps.register(body: body, mpinIDSuffix: arg))
+        case ("signature", let id?):
+            try allow(.get)
+            let regOTT = query.flatMap(FormEncoding.decode)?.last(where: { $0.0 == "regOTT" })?.1
+            return json(200, try await rps.signature(mpinIDHex: id, regOTT: regOTT))
+        case ("timePermit", let id?):
+            try allow(.get)
+            var r = json(200, try await rps.timePermit(mpinIDHex: id))
+            r.headers[.cacheControl] = "no-cache"
+            return r
+        case ("setupDone", _?):
+            try allow(.post)
+            return json(200, StatusResponse(message: "OK"))
+        case ("pass1", nil):
+            try allow(.post)
+            return json(200, try await rps.pass1(body: body))
+        case ("pass2", nil):
+            try allow(.post)
+            return json(200, try await rps.pass2(body: body))
+        case ("authenticate", nil):
+            try allow(.post)
+            return json(200, try await rps.mobileAuthenticate(body: body))
+        case ("getAccessNumber", nil):
+            try allow(.post)
+            return json(200, try await rps.getAccessNumber())
+        case ("accessnumber", nil):
+            try allow(.post)
+            return json(200, try await rps.pollAccessNumber(body: body))
+        default:
+            throw ServerError(404, "URI NOT FOUND")
+        }
+    }
+
+    private func failure(_ error: any Error) -> Response {
+        let e = (error as? ServerError) ?? ServerError(500, "Internal error")
+        var r = json(e.status, ErrorResponse(message: e.message))
+        if e.status == 401 { r.headers[.wwwAuthenticate] = "Authenticate" }
+        return r
+    }
+
+    private func json(_ status: Int, _ value: some Encodable) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        var headers = Self.cors()
+        headers[.contentType] = "application/json; charset=UTF-8"
+        return Response(status: .init(code: status), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    private static func cors() -> HTTPFields {
+        var h = HTTPFields()
+        h[.accessControlAllowOrigin] = "*"
+        h[.accessControlAllowCredentials] = "true"
+        h[.accessControlAllowMethods] = "GET,PUT,POST,DELETE,OPTIONS"
+        h[.accessControlAllowHeaders] = "Content-Type, Depth, User-Agent, X-File-Size, X-Requested-With, "
+            + "X-Requested-By, If-Modified-Since, X-File-Name, Cache-Control, WWW-Authenticate"
+        return h
+    }
+}
+
+/// The whole backend in one process: RPS, both D-TAs, the authentication server and the
+/// demo-RPA endpoints, over one data directory.
+public final class MPinServer: Sendable {
+    let rps: RPS
+    public let host: String
+    public let port: Int
+    let logger: Logger
+
+    /// Loads the data directory (config, key files, database) and recombines the server
+    /// secret. Port 0 picks a free port (see `RunningServer.port`).
+    public init(dataDirectory: String, host: String = "127.0.0.1", port: Int = 8005,
+                logger: Logger = Logger(label: "mpin-server")) throws {
+        let dir = DataDirectory(path: dataDirectory)
+        let config = try dir.loadConfig()
+        let key = try dir.loadAppKey()
+        let storage = try dir.openStorage()
+        let dta1 = DTA(index: 1, appID: config.appID, appKey: key, share: try dir.loadShare(1))
+        let dta2 = DTA(index: 2, appID: config.appID, appKey: key, share: try dir.loadShare(2))
+        rps = try RPS(config: config, appKey: key, dta1: dta1, dta2: dta2, storage: storage, logger: logger)
+        self.host = host; self.port = port; self.logger = logger
+    }
+
+    private func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let host = host
+        return Application(
+            responder: Dispatcher(rps: rps),
+            configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// Serves until SIGTERM or SIGINT, then stops gracefully. Logs one line when ready.
+    public func serve() async throws {
+        let logger = logger, host = host
+        let purge = startPurging()
+        defer { purge.cancel() }
+        try await application { port in
+            logger.info("mpin-server ready", metadata: ["url": "http://\(host):\(port)", "prefix": "\(self.rps.config.rpsPrefix)"])
+        }.runService()
+    }
+
+    /// Starts serving in the background (for tests and embedding); stop with `stop()`.
+    public func start() async throws -> RunningServer {
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let app = application { port in continuation.yield(port); continuation.finish() }
+        let task = Task { try await app.run() }
+        let purge = startPurging()
+        var iterator = stream.makeAsyncIterator()
+        guard let port = await iterator.next(), port != 0 else {
+            task.cancel(); purge.cancel()
+            _ = try? await task.value
+            throw SetupError.io("server did not start")
+        }
+        return RunningServer(port: port, task: task, purge: purge)
+    }
+
+    private func startPurging() -> Task<Void, Never> {
+        let storage = rps.storage
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 60_000_000_000)
+                try? await storage.purgeExpired(now: Date())
+            }
+        }
+    }
+}
+
+/// A server started with `MPinServer.start()`.
+public final class RunningServer: Sendable {
+    /// The bound port.
+    public let port: Int
+    private let task: Task<Void, any Error>
+    private let purge: Task<Void, Never>
+
+    init(port: Int, task: Task<Void, any Error>, purge: Task<Void, Never>) {
+        self.port = port; self.task = task; self.purge = purge
+    }
+
+    /// Stops the server and waits until it has closed its socket.
+    public func stop() async {
+        purge.cancel()
+        task.cancel()
+        _ = try? await task.value
+    }
+}

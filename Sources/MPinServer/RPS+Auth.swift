@@ -1,0 +1,194 @@
+import Foundation
+import MPinCrypto
+import MPinWire
+
+/// A response status with a JSON body.
+struct Reply<Body: Encodable & Sendable>: Sendable {
+    var status: Int
+    var body: Body
+}
+
+extension RPS {
+    // MARK: Pass 1 and pass 2 (§4.3–§4.4)
+
+    func pass1(body: [UInt8]) async throws(ServerError) -> Pass1Response {
+        let req: Pass1Request = try decode(body, status: 403, what: "Invalid data received")
+        guard let mpinBytes = Hex.decode(req.mpin_id), !mpinBytes.isEmpty else {
+            throw ServerError.invalidData("mpin_id: Non-hexadecimal digit found")
+        }
+        guard let u = Hex.decode(req.U, length: 65), (try? G1Point(bytes: u)) != nil else {
+            throw ServerError.invalidData("U is not a G1 point")
+        }
+        guard let ut = Hex.decode(req.UT, length: 65), (try? G1Point(bytes: ut)) != nil else {
+            throw ServerError.invalidData("UT is not a G1 point")
+        }
+        guard let y = try? SystemRandom.scalar() else { throw ServerError(500, "Random source failed") }
+        let expires = Date().addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
+        try await run { try await self.storage.savePass1(mpinID: Hex.encode(mpinBytes), u: u, ut: ut, y: y, expires: expires) }
+        return Pass1Response(y: Hex.encode(y))
+    }
+
+    func pass2(body: [UInt8]) async throws(ServerError) -> Pass2Response {
+        let req: Pass2Request = try decode(body, status: 403, what: "Invalid data received")
+        guard let mpinBytes = Hex.decode(req.mpin_id), !mpinBytes.isEmpty else {
+            throw ServerError.invalidData("mpin_id: Non-hexadecimal digit found")
+        }
+        guard let v = Hex.decode(req.V, length: 65), (try? G1Point(bytes: v)) != nil else {
+            throw ServerError.invalidData("V is not a G1 point")
+        }
+        let wid = req.WID == "0" ? "" : req.WID
+        guard wid.utf8.count <= 64 else { throw ServerError.invalidData("WID too long") }
+        let mpinID = Hex.encode(mpinBytes)
+        let now = Date()
+        // Pass-1 state is consumed here: a replayed pass 2 finds nothing.
+        guard let p1 = try await run({ try await self.storage.takePass1(mpinID: mpinID, now: now) }) else {
+            throw ServerError(403, "Invalid pass one data")
+        }
+        let success = verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now)
+        let otp = req.OTP ? try randomDigits(6) : nil
+        let authOTT = try Secrets.randomHex(16)
+        let expires = now.addingTimeInterval(TimeInterval(config.authOTTExpireSeconds))
+        try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: success,
+                                                        wid: wid, otp: otp, expires: expires, now: now) }
+        return Pass2Response(authOTT: authOTT, otp: otp)
+    }
+
+    /// MPIN_SERVER_2 for today, and yesterday during the first UTC hour (§4.7).
+    private func verify(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], v: [UInt8], now: Date) -> Bool {
+        let today = WireTime.day(now)
+        let graceHour = Int(now.timeIntervalSince1970) % 86_400 < 3600
+        for date in graceHour ? [today, today - 1] : [today] {
+            guard let (hid, htid) = try? MPin.server1(date: date, mpinID: mpinID) else { return false }
+            let r = MPin.server2(date: date, hid: hid, htid: htid, y: y, serverSecret: serverSecret, u: u, ut: ut, v: v)
+            if r == .ok { return true }
+            if r != .badPIN { return false }
+        }
+        return false
+    }
+
+    private func randomDigits(_ n: Int) throws(ServerError) -> String {
+        guard let b = try? SystemRandom.bytes(8) else { throw ServerError(500, "Random source failed") }
+        var x: UInt64 = 0
+        for byte in b { x = x << 8 | UInt64(byte) }
+        var m: UInt64 = 1
+        for _ in 0..<n { m *= 10 }
+        return String(x % m).leftPadded(n)
+    }
+
+    // MARK: Final step (§4.5, §5.4)
+
+    /// Demo RPA `POST /mpinAuthenticate`: evaluates the authOTT through the RPS, answers with
+    /// the RPS status code.
+    func rpaAuthenticate(body: [UInt8]) async throws(ServerError) -> Reply<RPAAuthenticateResponse> {
+        let req: AuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
+        guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
+            throw ServerError(400, "BAD REQUEST. authOTT argument missing")
+        }
+        let verdict = try await evaluateDirect(authOTT: ott)
+        logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "rpa"])
+        if verdict.status == 200 { try await startSession(for: verdict, authOTT: ott) }
+        return Reply(status: verdict.status,
+                     body: RPAAuthenticateResponse(someUserData: verdict.status == 200
+                         ? "This will be handled by onSuccessLogin handler." : "Authentication failed"))
+    }
+
+    /// RPA → RPS private `POST /authenticate`.
+    func tokenAuthenticate(body: [UInt8]) async throws(ServerError) -> Reply<TokenAuthenticateResponse> {
+        let req: TokenAuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
+        guard let ott = Hex.canonical(req.authOTT), !ott.isEmpty else { throw ServerError(400, "Invalid authOTT") }
+        let v = try await evaluateDirect(authOTT: ott)
+        if v.status == 200, let logout = req.logoutData {
+            try await run { try await self.storage.setLogoutData(authOTTHash: Secrets.hash(ott), userID: logout.userId,
+                                                                 token: logout.sessionToken) }
+        }
+        let message = v.status == 200 ? "Authentication successful" : (v.status == 410 ? "Blocked." : "Wrong PIN.")
+        return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
+                                                                       status: v.status, message: message, otp: v.otp))
+    }
+
+    private func evaluateDirect(authOTT: String) async throws(ServerError) -> Storage.Verdict {
+        let max = config.maxInvalidLoginAttempts
+        guard let v = try await run({ try await self.storage.evaluate(
+            authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date()) }) else {
+            throw ServerError(408, "Expired authentication request")
+        }
+        return v
+    }
+
+    /// The RPA's session for a successful login; for an access-number login its logout data
+    /// goes to the waiting mobile.
+    private func startSession(for v: Storage.Verdict, authOTT: String) async throws(ServerError) {
+        let token = try Secrets.randomHex(32)
+        let hash = Secrets.hash(authOTT)
+        try await run {
+            try await self.storage.createSession(tokenHash: Secrets.hash(token), userID: v.userID,
+                                                 expires: Date().addingTimeInterval(3600))
+            try await self.storage.setLogoutData(authOTTHash: hash, userID: v.userID, token: token)
+        }
+    }
+
+    /// Mobile `POST /{p}/authenticate` (access-number flow): 412 without a live access number,
+    /// 401/410 for a failed verification, else waits for the browser and returns logout data.
+    func mobileAuthenticate(body: [UInt8]) async throws(ServerError) -> MobileAuthenticateResponse {
+        let req: AuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
+        guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
+            throw ServerError(400, "BAD REQUEST. authOTT argument missing")
+        }
+        let hash = Secrets.hash(ott)
+        let max = config.maxInvalidLoginAttempts
+        guard let v = try await run({ try await self.storage.evaluate(
+            authOTTHash: hash, flow: .mobile(authOTT: ott), maxAttempts: max, now: Date()) }) else {
+            throw ServerError(412, "Invalid or expired access number")
+        }
+        logger.info("authentication", metadata: ["status": "\(v.status)", "flow": "access-number"])
+        guard v.status == 200 else { throw ServerError(v.status, "Wrong PIN.") }
+        let deadline = Date().addingTimeInterval(config.mobileWaitSeconds)
+        while Date() < deadline {
+            if try await run({ try await self.storage.browserReady(authOTTHash: hash) }) { break }
+            try? await Task.sleep(nanoseconds: 100_000_000)
+        }
+        guard let logout = try await run({ try await self.storage.finishMobile(authOTTHash: hash) }) else {
+            throw ServerError(408, "Authentication timed out")
+        }
+        return MobileAuthenticateResponse(logoutData: LogoutData(userId: logout.userID, sessionToken: logout.token),
+                                          logoutURL: config.logoutURL)
+    }
+
+    // MARK: Access numbers (§5.1, §5.3)
+
+    func getAccessNumber() async throws(ServerError) -> AccessNumberResponse {
+        let now = Date()
+        let webOTT = try Secrets.randomHex(16)
+        let ttl = config.accessNumberExpireSeconds
+        let expires = now.addingTimeInterval(TimeInterval(ttl + config.accessNumberExtendValiditySeconds))
+        for _ in 0..<100 {
+            guard let body = Int(try randomDigits(6)), let number = AccessNumber.issue(body: body) else { continue }
+            let stored = try await run { try await self.storage.createAccessNumber(
+                wid: number, webOTTHash: Secrets.hash(webOTT), expires: expires, now: now) }
+            if stored {
+                let start = WireTime.milliseconds(now)
+                return AccessNumberResponse(localTimeStart: start, ttlSeconds: ttl, localTimeEnd: start + Int64(ttl) * 1000,
+                                            webOTT: webOTT, accessNumber: number)
+            }
+        }
+        throw ServerError(503, "No access number available")
+    }
+
+    /// Browser polling: 200 with the authOTT once the mobile succeeded, else 401.
+    func pollAccessNumber(body: [UInt8]) async throws(ServerError) -> AccessNumberPollResponse {
+        let req: AccessNumberPollRequest = try decode(body, status: 400, what: "INVALID JSON")
+        guard let web = Hex.canonical(req.webOTT), !web.isEmpty else { throw ServerError(400, "Invalid webOTT") }
+        guard let ott = try await run({ try await self.storage.pollAccessNumber(webOTTHash: Secrets.hash(web), now: Date()) })
+        else { throw ServerError(401, "Not authenticated yet") }
+        return AccessNumberPollResponse(authOTT: ott)
+    }
+
+    // MARK: Logout (§5.6)
+
+    func logout(body: [UInt8]) async throws(ServerError) {
+        let req: LogoutData = try decode(body, status: 400, what: "INVALID JSON")
+        let ok = try await run { try await self.storage.endSession(tokenHash: Secrets.hash(req.sessionToken),
+                                                                   userID: req.userId, now: Date()) }
+        guard ok else { throw ServerError(400, "Logout failed") }
+    }
+}

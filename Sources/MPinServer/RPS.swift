@@ -1,0 +1,192 @@
+import Foundation
+import Logging
+import MPinCrypto
+import MPinWire
+
+/// The Relying Party Service and M-Pin authentication server (PROTOCOL.md §3–§5), plus the
+/// demo-RPA endpoints clients call (`/mpinAuthenticate`, `/logout`). Handlers take request
+/// bytes and return wire values or throw a `ServerError` (a 4xx with a JSON body).
+final class RPS: Sendable {
+    let config: ServerConfig
+    let storage: Storage
+    let dta1: DTA
+    let dta2: DTA
+    private let appKey: String
+    let serverSecret: G2Point
+    let logger: Logger
+
+    init(config: ServerConfig, appKey: String, dta1: DTA, dta2: DTA, storage: Storage, logger: Logger) throws {
+        self.config = config; self.appKey = appKey; self.dta1 = dta1; self.dta2 = dta2
+        self.storage = storage; self.logger = logger
+        // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
+        let now = Date()
+        let expires = WireTime.signatureExpires(now.addingTimeInterval(60))
+        let sig = WireSignature.sign(WireSignature.serverSecretMessage(appID: config.appID, expires: expires), key: appKey)
+        let s1 = try dta1.serverSecret(expires: expires, signature: sig, now: now)
+        let s2 = try dta2.serverSecret(expires: expires, signature: sig, now: now)
+        guard let w1 = Hex.decode(s1.serverSecret), let w2 = Hex.decode(s2.serverSecret),
+              let sum = try? MPin.recombineG2(w1, w2), let point = try? G2Point(bytes: sum) else {
+            throw ServerError(500, "Server secret recombination failed")
+        }
+        serverSecret = point
+    }
+
+    private var prefix: String { "/" + config.rpsPrefix }
+
+    // MARK: Registration
+
+    func clientSettings() throws(ServerError) -> ClientSettings {
+        ClientSettings(
+            requestOTP: config.requestOTP, mpinAuthServerURL: prefix, timePermitsURL: prefix + "/timePermit",
+            useWebSocket: false, useNFC: false, setDeviceName: false, seedValue: try Secrets.randomHex(100),
+            accessNumberDigits: 7, accessNumberURL: prefix + "/accessnumber", setupDoneURL: prefix + "/setupDone",
+            timePermitsStorageURL: prefix + "/timePermitsStorage", authenticateURL: "/mpinAuthenticate",
+            certivoxURL: "/dta/", accessNumberUseCheckSum: true, registerURL: prefix + "/user",
+            appID: config.appID, cSum: 1, signatureURL: prefix + "/signature",
+            getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate")
+    }
+
+    func register(body: [UInt8], mpinIDSuffix: String?) async throws(ServerError) -> RegisterResponse {
+        let req: RegisterRequest = try decode(body, status: 400, what: "INVALID JSON")
+        let userID = req.userId
+        guard !userID.isEmpty, userID.utf8.count <= 256 else { throw ServerError(400, "BAD REQUEST. INVALID USERID") }
+        let now = Date()
+        var mpinIDHex: String? = nil
+        var regOTT: String? = nil
+        if let suffix = mpinIDSuffix {
+            guard let canonical = Hex.canonical(suffix), !canonical.isEmpty else {
+                throw ServerError(400, "BAD REQUEST. INVALID MPIN ID")
+            }
+            let matches = try await run { try await self.storage.registrationMatches(
+                mpinID: canonical, regOTTHash: Secrets.hash(req.regOTT ?? ""), now: now) }
+            switch matches {
+            case .none: break  // expired or consumed: start afresh
+            case .some(false): throw ServerError(400, "BAD REQUEST. INVALID REGOTT")
+            case .some(true): mpinIDHex = canonical; regOTT = req.regOTT.flatMap { Hex.canonical($0) }
+            }
+        }
+        if mpinIDHex == nil {
+            guard let salt = try? SystemRandom.bytes(16) else { throw ServerError(500, "Random source failed") }
+            let mobile = req.mobile ?? 0
+            mpinIDHex = Hex.encode(MPinIdentity.build(userID: userID, mobile: mobile, issued: now, salt: salt))
+        }
+        let ott: String
+        if let regOTT { ott = regOTT } else { ott = try Secrets.randomHex(16) }
+        guard let mpinID = mpinIDHex else { throw ServerError(500, "Internal error") }
+        let activateKey = WireSignature.sign(WireSignature.activationMessage(mpinIDHex: mpinID, regOTT: ott), key: appKey)
+        let expires = now.addingTimeInterval(TimeInterval(config.verifyUserExpireSeconds))
+        let outcome = try await run { try await self.storage.saveRegistration(
+            mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
+            expires: expires, mode: self.config.verification,
+            activateCodeHash: req.activateCode.map(Secrets.hash), now: now) }
+        switch outcome {
+        case .refused:
+            logger.info("registration refused", metadata: ["reason": "revoked"])
+            throw ServerError(403, "Identity not authorized")
+        case .stored(let active):
+            logger.info("registration stored", metadata: ["active": "\(active)"])
+            return RegisterResponse(mpinId: mpinID, regOTT: ott, expireTime: WireTime.pythonISO(expires),
+                                    nowTime: WireTime.pythonISO(now), active: active)
+        }
+    }
+
+    /// RPA → RPS `POST /user/{mpinIdHex}` activation.
+    func activate(mpinIDHex: String, body: [UInt8]) async throws(ServerError) {
+        let req: ActivateRequest = try decode(body, status: 400, what: "INVALID JSON")
+        guard let mpinID = Hex.canonical(mpinIDHex) else { throw ServerError(400, "Invalid M-Pin ID") }
+        let ok = try await run { try await self.storage.activateRegistration(
+            mpinID: mpinID, activateKeyHash: Secrets.hash(req.activateKey.lowercased()), now: Date()) }
+        guard ok else { throw ServerError(401, "No such registration") }
+    }
+
+    func signature(mpinIDHex: String, regOTT: String?) async throws(ServerError) -> SignatureResponse {
+        guard let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else { throw ServerError(400, "M-Pin ID not found.") }
+        guard let regOTT, let ott = Hex.canonical(regOTT) else { throw ServerError(400, "Missing argument regOTT") }
+        let mpinID = Hex.encode(mpinBytes)
+        let now = Date()
+        let outcome = try await run { try await self.storage.consumeRegistration(
+            mpinID: mpinID, regOTTHash: Secrets.hash(ott), now: now) }
+        switch outcome {
+        case .notFound: throw ServerError(400, "M-Pin ID not found.")
+        case .regOTTMismatch: throw ServerError(400, "M-Pin ID not found.")
+        case .notActive: throw ServerError(401, "M-PinID not active.")
+        case .issued: break
+        }
+        let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
+        let mobile = MPinIdentity.parse(mpinBytes)?.mobile ?? 0
+        let expires = WireTime.signatureExpires(now.addingTimeInterval(TimeInterval(config.signatureExpireSeconds)))
+        let sig = WireSignature.sign(WireSignature.clientSecretMessage(appID: config.appID, hashMpinID: hashMpinID,
+                                                                       expires: expires), key: appKey)
+        let params = ClientSecretParams(mobile: mobile, expires: expires, appID: config.appID,
+                                        hashMpinID: hashMpinID, signature: sig)
+        // The local D-TA verifies the same signed request it would get over HTTP.
+        let share = try dta1.clientSecret(params, now: now)
+        logger.info("client-secret share issued")
+        return SignatureResponse(clientSecretShare: share.clientSecret, params: params.query)
+    }
+
+    // MARK: Time permits
+
+    func timePermit(mpinIDHex: String) async throws(ServerError) -> TimePermitResponse {
+        guard let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else { throw ServerError(400, "Invalid M-Pin ID") }
+        let mpinID = Hex.encode(mpinBytes)
+        let status = try await run { try await self.storage.permitStatus(mpinID: mpinID) }
+        guard status == .allowed else { throw ServerError(410, "Time permit refused") }
+        let now = Date()
+        let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
+        let day = WireTime.day(now)
+        let sig = WireSignature.sign(DTA.timePermitMessage(appID: config.appID, hashMpinID: hashMpinID, day: day), key: appKey)
+        let (permitDay, share) = try dta1.timePermit(hashMpinID: hashMpinID, signature: sig, now: now)
+        return TimePermitResponse(date: Int(permitDay), signature: sig, storageId: hashMpinID, timePermit: share)
+    }
+
+    // MARK: Second D-TA, called by the client with RPS-signed parameters
+
+    func dtaClientSecret(query: String?) throws(ServerError) -> ClientSecretResponse {
+        guard let pairs = FormEncoding.decode(query ?? "") else { throw ServerError(403, "Invalid query") }
+        let params: ClientSecretParams
+        do { params = try ClientSecretParams(pairs: pairs) } catch { throw ServerError(403, error.description) }
+        return try dta2.clientSecret(params, now: Date())
+    }
+
+    func dtaTimePermit(query: String?) throws(ServerError) -> DTATimePermitResponse {
+        guard let pairs = FormEncoding.decode(query ?? "") else { throw ServerError(403, "Invalid query") }
+        func get(_ k: String) -> String? { pairs.last(where: { $0.0 == k })?.1 }
+        let r = try dta2.timePermit(hashMpinID: get("hash_mpin_id"), signature: get("signature"), now: Date())
+        return DTATimePermitResponse(timePermit: r.share, version: "3")
+    }
+
+    func dtaServerSecret(query: String?) throws(ServerError) -> ServerSecretResponse {
+        guard let pairs = FormEncoding.decode(query ?? "") else { throw ServerError(403, "Invalid query") }
+        func get(_ k: String) -> String? { pairs.last(where: { $0.0 == k })?.1 }
+        return try dta2.serverSecret(expires: get("expires"), signature: get("signature"), now: Date())
+    }
+
+    // MARK: Helpers
+
+    func decode<T: Decodable>(_ body: [UInt8], status: Int, what: String) throws(ServerError) -> T {
+        do { return try JSONDecoder().decode(T.self, from: Data(body)) } catch {
+            throw ServerError(status, "BAD REQUEST. " + what + describe(error))
+        }
+    }
+
+    /// Names the field a decoding error is about, never its value.
+    private func describe(_ error: any Error) -> String {
+        guard let e = error as? DecodingError else { return "" }
+        switch e {
+        case .keyNotFound(let k, _): return ": \(k.stringValue) argument missing"
+        case .typeMismatch(_, let c), .valueNotFound(_, let c):
+            return c.codingPath.last.map { ": wrong type for \($0.stringValue)" } ?? ""
+        case .dataCorrupted(let c): return c.codingPath.last.map { ": invalid \($0.stringValue)" } ?? ""
+        @unknown default: return ""
+        }
+    }
+
+    /// Runs a storage call, turning database failures into a logged 503 (never a crash).
+    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(ServerError) -> T {
+        do { return try await body() } catch let e as ServerError { throw e } catch {
+            logger.error("storage failure", metadata: ["error": "\(type(of: error))"])
+            throw ServerError(503, "Storage unavailable")
+        }
+    }
+}

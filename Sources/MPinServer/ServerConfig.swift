@@ -1,0 +1,43 @@
+import Foundation
+
+/// How a registration's identity is verified before its client-secret share is issued.
+public enum VerificationMode: String, Codable, Sendable {
+    /// Every registration is active at once (demo; `init --auto-activate`).
+    case auto
+    /// The user must present the one-time code printed by `mpin-server user add`
+    /// (StartRegistration's `activateCode`), or be activated by `mpin-server user activate`.
+    case code
+}
+
+/// The deployment's settings, stored as `config.json` in the data directory. Holds no secret:
+/// the app key and the master-secret shares live in their own 0600 files.
+public struct ServerConfig: Codable, Sendable, Equatable {
+    /// Application identifier (hex), the `appID` of client settings and D-TA requests.
+    public var appID: String
+    /// Path prefix of the public RPS endpoints (`rps` → `/rps/user`, …).
+    public var rpsPrefix: String = "rps"
+    public var verification: VerificationMode = .auto
+    /// Failed authentications after which an identity is blocked (410).
+    public var maxInvalidLoginAttempts: Int = 3
+    /// Lifetime of a registration record (regOTT) in seconds.
+    public var verifyUserExpireSeconds: Int = 3600
+    /// Lifetime of the signed parameters for the second client-secret share.
+    public var signatureExpireSeconds: Int = 60
+    /// Lifetime of pass-1 state (y) in seconds.
+    public var pass1ExpireSeconds: Int = 15
+    /// Lifetime of an authOTT in seconds.
+    public var authOTTExpireSeconds: Int = 60
+    /// Displayed access-number lifetime (`ttlSeconds`) and the extra validity after it.
+    public var accessNumberExpireSeconds: Int = 60
+    public var accessNumberExtendValiditySeconds: Int = 5
+    /// How long the mobile access-number authentication waits for the browser.
+    public var mobileWaitSeconds: Double = 10
+    /// Path the mobile client posts its logout data to.
+    public var logoutURL: String = "/logout"
+    /// Advertised in client settings (informative for the SDK).
+    public var requestOTP: Bool = false
+    /// Largest accepted request body in bytes.
+    public var maxBodyBytes: Int = 64 * 1024
+
+    public init(appID: String) { self.appID = appID }
+}

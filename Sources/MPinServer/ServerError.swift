@@ -1,0 +1,32 @@
+/// A request the server refuses: the HTTP status and a message safe to show (no secret,
+/// no submitted value).
+public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var status: Int
+    public var message: String
+
+    public init(_ status: Int, _ message: String) { self.status = status; self.message = message }
+
+    public var description: String { "\(status) \(message)" }
+
+    static func badRequest(_ m: String) -> ServerError { .init(400, m) }
+    static func invalidData(_ m: String) -> ServerError { .init(403, "Invalid data received. " + m) }
+}
+
+/// Problems with the data directory or the stored keys, raised at start-up and by `init`.
+public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
+    case dataDirectoryExists(String)
+    case missingFile(String)
+    case corruptFile(String)
+    case insecurePermissions(String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .dataDirectoryExists(let p): return "data directory already initialised: \(p)"
+        case .missingFile(let p): return "missing file: \(p)"
+        case .corruptFile(let p): return "unreadable or corrupt file: \(p)"
+        case .insecurePermissions(let p): return "file is readable by other users: \(p)"
+        case .io(let m): return "I/O error: \(m)"
+        }
+    }
+}

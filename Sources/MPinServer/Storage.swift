@@ -1,0 +1,381 @@
+import Foundation
+import GRDB
+
+/// The server's state in one SQLite file (GRDB). Every multi-step change is one transaction,
+/// so concurrent requests and the `user` command can share the file safely. Secrets that are
+/// only ever compared (regOTT, activation codes, authOTT, webOTT, session tokens) are stored
+/// as SHA-256 hashes.
+public final class Storage: Sendable {
+    let queue: DatabaseQueue
+
+    /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
+    public init(path: String) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.journalMode = .wal
+        let existed = FileManager.default.fileExists(atPath: path)
+        if !existed { FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+        queue = try DatabaseQueue(path: path, configuration: config)
+        try Storage.migrator.migrate(queue)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    user_id TEXT PRIMARY KEY NOT NULL,
+                    state TEXT NOT NULL,                 -- pending | active | revoked
+                    activation_code_hash TEXT,
+                    created REAL NOT NULL);
+                CREATE TABLE registrations (
+                    mpin_id TEXT PRIMARY KEY NOT NULL,   -- lower-case hex
+                    user_id TEXT NOT NULL,
+                    reg_ott_hash TEXT NOT NULL,
+                    activate_key_hash TEXT NOT NULL,
+                    active INTEGER NOT NULL,
+                    expires REAL NOT NULL);
+                CREATE INDEX registrations_user ON registrations(user_id);
+                CREATE TABLE identities (
+                    mpin_id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    blocked_at REAL,
+                    created REAL NOT NULL);
+                CREATE INDEX identities_user ON identities(user_id);
+                CREATE TABLE pass1 (
+                    mpin_id TEXT PRIMARY KEY NOT NULL,
+                    u BLOB NOT NULL, ut BLOB NOT NULL, y BLOB NOT NULL,
+                    expires REAL NOT NULL);
+                CREATE TABLE auth (
+                    auth_ott_hash TEXT PRIMARY KEY NOT NULL,
+                    mpin_id TEXT NOT NULL,
+                    success INTEGER NOT NULL,
+                    wid TEXT NOT NULL,
+                    otp TEXT,
+                    status INTEGER,
+                    browser_ready INTEGER NOT NULL DEFAULT 0,
+                    logout_user TEXT, logout_token TEXT,
+                    expires REAL NOT NULL);
+                CREATE TABLE access_numbers (
+                    wid TEXT PRIMARY KEY NOT NULL,
+                    web_ott_hash TEXT NOT NULL UNIQUE,
+                    auth_ott TEXT,
+                    expires REAL NOT NULL);
+                CREATE TABLE sessions (
+                    token_hash TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL,
+                    expires REAL NOT NULL);
+                """)
+        }
+        return m
+    }
+
+    // MARK: Registration
+
+    /// Outcome of storing a registration.
+    enum RegistrationOutcome: Sendable { case stored(active: Bool), refused }
+
+    /// The stored registration's user and whether the given regOTT hash matches, or nil.
+    func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
+        try await queue.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = ?",
+                                             arguments: [mpinID]) else { return nil }
+            let expires: Double = row["expires"]
+            guard expires > now.timeIntervalSince1970 else { return nil }
+            let h: String = row["reg_ott_hash"]
+            return h == regOTTHash
+        }
+    }
+
+    /// Stores (or replaces) a registration record and decides whether it is active.
+    func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
+                          expires: Date, mode: VerificationMode, activateCodeHash: String?,
+                          now: Date) async throws -> RegistrationOutcome {
+        try await queue.write { db in
+            let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
+                                        arguments: [userID])
+            let state: String? = user?["state"]
+            if state == "revoked" { return .refused }
+            var active = false
+            switch mode {
+            case .auto:
+                active = true
+                try db.execute(sql: """
+                    INSERT INTO users (user_id, state, created) VALUES (?, 'active', ?)
+                    ON CONFLICT(user_id) DO UPDATE SET state = 'active'
+                    """, arguments: [userID, now.timeIntervalSince1970])
+            case .code:
+                let stored: String? = user?["activation_code_hash"]
+                if let stored, let activateCodeHash, stored == activateCodeHash {
+                    active = true
+                    try db.execute(sql: "UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = ?",
+                                   arguments: [userID])
+                } else if user == nil {
+                    try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
+                                   arguments: [userID, now.timeIntervalSince1970])
+                }
+            }
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [mpinID, userID, regOTTHash, activateKeyHash, active, expires.timeIntervalSince1970])
+            return .stored(active: active)
+        }
+    }
+
+    /// RPA activation (`POST /user/{mpinId}`): true when a live registration with this key exists.
+    func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
+        try await queue.write { db in
+            try db.execute(sql: """
+                UPDATE registrations SET active = 1 WHERE mpin_id = ? AND activate_key_hash = ? AND expires > ?
+                """, arguments: [mpinID, activateKeyHash, now.timeIntervalSince1970])
+            return db.changesCount > 0
+        }
+    }
+
+    enum ShareOutcome: Sendable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
+
+    /// The signature step: checks the registration and, when it is active, consumes it and
+    /// records the mpinId as an issued identity. A regOTT mismatch deletes the record.
+    func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
+        try await queue.write { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT r.user_id, r.reg_ott_hash, r.active, r.expires, u.state FROM registrations r
+                LEFT JOIN users u ON u.user_id = r.user_id WHERE r.mpin_id = ?
+                """, arguments: [mpinID]) else { return .notFound }
+            let expires: Double = row["expires"]
+            if expires <= now.timeIntervalSince1970 {
+                try db.execute(sql: "DELETE FROM registrations WHERE mpin_id = ?", arguments: [mpinID])
+                return .notFound
+            }
+            let h: String = row["reg_ott_hash"]
+            guard h == regOTTHash else {
+                try db.execute(sql: "DELETE FROM registrations WHERE mpin_id = ?", arguments: [mpinID])
+                return .regOTTMismatch
+            }
+            let active: Bool = row["active"]
+            let state: String? = row["state"]
+            guard active, state != nil, state != "revoked" else { return .notActive }
+            let userID: String = row["user_id"]
+            try db.execute(sql: "DELETE FROM registrations WHERE mpin_id = ?", arguments: [mpinID])
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO identities (mpin_id, user_id, attempts, created) VALUES (?, ?, 0, ?)
+                """, arguments: [mpinID, userID, now.timeIntervalSince1970])
+            return .issued(userID: userID)
+        }
+    }
+
+    enum PermitOutcome: Sendable { case allowed, revoked }
+
+    /// Whether a time permit may be issued: the mpinId must be an issued identity of a user
+    /// that exists and is not revoked.
+    func permitStatus(mpinID: String) async throws -> PermitOutcome {
+        try await queue.read { db in
+            let state = try String.fetchOne(db, sql: """
+                SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
+                """, arguments: [mpinID])
+            return state == nil || state == "revoked" ? .revoked : .allowed
+        }
+    }
+
+    // MARK: Authentication
+
+    func savePass1(mpinID: String, u: [UInt8], ut: [UInt8], y: [UInt8], expires: Date) async throws {
+        try await queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO pass1 (mpin_id, u, ut, y, expires) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [mpinID, Data(u), Data(ut), Data(y), expires.timeIntervalSince1970])
+        }
+    }
+
+    /// Removes and returns the pass-1 state of `mpinID` (single use), nil if none or expired.
+    func takePass1(mpinID: String, now: Date) async throws -> (u: [UInt8], ut: [UInt8], y: [UInt8])? {
+        try await queue.write { db in
+            guard let row = try Row.fetchOne(db, sql: "DELETE FROM pass1 WHERE mpin_id = ? RETURNING u, ut, y, expires",
+                                             arguments: [mpinID]) else { return nil }
+            let expires: Double = row["expires"]
+            guard expires > now.timeIntervalSince1970 else { return nil }
+            let u: Data = row["u"], ut: Data = row["ut"], y: Data = row["y"]
+            return ([UInt8](u), [UInt8](ut), [UInt8](y))
+        }
+    }
+
+    /// Stores a pass-2 result under its authOTT hash. With an access number (`wid` non-empty)
+    /// the result is stored only if that access number is live; returns whether it was stored.
+    @discardableResult
+    func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
+                  expires: Date, now: Date) async throws -> Bool {
+        try await queue.write { db in
+            if !wid.isEmpty {
+                let live = try Bool.fetchOne(db, sql: "SELECT 1 FROM access_numbers WHERE wid = ? AND expires > ?",
+                                             arguments: [wid, now.timeIntervalSince1970]) ?? false
+                guard live else { return false }
+            }
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [authOTTHash, mpinID, success, wid, otp, expires.timeIntervalSince1970])
+            return true
+        }
+    }
+
+    /// The verdict on an authOTT.
+    struct Verdict: Sendable, Equatable {
+        var status: Int
+        var userID: String
+        var mpinID: String
+        var otp: String?
+    }
+
+    enum AuthFlow: Sendable {
+        /// RPA `/authenticate` (no access number): single use, the record is deleted.
+        case direct
+        /// Mobile `/{p}/authenticate` with an access number: the verdict is kept for the browser.
+        case mobile(authOTT: String)
+    }
+
+    /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
+    /// transaction (so parallel attempts neither lose increments nor block twice).
+    /// Returns nil when no usable record exists.
+    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> Verdict? {
+        try await queue.write { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
+                """, arguments: [authOTTHash]) else { return nil }
+            let expires: Double = row["expires"]
+            let wid: String = row["wid"]
+            let mpinID: String = row["mpin_id"]
+            let otp: String? = row["otp"]
+            let priorStatus: Int? = row["status"]
+            if expires <= now.timeIntervalSince1970 {
+                try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                return nil
+            }
+            let identity = try Row.fetchOne(db, sql: """
+                SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
+                WHERE i.mpin_id = ?
+                """, arguments: [mpinID])
+            let userID: String = identity?["user_id"] ?? ""
+            switch flow {
+            case .direct where !wid.isEmpty:
+                // The browser's step of an access-number login: report the mobile's verdict.
+                guard let priorStatus else { return nil }
+                try db.execute(sql: "UPDATE auth SET browser_ready = 1 WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                return Verdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp)
+            case .mobile where wid.isEmpty:
+                return nil
+            case .mobile where priorStatus != nil:
+                return nil
+            default: break
+            }
+            let success: Bool = row["success"]
+            var status: Int
+            if let identity {
+                let state: String? = identity["state"]
+                let attempts: Int = identity["attempts"]
+                if state == nil || state == "revoked" || attempts >= maxAttempts {
+                    status = 410
+                } else if success {
+                    status = 200
+                    try db.execute(sql: "UPDATE identities SET attempts = 0 WHERE mpin_id = ?", arguments: [mpinID])
+                } else {
+                    let n = attempts + 1
+                    status = n >= maxAttempts ? 410 : 401
+                    try db.execute(sql: """
+                        UPDATE identities SET attempts = ?, blocked_at = CASE WHEN ? THEN ? ELSE blocked_at END
+                        WHERE mpin_id = ?
+                        """, arguments: [n, n >= maxAttempts, now.timeIntervalSince1970, mpinID])
+                }
+            } else {
+                status = 401
+            }
+            switch flow {
+            case .direct:
+                try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+            case .mobile(let authOTT):
+                try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
+                if status == 200 {
+                    try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ?", arguments: [authOTT, wid])
+                }
+            }
+            return Verdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil)
+        }
+    }
+
+    /// Whether the browser has completed the access-number login of this authOTT.
+    func browserReady(authOTTHash: String) async throws -> Bool {
+        try await queue.read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT browser_ready FROM auth WHERE auth_ott_hash = ? AND logout_token IS NOT NULL
+                """,
+                              arguments: [authOTTHash]) ?? false
+        }
+    }
+
+    /// Ends an access-number login: deletes the auth record, the access number and returns the
+    /// logout data recorded for it.
+    func finishMobile(authOTTHash: String) async throws -> (userID: String, token: String)? {
+        try await queue.write { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                DELETE FROM auth WHERE auth_ott_hash = ? RETURNING wid, logout_user, logout_token
+                """, arguments: [authOTTHash]) else { return nil }
+            let wid: String = row["wid"]
+            try db.execute(sql: "DELETE FROM access_numbers WHERE wid = ?", arguments: [wid])
+            guard let u: String = row["logout_user"], let t: String = row["logout_token"] else { return nil }
+            return (u, t)
+        }
+    }
+
+    /// Records the logout data the RPA created for an access-number login.
+    func setLogoutData(authOTTHash: String, userID: String, token: String) async throws {
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
+                           arguments: [userID, token, authOTTHash])
+        }
+    }
+
+    // MARK: Access numbers and sessions
+
+    /// Stores a new access number; false if the number is already in use.
+    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date) async throws -> Bool {
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM access_numbers WHERE expires <= ?", arguments: [now.timeIntervalSince1970])
+            try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires) VALUES (?, ?, ?)",
+                           arguments: [wid, webOTTHash, expires.timeIntervalSince1970])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
+    func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
+        try await queue.read { db in
+            try String.fetchOne(db, sql: "SELECT auth_ott FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
+                                arguments: [webOTTHash, now.timeIntervalSince1970])
+        }
+    }
+
+    func createSession(tokenHash: String, userID: String, expires: Date) async throws {
+        try await queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
+                           arguments: [tokenHash, userID, expires.timeIntervalSince1970])
+        }
+    }
+
+    /// Ends a session; false if there is none for this token and user.
+    func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ? AND user_id = ? AND expires > ?",
+                           arguments: [tokenHash, userID, now.timeIntervalSince1970])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes expired short-lived records.
+    func purgeExpired(now: Date) async throws {
+        let t = now.timeIntervalSince1970
+        try await queue.write { db in
+            for table in ["registrations", "pass1", "auth", "access_numbers", "sessions"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [t])
+            }
+        }
+    }
+}
