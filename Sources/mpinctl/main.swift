@@ -11,8 +11,23 @@ struct MPinCtl: ParsableCommand {
                       TestBackend.self, Doctor.self, Version.self])
 }
 
+/// Global options may come before the subcommand (`mpinctl --config F list`); ArgumentParser
+/// takes them after it, so leading ones are moved behind the subcommand name.
+func reorderedArguments(_ args: [String]) -> [String] {
+    let withValue: Set<String> = ["--config", "--store"], flags: Set<String> = ["--pin-stdin"]
+    var leading: [String] = [], i = 0
+    while i < args.count {
+        let a = args[i]
+        if withValue.contains(a), i + 1 < args.count { leading += [a, args[i + 1]]; i += 2 }
+        else if flags.contains(a) || withValue.contains(where: { a.hasPrefix($0 + "=") }) { leading.append(a); i += 1 }
+        else { break }
+    }
+    guard i < args.count else { return args }
+    return [args[i]] + leading + args[(i + 1)...]
+}
+
 do {
-    var command = try MPinCtl.parseAsRoot()
+    var command = try MPinCtl.parseAsRoot(reorderedArguments(Array(CommandLine.arguments.dropFirst())))
     try command.run()
 } catch let error as CLIError {
     printError(error.message)

@@ -1,0 +1,66 @@
+# Helpers for the integration tests: results, free ports, the server, cleanup.
+# Sourced by the *-tests.sh scripts; they set ROOT (the package) before sourcing.
+
+BIN="$ROOT/.build/release"
+PASSED=0
+FAILED=0
+PIDS=()
+WORK=$(mktemp -d /tmp/mpin-it.XXXXXX)
+chmod 700 "$WORK"
+
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok()   { PASSED=$((PASSED + 1)); echo "ok - $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "not ok - $*"; }
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else fail "$d"; fi; }
+
+summary() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_server: a fresh mpin-server on 127.0.0.1 with auto-activation; sets BACKEND, PORT
+# and SERVER_PID.
+start_server() {
+  PORT=$(free_port)
+  "$BIN/mpin-server" init --data "$WORK/server" --auto-activate >/dev/null || return 1
+  restart_server
+}
+
+# restart_server: serve the existing data directory on the same port again.
+restart_server() {
+  : > "$WORK/server.log"
+  "$BIN/mpin-server" serve --data "$WORK/server" --host 127.0.0.1 --port "$PORT" >>"$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  PIDS+=("$SERVER_PID")
+  BACKEND="http://127.0.0.1:$PORT"
+  for _ in $(seq 1 100); do
+    grep -q 'ready' "$WORK/server.log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "mpin-server did not start:"; cat "$WORK/server.log"; return 1
+}
+
+stop_server() {
+  kill "$SERVER_PID" 2>/dev/null
+  wait "$SERVER_PID" 2>/dev/null
+}
+
+# write_config FILE BACKEND [extra lines...]
+write_config() {
+  local file=$1 backend=$2; shift 2
+  { echo "backend = $backend"; echo "store = $WORK/store"; echo "timeout = 3"; printf '%s\n' "$@"; } > "$file"
+}
+
+# millis: monotonic-enough wall clock in milliseconds.
+millis() { date +%s%3N; }
