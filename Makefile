@@ -9,7 +9,7 @@ SHARED      ?= ../shared
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-unit test-vectors bench demo install clean
+.PHONY: all deps build test test-unit test-vectors test-pam bench demo demo-crypto install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -35,7 +35,7 @@ build: deps
 	$(SWIFT) build -c release
 
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised.
-test: deps test-unit test-vectors
+test: deps test-unit test-vectors test-pam
 
 test-unit:
 	$(SWIFT) build -c release
@@ -45,11 +45,26 @@ test-vectors:
 	$(SWIFT) build -c release --product mpin-vectors
 	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json
 
+# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1.
+test-pam:
+	$(SWIFT) build -c release --product pam_mpin
+	$(SWIFT) build -c release --product mpinctl
+	$(SWIFT) build -c release --product mpin-server
+	bash Tests/Integration/pam-tests.sh
+
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench
 	.build/release/mpin-bench
 
+# The main job on the embedded backend: server, registration, two PAM logins.
 demo: deps
+	$(SWIFT) build -c release --product pam_mpin
+	$(SWIFT) build -c release --product mpinctl
+	$(SWIFT) build -c release --product mpin-server
+	bash pam/demo.sh
+
+# The protocol alone, in one process (no server, no PAM).
+demo-crypto: deps
 	$(SWIFT) build -c release --product mpin-demo
 	.build/release/mpin-demo
 
