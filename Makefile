@@ -6,10 +6,11 @@
 SWIFT       ?= swift
 SHARED      ?= ../shared
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper
+APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper \
+               openssh-server openssh-client sudo
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-unit test-vectors test-pam bench demo demo-crypto install clean
+.PHONY: all deps build test test-unit test-vectors test-pam test-login bench demo demo-crypto install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -35,7 +36,7 @@ build: deps
 	$(SWIFT) build -c release
 
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised.
-test: deps test-unit test-vectors test-pam
+test: deps test-unit test-vectors test-pam test-login
 
 test-unit:
 	$(SWIFT) build -c release
@@ -51,6 +52,11 @@ test-pam:
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
 	bash Tests/Integration/pam-tests.sh
+
+# A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
+# user and sudo's PAM file are restored afterwards.
+test-login: test-pam
+	bash Tests/Integration/login-tests.sh
 
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench

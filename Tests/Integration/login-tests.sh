@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# pam_mpin.so inside a real sshd (keyboard-interactive, private PAM service through
+# libpam-wrapper) and a real sudo (setuid, so its /etc/pam.d/sudo is replaced for the test
+# and restored afterwards). A throwaway Unix user is created and removed. Needs root.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/Tests/Integration/lib.sh"
+MODULE="$BIN/libpam_mpin.so"
+
+if [ "$(id -u)" != 0 ]; then echo "login tests need root"; echo "0 passed, 1 failed"; exit 1; fi
+TESTUSER="mpint$$"
+SUDO_PAM_BACKUP="$WORK/sudo.pam"
+restore() {
+  [ -e "$SUDO_PAM_BACKUP" ] && cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+  rm -f "/etc/sudoers.d/$TESTUSER"
+  [ -n "${SSHD_PID:-}" ] && kill "$SSHD_PID" 2>/dev/null
+  userdel -r "$TESTUSER" >/dev/null 2>&1
+  cleanup
+}
+trap restore EXIT
+
+mkdir -m 700 "$WORK/store"
+start_server || exit 1
+write_config "$WORK/mpin.conf" "$BACKEND"
+useradd -m -s /bin/sh "$TESTUSER" || { echo "useradd failed"; exit 1; }
+echo 2468 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register "$TESTUSER" --identity "$TESTUSER@example.org" --pin-stdin >/dev/null
+check "the throwaway user is registered" [ "$?" -eq 0 ]
+
+# --- sshd -------------------------------------------------------------------------------
+SSH_PORT=$(free_port)
+mkdir -p "$WORK/sshpam" /run/sshd
+printf 'auth required %s config=%s\naccount required pam_permit.so\nsession required pam_permit.so\n' \
+  "$MODULE" "$WORK/mpin.conf" > "$WORK/sshpam/sshd"
+ssh-keygen -q -t ed25519 -N '' -f "$WORK/hostkey"
+cat > "$WORK/sshd_config" <<CONF
+Port $SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $WORK/hostkey
+PidFile $WORK/sshd.pid
+UsePAM yes
+KbdInteractiveAuthentication yes
+PasswordAuthentication no
+PubkeyAuthentication no
+AuthenticationMethods keyboard-interactive
+StrictModes no
+CONF
+LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/sshpam" \
+  /usr/sbin/sshd -D -e -f "$WORK/sshd_config" > "$WORK/sshd.log" 2>&1 &
+SSHD_PID=$!
+for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$SSH_PORT") 2>/dev/null && break; sleep 0.1; done
+
+# ssh_login PIN: drives keyboard-interactive on a pty; prints in|denied|error.
+ssh_login() {
+  python3 - "$SSH_PORT" "$TESTUSER" "$1" <<'PY'
+import pexpect, sys
+port, user, pin = sys.argv[1:4]
+c = pexpect.spawn("ssh", ["-p", port, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                          "-o", "PreferredAuthentications=keyboard-interactive", "-o", "NumberOfPasswordPrompts=1",
+                          "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "ran-as-$(id -un)"],
+                  timeout=30, encoding="utf-8")
+try:
+    c.expect("M-Pin PIN: ")
+    c.sendline(pin)
+    i = c.expect([f"ran-as-{user}", "Permission denied", pexpect.EOF])
+    print(["in", "denied", "error"][i])
+except pexpect.exceptions.ExceptionPexpect as e:
+    print("error")
+PY
+}
+check "ssh: the right PIN logs in and runs a command" [ "$(ssh_login 2468)" = in ]
+check "ssh: a wrong PIN is refused" [ "$(ssh_login 1111)" = denied ]
+check "sshd logged the keyboard-interactive/pam acceptance" grep -q "Accepted keyboard-interactive/pam for $TESTUSER" "$WORK/sshd.log"
+check "ssh: the right PIN works again after one wrong PIN" [ "$(ssh_login 2468)" = in ]
+
+# --- sudo -------------------------------------------------------------------------------
+cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP" 2>/dev/null || : > "$SUDO_PAM_BACKUP"
+printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' \
+  "$MODULE" "$WORK/mpin.conf" > /etc/pam.d/sudo
+printf 'Defaults:%s passwd_tries=1\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
+chmod 440 "/etc/sudoers.d/$TESTUSER"
+sudo_as() { printf '%s\n' "$1" | runuser -u "$TESTUSER" -- sudo -S -k /usr/bin/id -un 2>"$WORK/sudo.err"; }
+check "sudo: the right PIN runs the command as root" [ "$(sudo_as 2468)" = root ]
+check "sudo: a wrong PIN refuses" [ -z "$(sudo_as 1357)" ]
+check "sudo: the user is told the PIN was wrong" grep -q 'Wrong PIN.' "$WORK/sudo.err"
+cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+check "sudo's PAM file is restored" cmp -s "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+
+summary
