@@ -87,9 +87,15 @@ extension RPS {
         let verdict = try await evaluateDirect(authOTT: ott)
         logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "rpa"])
         if verdict.status == 200 { try await startSession(for: verdict, authOTT: ott) }
+        // An issued OTP is valid for 60 s, as in the original demo RPA with requestOTP on.
+        var timing: OTPTiming? = nil
+        if verdict.status == 200, verdict.otp != nil {
+            let now = WireTime.milliseconds(Date())
+            timing = OTPTiming(expireTime: now + 60_000, ttlSeconds: 60, nowTime: now)
+        }
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200
-                         ? "This will be handled by onSuccessLogin handler." : "Authentication failed"))
+                         ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing))
     }
 
     /// RPA → RPS private `POST /authenticate`.

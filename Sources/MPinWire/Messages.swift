@@ -271,7 +271,17 @@ public struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
 /// Demo-RPA `POST {authenticateURL}` response body.
 public struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     public var someUserData: String
-    public init(someUserData: String) { self.someUserData = someUserData }
+    /// The OTP's lifetime (ms since the epoch) when the authentication issued one (§6), so
+    /// the client can fill its OTP object.
+    public var expireTime: Int64?
+    public var ttlSeconds: Int?
+    public var nowTime: Int64?
+    public init(someUserData: String, otpTiming: OTPTiming? = nil) {
+        self.someUserData = someUserData
+        expireTime = otpTiming?.expireTime
+        ttlSeconds = otpTiming?.ttlSeconds
+        nowTime = otpTiming?.nowTime
+    }
 }
 
 /// OTP lifetime returned by an RPA that validates OTPs (§6), times in milliseconds.
