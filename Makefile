@@ -61,6 +61,10 @@ test-login: test-pam
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench
 	.build/release/mpin-bench
+	$(SWIFT) build -c release --product pam_mpin
+	$(SWIFT) build -c release --product mpinctl
+	$(SWIFT) build -c release --product mpin-server
+	bash Tests/Integration/pam-bench.sh
 
 # The main job on the embedded backend: server, registration, two PAM logins.
 demo: deps

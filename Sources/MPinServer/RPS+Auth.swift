@@ -87,11 +87,10 @@ extension RPS {
         let verdict = try await evaluateDirect(authOTT: ott)
         logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "rpa"])
         if verdict.status == 200 { try await startSession(for: verdict, authOTT: ott) }
-        // An issued OTP is valid for 60 s, as in the original demo RPA with requestOTP on.
         var timing: OTPTiming? = nil
-        if verdict.status == 200, verdict.otp != nil {
+        if verdict.status == 200, verdict.otp != nil, let ttl = config.otpTTLSeconds, ttl > 0 {
             let now = WireTime.milliseconds(Date())
-            timing = OTPTiming(expireTime: now + 60_000, ttlSeconds: 60, nowTime: now)
+            timing = OTPTiming(expireTime: now + Int64(ttl) * 1000, ttlSeconds: ttl, nowTime: now)
         }
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200

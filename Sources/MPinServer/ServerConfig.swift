@@ -36,6 +36,11 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public var logoutURL: String = "/logout"
     /// Advertised in client settings (informative for the SDK).
     public var requestOTP: Bool = false
+    /// Lifetime of an OTP issued at pass 2; the demo-RPA step then returns it (expireTime,
+    /// ttlSeconds, nowTime) as the original demo RPA does with its requestOTP option on.
+    /// nil (also for data directories made before this option) returns `someUserData` only,
+    /// as the recorded server did.
+    public var otpTTLSeconds: Int? = 60
     /// Largest accepted request body in bytes.
     public var maxBodyBytes: Int = 64 * 1024
 

@@ -44,7 +44,8 @@ final class ConformanceTests: XCTestCase {
         }
         let exchanges = try JSONDecoder().decode([Exchange].self, from: data)
         XCTAssertEqual(exchanges.count, 99)
-        let server = try TestServer { $0.mobileWaitSeconds = 8 }
+        // The recorded demo RPA returned no OTP lifetime.
+        let server = try TestServer { $0.mobileWaitSeconds = 8; $0.otpTTLSeconds = nil }
         try await server.start()
         do {
             try await replay(exchanges, server.client)
