@@ -41,7 +41,9 @@ test-vectors:
 
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench
+	$(SWIFT) build -c release --product mpin-server-bench
 	.build/release/mpin-bench
+	.build/release/mpin-server-bench
 
 demo: deps
 	$(SWIFT) build -c release --product mpin-demo

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "MPinWire", targets: ["MPinWire"]),
         .library(name: "MPinServer", targets: ["MPinServer"]),
         .executable(name: "mpin-server", targets: ["mpin-server"]),
+        .executable(name: "mpin-server-bench", targets: ["mpin-server-bench"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
@@ -47,6 +48,10 @@ let package = Package(
             "MPinServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+        ]),
+        // `make bench`: authentications per second against a local release server.
+        .executableTarget(name: "mpin-server-bench", dependencies: [
+            "MPinServer", "MPinWire", "MPinCrypto", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
         .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
