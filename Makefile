@@ -60,7 +60,9 @@ test-login: test-pam
 
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench
+	$(SWIFT) build -c release --product mpin-server-bench
 	.build/release/mpin-bench
+	.build/release/mpin-server-bench
 	$(SWIFT) build -c release --product pam_mpin
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server

@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "pam_mpin", type: .dynamic, targets: ["PAMModule"]),
         .executable(name: "mpinctl", targets: ["mpinctl"]),
         .executable(name: "mpin-server", targets: ["mpin-server"]),
+        .executable(name: "mpin-server-bench", targets: ["mpin-server-bench"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
         .executable(name: "mpin-bench", targets: ["mpin-bench"]),
         .executable(name: "mpin-demo", targets: ["mpin-demo"]),
@@ -91,6 +92,10 @@ let package = Package(
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
         // `make bench`: one line per operation, `NAME MICROSECONDS`.
         .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),
+        // `make bench`: authentications per second against a local release server.
+        .executableTarget(name: "mpin-server-bench", dependencies: [
+            "MPinServer", "MPinWire", "MPinCrypto", .product(name: "Logging", package: "swift-log"),
+        ]),
         // `make demo`: the protocol end to end in one process.
         .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),
         // Test helper: one process hammering a FileStorage (concurrency and kill tests).

@@ -16,6 +16,8 @@ public struct DataDirectory: Sendable {
     var configPath: String { path + "/config.json" }
     var appKeyPath: String { path + "/app.key" }
     var databasePath: String { path + "/mpin.sqlite" }
+    /// Activation links of `link` mode, one JSON object per line.
+    public var spoolPath: String { path + "/mail.spool" }
     func sharePath(_ index: Int) -> String { path + "/dta\(index).share" }
 
     /// Creates the directory, a fresh config, app key, both shares and the database.

@@ -7,7 +7,13 @@ import MPinWire
 /// (5xx only for the server's own faults); nothing a client sends can crash the process.
 struct Dispatcher: HTTPResponder {
     typealias Context = BasicRequestContext
-    let rps: RPS
+    /// The RPS with the authentication server and demo-RPA endpoints, when hosted.
+    let rps: RPS?
+    /// The second D-TA under `/dta/`, when embedded with the RPS.
+    let embeddedDTA: DTAHandlers?
+    /// A D-TA running alone, served at the root as in Appendix A.
+    let standaloneDTA: DTAHandlers?
+    let maxBodyBytes: Int
 
     private static let version = "0.3"
 
@@ -19,7 +25,7 @@ struct Dispatcher: HTTPResponder {
         }
         let body: [UInt8]
         do {
-            let buffer = try await request.collectBody(upTo: rps.config.maxBodyBytes)
+            let buffer = try await request.collectBody(upTo: maxBodyBytes)
             body = Array(buffer.readableBytesView)
         } catch {
             return failure(ServerError(413, "Request body too large"))
@@ -33,10 +39,32 @@ struct Dispatcher: HTTPResponder {
 
     private func route(method: HTTPRequest.Method, path: String, query: String?, body: [UInt8]) async throws(ServerError) -> Response {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let p = rps.config.rpsPrefix
         func allow(_ m: HTTPRequest.Method) throws(ServerError) {
             guard method == m else { throw ServerError(405, "Method not allowed") }
         }
+        if let dta = standaloneDTA {
+            guard parts.count == 1 else { throw ServerError(404, "URI NOT FOUND") }
+            try allow(.get)
+            switch parts[0] {
+            case "clientSecret": return json(200, try dta.clientSecret(query: query))
+            case "timePermit": return json(200, try dta.timePermit(query: query))
+            case "serverSecret": return json(200, try dta.serverSecret(query: query))
+            case "status": return json(200, StatusResponse(message: "OK"))
+            default: throw ServerError(404, "URI NOT FOUND")
+            }
+        }
+        if parts.count == 2, parts[0] == "dta", let dta = embeddedDTA {
+            try allow(.get)
+            switch parts[1] {
+            case "clientSecret": return json(200, try dta.clientSecret(query: query))
+            case "timePermit": return json(200, try dta.timePermit(query: query))
+            case "serverSecret": return json(200, try dta.serverSecret(query: query))
+            case "status": return json(200, StatusResponse(message: "OK"))
+            default: throw ServerError(404, "URI NOT FOUND")
+            }
+        }
+        guard let rps else { throw ServerError(404, "URI NOT FOUND") }
+        let p = rps.config.rpsPrefix
         switch (parts.first, parts.count) {
         case ("status", 1):
             try allow(.get)
@@ -53,21 +81,16 @@ struct Dispatcher: HTTPResponder {
             try allow(.post)
             try await rps.logout(body: body)
             return Response(status: .ok, headers: Self.cors(), body: .init())
+        case ("mpinActivate", 1):
+            guard method == .get || method == .post else { throw ServerError(405, "Method not allowed") }
+            try await rps.activateLink(query: query)
+            return json(200, StatusResponse(message: "Identity activated"))
         case ("user", 2):
             try allow(.post)
             try await rps.activate(mpinIDHex: parts[1], body: body)
             return json(200, StatusResponse(message: "OK"))
-        case ("dta", 2):
-            try allow(.get)
-            switch parts[1] {
-            case "clientSecret": return json(200, try rps.dtaClientSecret(query: query))
-            case "timePermit": return json(200, try rps.dtaTimePermit(query: query))
-            case "serverSecret": return json(200, try rps.dtaServerSecret(query: query))
-            case "status": return json(200, StatusResponse(message: "OK"))
-            default: break
-            }
         case (p, 2), (p, 3):
-            return try await routeRPS(method: method, parts: Array(parts.dropFirst()), query: query, body: body)
+            return try await routeRPS(rps, method: method, parts: Array(parts.dropFirst()), query: query, body: body)
         case (p, _) where parts.count > 3 && parts[1] == "timePermitsStorage":
             // No public time-permit cache: clients fall back to the second D-TA, as on an S3 miss.
             throw ServerError(404, "URI NOT FOUND")
@@ -76,7 +99,7 @@ struct Dispatcher: HTTPResponder {
         throw ServerError(404, "URI NOT FOUND")
     }
 
-    private func routeRPS(method: HTTPRequest.Method, parts: [String], query: String?, body: [UInt8]) async throws(ServerError) -> Response {
+    private func routeRPS(_ rps: RPS, method: HTTPRequest.Method, parts: [String], query: String?, body: [UInt8]) async throws(ServerError) -> Response {
         func allow(_ m: HTTPRequest.Method) throws(ServerError) {
             guard method == m else { throw ServerError(405, "Method not allowed") }
         }
@@ -148,32 +171,61 @@ struct Dispatcher: HTTPResponder {
     }
 }
 
-/// The whole backend in one process: RPS, both D-TAs, the authentication server and the
-/// demo-RPA endpoints, over one data directory.
+/// Which roles a process hosts.
+public enum ServerRole: Sendable, Equatable {
+    /// RPS, authentication server and both D-TAs in one process (the default).
+    case all
+    /// The RPS alone, reaching D-TA 1 at `dta1URL` and telling clients to fetch their second
+    /// shares from `dta2URL` (absolute, ending in `/`).
+    case rps(dta1URL: String, dta2URL: String)
+    /// One D-TA alone (index 1 or 2), serving Appendix A at the root.
+    case dta(index: Int)
+}
+
+/// The backend over one data directory: by default every role in one process.
 public final class MPinServer: Sendable {
-    let rps: RPS
+    let dispatcher: Dispatcher
+    let storage: Storage?
     public let host: String
     public let port: Int
     let logger: Logger
 
-    /// Loads the data directory (config, key files, database) and recombines the server
-    /// secret. Port 0 picks a free port (see `RunningServer.port`).
-    public init(dataDirectory: String, host: String = "127.0.0.1", port: Int = 8005,
-                logger: Logger = Logger(label: "mpin-server")) throws {
+    /// Loads the data directory (config, key files, database) and, for the RPS, recombines the
+    /// server secret from both D-TAs. Port 0 picks a free port (see `RunningServer.port`).
+    public init(dataDirectory: String, host: String = "127.0.0.1", port: Int = 8005, role: ServerRole = .all,
+                logger: Logger = Logger(label: "mpin-server")) async throws {
         let dir = DataDirectory(path: dataDirectory)
         let config = try dir.loadConfig()
         let key = try dir.loadAppKey()
-        let storage = try dir.openStorage()
-        let dta1 = DTA(index: 1, appID: config.appID, appKey: key, share: try dir.loadShare(1))
-        let dta2 = DTA(index: 2, appID: config.appID, appKey: key, share: try dir.loadShare(2))
-        rps = try RPS(config: config, appKey: key, dta1: dta1, dta2: dta2, storage: storage, logger: logger)
+        func dta(_ i: Int) throws -> DTA { DTA(index: i, appID: config.appID, appKey: key, share: try dir.loadShare(i)) }
+        switch role {
+        case .dta(let index):
+            guard index == 1 || index == 2 else { throw SetupError.io("D-TA index must be 1 or 2") }
+            dispatcher = Dispatcher(rps: nil, embeddedDTA: nil, standaloneDTA: DTAHandlers(dta: try dta(index)),
+                                    maxBodyBytes: config.maxBodyBytes)
+            storage = nil
+        case .all, .rps:
+            let storage = try dir.openStorage()
+            let d1: any DTAEndpoint, d2: any DTAEndpoint, embedded: DTAHandlers?, certivox: String
+            if case .rps(let u1, let u2) = role {
+                d1 = RemoteDTA(base: u1); d2 = RemoteDTA(base: u2); embedded = nil
+                certivox = u2.hasSuffix("/") ? u2 : u2 + "/"
+            } else {
+                let second = try dta(2)
+                d1 = LocalDTA(dta: try dta(1)); d2 = LocalDTA(dta: second); embedded = DTAHandlers(dta: second)
+                certivox = "/dta/"
+            }
+            let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
+                                    storage: storage, spool: MailSpool(path: dir.spoolPath), logger: logger)
+            dispatcher = Dispatcher(rps: rps, embeddedDTA: embedded, standaloneDTA: nil, maxBodyBytes: config.maxBodyBytes)
+            self.storage = storage
+        }
         self.host = host; self.port = port; self.logger = logger
     }
 
     private func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
-        let host = host
-        return Application(
-            responder: Dispatcher(rps: rps),
+        Application(
+            responder: dispatcher,
             configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -185,7 +237,7 @@ public final class MPinServer: Sendable {
         let purge = startPurging()
         defer { purge.cancel() }
         try await application { port in
-            logger.info("mpin-server ready", metadata: ["url": "http://\(host):\(port)", "prefix": "\(self.rps.config.rpsPrefix)"])
+            logger.info("mpin-server ready", metadata: ["url": "http://\(host):\(port)"])
         }.runService()
     }
 
@@ -205,7 +257,7 @@ public final class MPinServer: Sendable {
     }
 
     private func startPurging() -> Task<Void, Never> {
-        let storage = rps.storage
+        guard let storage else { return Task {} }
         return Task {
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 60_000_000_000)

@@ -9,21 +9,23 @@ import MPinWire
 final class RPS: Sendable {
     let config: ServerConfig
     let storage: Storage
-    let dta1: DTA
-    let dta2: DTA
+    let dta1: any DTAEndpoint
+    /// Where clients fetch the second shares (`certivoxURL`): `/dta/` when embedded.
+    let certivoxURL: String
     private let appKey: String
     let serverSecret: G2Point
     let logger: Logger
+    let spool: MailSpool
 
-    init(config: ServerConfig, appKey: String, dta1: DTA, dta2: DTA, storage: Storage, logger: Logger) throws {
-        self.config = config; self.appKey = appKey; self.dta1 = dta1; self.dta2 = dta2
-        self.storage = storage; self.logger = logger
+    init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
+         storage: Storage, spool: MailSpool, logger: Logger) async throws(ServerError) {
+        self.config = config; self.appKey = appKey; self.dta1 = dta1; self.certivoxURL = certivoxURL
+        self.storage = storage; self.spool = spool; self.logger = logger
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
-        let now = Date()
-        let expires = WireTime.signatureExpires(now.addingTimeInterval(60))
+        let expires = WireTime.signatureExpires(Date().addingTimeInterval(60))
         let sig = WireSignature.sign(WireSignature.serverSecretMessage(appID: config.appID, expires: expires), key: appKey)
-        let s1 = try dta1.serverSecret(expires: expires, signature: sig, now: now)
-        let s2 = try dta2.serverSecret(expires: expires, signature: sig, now: now)
+        let s1 = try await dta1.serverSecret(expires: expires, signature: sig)
+        let s2 = try await dta2.serverSecret(expires: expires, signature: sig)
         guard let w1 = Hex.decode(s1.serverSecret), let w2 = Hex.decode(s2.serverSecret),
               let sum = try? MPin.recombineG2(w1, w2), let point = try? G2Point(bytes: sum) else {
             throw ServerError(500, "Server secret recombination failed")
@@ -41,7 +43,7 @@ final class RPS: Sendable {
             useWebSocket: false, useNFC: false, setDeviceName: false, seedValue: try Secrets.randomHex(100),
             accessNumberDigits: 7, accessNumberURL: prefix + "/accessnumber", setupDoneURL: prefix + "/setupDone",
             timePermitsStorageURL: prefix + "/timePermitsStorage", authenticateURL: "/mpinAuthenticate",
-            certivoxURL: "/dta/", accessNumberUseCheckSum: true, registerURL: prefix + "/user",
+            certivoxURL: certivoxURL, accessNumberUseCheckSum: true, registerURL: prefix + "/user",
             appID: config.appID, cSum: 1, signatureURL: prefix + "/signature",
             getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate")
     }
@@ -85,6 +87,10 @@ final class RPS: Sendable {
             throw ServerError(403, "Identity not authorized")
         case .stored(let active):
             logger.info("registration stored", metadata: ["active": "\(active)"])
+            if !active && config.verification == .link {
+                try spool.append(userID: userID, mpinIDHex: mpinID, activateKey: activateKey, expires: expires,
+                                 base: config.publicBaseURL ?? "")
+            }
             return RegisterResponse(mpinId: mpinID, regOTT: ott, expireTime: WireTime.pythonISO(expires),
                                     nowTime: WireTime.pythonISO(now), active: active)
         }
@@ -97,6 +103,19 @@ final class RPS: Sendable {
         let ok = try await run { try await self.storage.activateRegistration(
             mpinID: mpinID, activateKeyHash: Secrets.hash(req.activateKey.lowercased()), now: Date()) }
         guard ok else { throw ServerError(401, "No such registration") }
+    }
+
+    /// The activation link of `link` mode: `GET|POST /mpinActivate?i={mpinIdHex}&s={activateKey}`.
+    func activateLink(query: String?) async throws(ServerError) {
+        let pairs = FormEncoding.decode(query ?? "") ?? []
+        guard let i = pairs.last(where: { $0.0 == "i" })?.1, let s = pairs.last(where: { $0.0 == "s" })?.1,
+              let mpinID = Hex.canonical(i), let key = Hex.canonical(s) else {
+            throw ServerError(400, "Invalid activation link")
+        }
+        let ok = try await run { try await self.storage.activateRegistration(
+            mpinID: mpinID, activateKeyHash: Secrets.hash(key), now: Date()) }
+        guard ok else { throw ServerError(401, "Activation link expired or invalid") }
+        logger.info("registration activated", metadata: ["via": "link"])
     }
 
     func signature(mpinIDHex: String, regOTT: String?) async throws(ServerError) -> SignatureResponse {
@@ -120,7 +139,7 @@ final class RPS: Sendable {
         let params = ClientSecretParams(mobile: mobile, expires: expires, appID: config.appID,
                                         hashMpinID: hashMpinID, signature: sig)
         // The local D-TA verifies the same signed request it would get over HTTP.
-        let share = try dta1.clientSecret(params, now: now)
+        let share = try await dta1.clientSecret(params)
         logger.info("client-secret share issued")
         return SignatureResponse(clientSecretShare: share.clientSecret, params: params.query)
     }
@@ -136,30 +155,8 @@ final class RPS: Sendable {
         let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
         let day = WireTime.day(now)
         let sig = WireSignature.sign(DTA.timePermitMessage(appID: config.appID, hashMpinID: hashMpinID, day: day), key: appKey)
-        let (permitDay, share) = try dta1.timePermit(hashMpinID: hashMpinID, signature: sig, now: now)
-        return TimePermitResponse(date: Int(permitDay), signature: sig, storageId: hashMpinID, timePermit: share)
-    }
-
-    // MARK: Second D-TA, called by the client with RPS-signed parameters
-
-    func dtaClientSecret(query: String?) throws(ServerError) -> ClientSecretResponse {
-        guard let pairs = FormEncoding.decode(query ?? "") else { throw ServerError(403, "Invalid query") }
-        let params: ClientSecretParams
-        do { params = try ClientSecretParams(pairs: pairs) } catch { throw ServerError(403, error.description) }
-        return try dta2.clientSecret(params, now: Date())
-    }
-
-    func dtaTimePermit(query: String?) throws(ServerError) -> DTATimePermitResponse {
-        guard let pairs = FormEncoding.decode(query ?? "") else { throw ServerError(403, "Invalid query") }
-        func get(_ k: String) -> String? { pairs.last(where: { $0.0 == k })?.1 }
-        let r = try dta2.timePermit(hashMpinID: get("hash_mpin_id"), signature: get("signature"), now: Date())
-        return DTATimePermitResponse(timePermit: r.share, version: "3")
-    }
-
-    func dtaServerSecret(query: String?) throws(ServerError) -> ServerSecretResponse {
-        guard let pairs = FormEncoding.decode(query ?? "") else { throw ServerError(403, "Invalid query") }
-        func get(_ k: String) -> String? { pairs.last(where: { $0.0 == k })?.1 }
-        return try dta2.serverSecret(expires: get("expires"), signature: get("signature"), now: Date())
+        let share = try await dta1.timePermit(hashMpinID: hashMpinID, signature: sig, day: day)
+        return TimePermitResponse(date: Int(day), signature: sig, storageId: hashMpinID, timePermit: share)
     }
 
     // MARK: Helpers

@@ -7,6 +7,9 @@ public enum VerificationMode: String, Codable, Sendable {
     /// The user must present the one-time code printed by `mpin-server user add`
     /// (StartRegistration's `activateCode`), or be activated by `mpin-server user activate`.
     case code
+    /// Like the original demo RPA's e-mail: an activation link is appended to `DIR/mail.spool`
+    /// (0600) for an administrator to forward; opening it activates the registration.
+    case link
 }
 
 /// The deployment's settings, stored as `config.json` in the data directory. Holds no secret:
@@ -41,6 +44,8 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     /// nil (also for data directories made before this option) returns `someUserData` only,
     /// as the recorded server did.
     public var otpTTLSeconds: Int? = 60
+    /// Base URL put in front of activation links (`link` mode); relative links when nil.
+    public var publicBaseURL: String? = nil
     /// Largest accepted request body in bytes.
     public var maxBodyBytes: Int = 64 * 1024
 

@@ -105,6 +105,11 @@ public final class Storage: Sendable {
                     INSERT INTO users (user_id, state, created) VALUES (?, 'active', ?)
                     ON CONFLICT(user_id) DO UPDATE SET state = 'active'
                     """, arguments: [userID, now.timeIntervalSince1970])
+            case .link:
+                if user == nil {
+                    try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
+                                   arguments: [userID, now.timeIntervalSince1970])
+                }
             case .code:
                 let stored: String? = user?["activation_code_hash"]
                 if let stored, let activateCodeHash, stored == activateCodeHash {

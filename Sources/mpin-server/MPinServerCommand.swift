@@ -23,10 +23,26 @@ struct Init: ParsableCommand {
     @OptionGroup var options: DataOption
     @Flag(name: .long, help: "Activate every registration at once (demo). Default: activation codes.")
     var autoActivate = false
+    @Option(name: .long, help: "Identity verification: auto, code (default) or link (activation links in DIR/mail.spool).")
+    var verification: String?
+    @Option(name: .long, help: "Base URL of activation links (link mode), e.g. http://127.0.0.1:8005.")
+    var publicURL: String?
+
+    func validate() throws {
+        if let v = verification, VerificationMode(rawValue: v) == nil {
+            throw ValidationError("--verification must be auto, code or link")
+        }
+        if autoActivate, let v = verification, v != "auto" {
+            throw ValidationError("--auto-activate contradicts --verification \(v)")
+        }
+    }
 
     func run() throws {
         do {
-            try DataDirectory.initialise(path: options.data, autoActivate: autoActivate)
+            try DataDirectory.initialise(path: options.data, autoActivate: autoActivate) { config in
+                if let v = verification.flatMap(VerificationMode.init(rawValue:)) { config.verification = v }
+                config.publicBaseURL = publicURL
+            }
             print("initialised \(options.data)")
         } catch let e as SetupError {
             throw ValidationError(e.description)
@@ -39,15 +55,39 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var options: DataOption
     @Option(name: .long, help: "Address to bind.") var host = "127.0.0.1"
     @Option(name: .long, help: "Port to bind (0 = any free port).") var port = 8005
+    @Option(name: .long, help: "Roles to host: all (default), rps, dta1 or dta2.") var role = "all"
+    @Option(name: .long, help: "With --role rps: base URL of D-TA 1 (e.g. http://127.0.0.1:8001/).")
+    var dta1URL: String?
+    @Option(name: .long, help: "With --role rps: public base URL of D-TA 2, given to clients as certivoxURL.")
+    var dta2URL: String?
+
+    func validate() throws {
+        guard ["all", "rps", "dta1", "dta2"].contains(role) else { throw ValidationError("--role must be all, rps, dta1 or dta2") }
+        if role == "rps" && (dta1URL == nil || dta2URL == nil) {
+            throw ValidationError("--role rps needs --dta1-url and --dta2-url")
+        }
+    }
+
+    private var serverRole: ServerRole {
+        switch role {
+        case "rps": return .rps(dta1URL: dta1URL ?? "", dta2URL: dta2URL ?? "")
+        case "dta1": return .dta(index: 1)
+        case "dta2": return .dta(index: 2)
+        default: return .all
+        }
+    }
 
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "mpin-server")
         let server: MPinServer
         do {
-            server = try MPinServer(dataDirectory: options.data, host: host, port: port, logger: logger)
+            server = try await MPinServer(dataDirectory: options.data, host: host, port: port, role: serverRole,
+                                          logger: logger)
         } catch let e as SetupError {
             throw ValidationError(e.description)
+        } catch let e as ServerError {
+            throw ValidationError("cannot start: \(e.message)")
         }
         try await server.serve()
         logger.info("mpin-server stopped")

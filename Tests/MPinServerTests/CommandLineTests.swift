@@ -1,6 +1,10 @@
 import Foundation
 import MPinServer
+import MPinWire
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `mpin-server` executable as scripts use it: init, serve (ready line, SIGTERM), user.
 final class CommandLineTests: XCTestCase {
@@ -28,6 +32,80 @@ final class CommandLineTests: XCTestCase {
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, expectStatus, args.joined(separator: " "))
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Starts `mpin-server serve --port 0` and reads the port from its ready line.
+    private func startServe(_ dir: String) throws -> (Process, Int, String) {
+        let p = Process()
+        p.executableURL = try binary
+        p.arguments = ["serve", "--data", dir, "--host", "127.0.0.1", "--port", "0"]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        var logged = ""
+        var port: Int? = nil
+        let handle = err.fileHandleForReading
+        while port == nil {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            logged += String(decoding: chunk, as: UTF8.self)
+            if let line = logged.split(separator: "\n").first(where: { $0.contains("mpin-server ready") }),
+               let r = line.range(of: "http://127.0.0.1:") {
+                port = Int(line[r.upperBound...].prefix { $0.isNumber })
+            }
+        }
+        guard let port else {
+            p.terminate(); p.waitUntilExit()
+            XCTFail("no ready line: \(logged)")
+            throw CancellationError()
+        }
+        // Keep draining stderr so the server never blocks on a full pipe.
+        handle.readabilityHandler = { _ = $0.availableData }
+        return (p, port, logged)
+    }
+
+    func testKillDuringLoadLosesNoCommittedRegistration() async throws {
+        let dir = NSTemporaryDirectory() + "mpin-kill-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try run(["init", "--data", dir, "--auto-activate"])
+        let (p, port, _) = try startServe(dir)
+        let http = HTTPClient(base: "http://127.0.0.1:\(port)")
+        // Four clients register continuously; each finished (200) share fetch is committed.
+        let committed = try await withThrowingTaskGroup(of: [String].self) { group in
+            for w in 0..<4 {
+                group.addTask {
+                    var done: [String] = []
+                    for i in 0..<1000 {
+                        guard let reg = try? await http.put("/rps/user", RegisterRequest(userId: "load\(w)-\(i)")),
+                              reg.status == 200, let r = try? reg.decode(RegisterResponse.self),
+                              let s = try? await http.get("/rps/signature/\(r.mpinId)?regOTT=\(r.regOTT)") else { break }
+                        if s.status == 200 { done.append(r.mpinId) }
+                    }
+                    return done
+                }
+            }
+            group.addTask {
+                try await Task.sleep(nanoseconds: 1_500_000_000)
+                kill(p.processIdentifier, SIGKILL)
+                return []
+            }
+            var all: [String] = []
+            for try await d in group { all += d }
+            return all
+        }
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+        XCTAssertGreaterThan(committed.count, 5)
+        let (p2, port2, _) = try startServe(dir)
+        let http2 = HTTPClient(base: "http://127.0.0.1:\(port2)")
+        for id in committed {
+            let t = try await http2.get("/rps/timePermit/\(id)")
+            XCTAssertEqual(t.status, 200, "registration lost after kill -9")
+        }
+        p2.terminate()
+        p2.waitUntilExit()
+        XCTAssertEqual(p2.terminationStatus, 0)
     }
 
     func testInitServeAndUserCommands() async throws {
@@ -58,26 +136,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try run(["user", "list", "--data", dir]), "")
 
         // serve: one ready line naming the URL, then a clean stop on SIGTERM.
-        let p = Process()
-        p.executableURL = try binary
-        p.arguments = ["serve", "--data", dir, "--host", "127.0.0.1", "--port", "0"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        var logged = ""
-        var port: Int? = nil
-        let handle = err.fileHandleForReading
-        while port == nil {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            logged += String(decoding: chunk, as: UTF8.self)
-            if let line = logged.split(separator: "\n").first(where: { $0.contains("mpin-server ready") }),
-               let r = line.range(of: "http://127.0.0.1:") {
-                port = Int(line[r.upperBound...].prefix { $0.isNumber })
-            }
-        }
-        let bound = try XCTUnwrap(port, logged)
+        let (p, bound, logged) = try startServe(dir)
         let status = try await HTTPClient(base: "http://127.0.0.1:\(bound)").get("/status")
         XCTAssertEqual(status.status, 200)
         p.terminate()  // SIGTERM

@@ -135,6 +135,54 @@ final class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
+    func testActivationLinkMode() async throws {
+        let server = try TestServer { $0.verification = .link }
+        try await server.start()
+        do {
+            var lena = MPinTestClient(http: server.client)
+            let v1 = try await lena.register("lena@example.com")
+            XCTAssertFalse(v1.active)
+            let spoolPath = server.dataDir + "/mail.spool"
+            let attrs = try FileManager.default.attributesOfItem(atPath: spoolPath)
+            XCTAssertEqual((attrs[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+            let line = try XCTUnwrap(String(contentsOfFile: spoolPath, encoding: .utf8).split(separator: "\n").last)
+            let message = try JSONDecoder().decode([String: String].self, from: Data(line.utf8))
+            XCTAssertEqual(message["to"], "lena@example.com")
+            let link = try XCTUnwrap(message["link"])
+            XCTAssertTrue(link.hasPrefix("/mpinActivate?"))
+            // Not active until the link is opened; a forged link does nothing.
+            let early = try await server.client.get("/rps/signature/\(lena.mpinIDHex)?regOTT=\(lena.regOTT)")
+            XCTAssertEqual(early.status, 401)
+            let forged = try await server.client.get("/mpinActivate?i=\(lena.mpinIDHex)&s=" + String(repeating: "ab", count: 32))
+            XCTAssertEqual(forged.status, 401)
+            let opened = try await server.client.get(link)
+            XCTAssertEqual(opened.status, 200)
+            try await lena.confirmAndFinish(pin: "8080")
+            let v2 = try await lena.authenticate(pin: "8080")
+            XCTAssertEqual(v2, 200)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    func testExpiredPass1IsRejected() async throws {
+        let server = try TestServer { $0.pass1ExpireSeconds = 0 }
+        try await server.start()
+        do {
+            var mia = MPinTestClient(http: server.client)
+            try await mia.registerFully("mia", pin: "1234")
+            let tp = try await mia.timePermit()!
+            let x = try SystemRandom.scalar()
+            let c1 = try MPin.client1(date: tp.date, mpinID: mia.mpinID, x: x, pin: MPinTestClient.pinValue("1234"),
+                                      token: mia.token, timePermit: tp.permit)
+            let p1 = try await server.client.post("/rps/pass1", Pass1Request(mpinId: mia.mpinIDHex, ut: Hex.encode(c1.ut!), u: Hex.encode(c1.u)))
+            let y = Hex.decode(try p1.decode(Pass1Response.self).y)!
+            let v = try MPin.client2(x: x, y: y, sec: c1.sec)
+            let p2 = try await server.client.post("/rps/pass2", Pass2Request(mpinId: mia.mpinIDHex, v: Hex.encode(v)))
+            XCTAssertEqual(p2.status, 403)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
     func testRestartKeepsUsersCountersAndKeys() async throws {
         let server = try TestServer()
         try await server.start()
@@ -200,5 +248,59 @@ final class EndToEndTests: XCTestCase {
             XCTAssertEqual(v25, 400)  // session already ended
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
+    }
+}
+
+/// The roles running apart: two D-TAs and an RPS, each its own server, talking HTTP.
+final class SeparateRolesTests: XCTestCase {
+    func testRPSWithRemoteDTAs() async throws {
+        let base = try TestServer()  // only its data directory is used
+        var started: [RunningServer] = []
+        do {
+            let d1 = try await MPinServer(dataDirectory: base.dataDir, port: 0, role: .dta(index: 1),
+                                          logger: TestServer.quietLogger).start()
+            started.append(d1)
+            let d2 = try await MPinServer(dataDirectory: base.dataDir, port: 0, role: .dta(index: 2),
+                                          logger: TestServer.quietLogger).start()
+            started.append(d2)
+            let rps = try await MPinServer(
+                dataDirectory: base.dataDir, port: 0,
+                role: .rps(dta1URL: "http://127.0.0.1:\(d1.port)/", dta2URL: "http://127.0.0.1:\(d2.port)/"),
+                logger: TestServer.quietLogger).start()
+            started.append(rps)
+            let http = HTTPClient(base: "http://127.0.0.1:\(rps.port)")
+            let settings = try await http.get("/rps/clientSettings").decode(ClientSettings.self)
+            XCTAssertEqual(settings.certivoxURL, "http://127.0.0.1:\(d2.port)/")
+            // The RPS does not serve the D-TA's endpoints; D-TA 2 refuses unsigned requests.
+            let notHere = try await http.get("/dta/status")
+            XCTAssertEqual(notHere.status, 404)
+            let dta2 = HTTPClient(base: "http://127.0.0.1:\(d2.port)")
+            let unsigned = try await dta2.get("/clientSecret?app_id=x&expires=2099-01-01T00%3A00%3A00Z&hash_mpin_id=\(String(repeating: "ab", count: 32))&hash_user_id=&signature=00")
+            XCTAssertEqual(unsigned.status, 401)
+
+            // Registration: share 1 via the RPS (from D-TA 1), share 2 from D-TA 2 directly.
+            var nora = MPinTestClient(http: http)
+            _ = try await nora.register("nora")
+            let sig = try await http.get("/rps/signature/\(nora.mpinIDHex)?regOTT=\(nora.regOTT)").decode(SignatureResponse.self)
+            let c2 = try await dta2.get("/clientSecret?" + sig.params).decode(ClientSecretResponse.self)
+            let cs = try MPin.recombineG1(Hex.decode(sig.clientSecretShare)!, Hex.decode(c2.clientSecret)!)
+            nora.token = try MPin.extractPIN(mpinID: nora.mpinID, pin: MPinTestClient.pinValue("1111"), clientSecret: cs)
+            let tp = try await http.get("/rps/timePermit/\(nora.mpinIDHex)").decode(TimePermitResponse.self)
+            let tp2 = try await dta2.get("/timePermit?hash_mpin_id=\(tp.storageId)&app_id=\(settings.appID)&mobile=1&signature=\(tp.signature)")
+                .decode(DTATimePermitResponse.self)
+            let permit = (Int32(tp.date), try MPin.recombineG1(Hex.decode(tp.timePermit)!, Hex.decode(tp2.timePermit)!))
+            let (ok, _) = try await nora.passes(pin: "1111", permit: permit)
+            let v1 = try await nora.finalStep(ok)
+            XCTAssertEqual(v1, 200)
+            let (bad, _) = try await nora.passes(pin: "1112", permit: permit)
+            let v2 = try await nora.finalStep(bad)
+            XCTAssertEqual(v2, 401)
+        } catch {
+            for s in started { await s.stop() }
+            await base.shutdown()
+            throw error
+        }
+        for s in started { await s.stop() }
+        await base.shutdown()
     }
 }

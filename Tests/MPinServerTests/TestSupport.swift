@@ -98,10 +98,14 @@ final class TestServer: @unchecked Sendable {
         try DataDirectory.initialise(path: dataDir, autoActivate: autoActivate, adjust: adjust)
     }
 
-    func start() async throws {
+    static var quietLogger: Logger {
         var logger = Logger(label: "mpin-server-test")
         logger.logLevel = .critical  // task cancellation at stop() logs an expected error
-        let server = try MPinServer(dataDirectory: dataDir, host: "127.0.0.1", port: 0, logger: logger)
+        return logger
+    }
+
+    func start() async throws {
+        let server = try await MPinServer(dataDirectory: dataDir, host: "127.0.0.1", port: 0, logger: Self.quietLogger)
         let r = try await server.start()
         running = r
         client = HTTPClient(base: "http://127.0.0.1:\(r.port)")

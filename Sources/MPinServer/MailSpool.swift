@@ -1,0 +1,32 @@
+import Foundation
+import MPinWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `link` mode leaves activation messages for an administrator to forward: one JSON
+/// object per line, in a file only the server's user can read (the link is a capability).
+struct MailSpool: Sendable {
+    let path: String
+
+    private struct Message: Encodable {
+        var to: String
+        var subject: String
+        var link: String
+        var expires: String
+    }
+
+    func append(userID: String, mpinIDHex: String, activateKey: String, expires: Date, base: String) throws(ServerError) {
+        let link = base + "/mpinActivate?" + FormEncoding.encode([
+            ("i", mpinIDHex), ("e", WireTime.signatureExpires(expires)), ("s", activateKey)])
+        let message = Message(to: userID, subject: "Activate your M-Pin identity", link: link,
+                              expires: WireTime.signatureExpires(expires))
+        guard var line = try? JSONEncoder().encode(message) else { throw ServerError(500, "Spool failure") }
+        line.append(0x0A)
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ServerError(503, "Spool unavailable") }
+        defer { close(fd) }
+        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == line.count else { throw ServerError(503, "Spool unavailable") }
+    }
+}
