@@ -166,7 +166,7 @@ final class MPinProtocolTests: XCTestCase {
         XCTAssertEqual(MPin.pinMultiplier(9999), 9999)
         XCTAssertEqual(MPin.pinMultiplier(10_000), 0)
         XCTAssertEqual(MPin.pinMultiplier(Int32.max), UInt64(Int32.max % 10_000))
-        XCTAssertEqual(MPin.pinMultiplier(Int32.min), UInt64(16384 - 7648))
+        XCTAssertEqual(MPin.pinMultiplier(Int32.min), UInt64(16384 - 3648))  // Int32.min % 10000 = -3648
         XCTAssertEqual(MPin.sdkPINValue([UInt8]()), 0)
         // Bytes are taken as signed: 0xff counts as −1.
         XCTAssertEqual(MPin.sdkPINValue([0xff]), -1)
