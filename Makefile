@@ -29,11 +29,13 @@ build: deps
 	$(SWIFT) build -c release
 
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised.
+# No test uses @testable, so testable imports are off: `swift test` then reuses the release
+# build instead of recompiling every module (and every dependency) with -enable-testing.
 test: deps test-unit test-vectors
 
 test-unit:
 	$(SWIFT) build -c release
-	$(SWIFT) test -c release
+	$(SWIFT) test -c release --disable-testable-imports
 
 test-vectors:
 	$(SWIFT) build -c release --product mpin-vectors
