@@ -23,8 +23,11 @@ extension RPS {
             throw ServerError.invalidData("UT is not a G1 point")
         }
         guard let y = try? SystemRandom.scalar() else { throw ServerError(500, "Random source failed") }
-        let expires = Date().addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
-        try await run { try await self.storage.savePass1(mpinID: Hex.encode(mpinBytes), u: u, ut: ut, y: y, expires: expires) }
+        let now = Date()
+        let expires = now.addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
+        guard pass1Store.save(mpinID: Hex.encode(mpinBytes), u: u, ut: ut, y: y, expires: expires, now: now) else {
+            throw ServerError(503, "Too many pending authentications")
+        }
         return Pass1Response(y: Hex.encode(y))
     }
 
@@ -41,7 +44,7 @@ extension RPS {
         let mpinID = Hex.encode(mpinBytes)
         let now = Date()
         // Pass-1 state is consumed here: a replayed pass 2 finds nothing.
-        guard let p1 = try await run({ try await self.storage.takePass1(mpinID: mpinID, now: now) }) else {
+        guard let p1 = pass1Store.take(mpinID: mpinID, now: now) else {
             throw ServerError(403, "Invalid pass one data")
         }
         let success = verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now)

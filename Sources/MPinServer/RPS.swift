@@ -16,6 +16,7 @@ final class RPS: Sendable {
     let serverSecret: G2Point
     let logger: Logger
     let spool: MailSpool
+    let pass1Store = Pass1Store()
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: Storage, spool: MailSpool, logger: Logger) async throws(ServerError) {

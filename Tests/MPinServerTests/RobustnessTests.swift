@@ -61,7 +61,7 @@ final class RobustnessTests: XCTestCase {
         try await server.start()
         do {
             var clients: [MPinTestClient] = []
-            for i in 0..<20 {
+            for i in 0..<200 {
                 var c = MPinTestClient(http: server.client)
                 try await c.registerFully("user\(i)", pin: String(1000 + i))
                 clients.append(c)
@@ -74,7 +74,7 @@ final class RobustnessTests: XCTestCase {
                 for try await x in group { s.append(x) }
                 return s
             }
-            XCTAssertEqual(statuses, [Int](repeating: 200, count: 20))
+            XCTAssertEqual(statuses, [Int](repeating: 200, count: 200))
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
