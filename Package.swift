@@ -116,5 +116,9 @@ let package = Package(
                     dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
         .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
+        // The client core over the Linux platform against mpin-server, in one process.
+        .testTarget(name: "MPinEndToEndTests", dependencies: [
+            "MPinClient", "MPinLinux", "MPinJSON", "MPinServer", .product(name: "Logging", package: "swift-log"),
+        ]),
     ]
 )
