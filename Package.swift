@@ -88,7 +88,7 @@ let package = Package(
         // MARK: Tools
 
         // Recomputes Milagro-format M-Pin vector files.
-        .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto"]),
+        .target(name: "MPinVectorCheck", dependencies: ["MPinCrypto", "MPinWire"]),
         .executableTarget(name: "mpin-vectors", dependencies: ["MPinVectorCheck"]),
         // `make bench`: one line per operation, `NAME MICROSECONDS`.
         .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),

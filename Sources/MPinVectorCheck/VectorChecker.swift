@@ -1,5 +1,6 @@
 import Foundation
 import MPinCrypto
+import MPinWire
 
 /// Recomputes Milagro-format M-Pin vector files (the two-pass and one-pass JSON layouts of
 /// milagro-crypto-c's testVectors/mpin) and reports every field that differs.
@@ -105,34 +106,8 @@ public struct VectorChecker {
     }
 }
 
-/// Lower-case hex of bytes.
-public func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-    return String(decoding: out, as: UTF8.self)
-}
+/// Lower-case hex of bytes (MPinWire's codec, re-exported for the tests and the checker).
+public func hexString(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
 /// Bytes of an even-length hex string, or nil.
-public func hexBytes(_ text: String) -> [UInt8]? {
-    let chars = Array(text.utf8)
-    guard chars.count % 2 == 0 else { return nil }
-    func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: c - 48
-        case 97...102: c - 87
-        case 65...70: c - 55
-        default: nil
-        }
-    }
-    var out = [UInt8]()
-    out.reserveCapacity(chars.count / 2)
-    var i = 0
-    while i < chars.count {
-        guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
-        out.append(hi << 4 | lo)
-        i += 2
-    }
-    return out
-}
+public func hexBytes(_ text: String) -> [UInt8]? { Hex.decode(text) }
