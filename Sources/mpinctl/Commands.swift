@@ -117,13 +117,10 @@ struct Delete: ParsableCommand {
     func run() throws {
         try requireRoot()
         let config = try global.loadConfig()
-        let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
-        guard let account = try accounts.account(for: user) else {
-            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
-        }
+        let account = try global.account(user, config)
         let sdk = try global.sdk(config)
         for u in sdk.listUsers(backend: account.backend).1 where u.id == account.identity { try check(sdk.deleteUser(u)) }
-        try accounts.set(nil, for: user)
+        try AccountMap(storage: global.platform(config).nonSecureStorage).set(nil, for: user)
         print("DELETED \(user)")
     }
 }
@@ -161,9 +158,7 @@ struct OTP: ParsableCommand {
     func run() throws {
         try requireRoot()
         let config = try global.loadConfig()
-        guard let account = try AccountMap(storage: global.platform(config).nonSecureStorage).account(for: user) else {
-            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
-        }
+        let account = try global.account(user, config)
         let sdk = try global.sdk(config)
         try check(sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
         guard let u = sdk.listUsers().1.first(where: { $0.id == account.identity }) else {

@@ -64,6 +64,14 @@ struct GlobalOptions: ParsableArguments {
         return sdk
     }
 
+    /// The Unix user's registration, or USER_UNKNOWN.
+    func account(_ user: String, _ config: LoginConfig) throws -> AccountMap.Account {
+        guard let account = try AccountMap(storage: platform(config).nonSecureStorage).account(for: user) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
+        }
+        return account
+    }
+
     /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
     func readPIN(_ prompt: String) throws -> [UInt8] {
         if pinStdin {
