@@ -38,12 +38,14 @@ final class RPS: Sendable {
 
     // MARK: Registration
 
+    /// The public time-permit cache (`timePermitsStorage`) always misses, so its URL is not
+    /// advertised: clients then go straight to the second D-TA, saving a round trip per login.
     func clientSettings() throws(ServerError) -> ClientSettings {
         ClientSettings(
             requestOTP: config.requestOTP, mpinAuthServerURL: prefix, timePermitsURL: prefix + "/timePermit",
             useWebSocket: false, useNFC: false, setDeviceName: false, seedValue: try Secrets.randomHex(100),
             accessNumberDigits: 7, accessNumberURL: prefix + "/accessnumber", setupDoneURL: prefix + "/setupDone",
-            timePermitsStorageURL: prefix + "/timePermitsStorage", authenticateURL: "/mpinAuthenticate",
+            timePermitsStorageURL: "", authenticateURL: "/mpinAuthenticate",
             certivoxURL: certivoxURL, accessNumberUseCheckSum: true, registerURL: prefix + "/user",
             appID: config.appID, cSum: 1, signatureURL: prefix + "/signature",
             getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate")
