@@ -75,10 +75,12 @@ struct GlobalOptions: ParsableArguments {
     /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
     func readPIN(_ prompt: String) throws -> [UInt8] {
         if pinStdin {
-            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            // Bytes, not a String, so that the caller can wipe every copy.
+            let pin = Terminal.readLine(fd: STDIN_FILENO)
+            guard !pin.isEmpty else {
                 throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no PIN on standard input")
             }
-            return Array(line.utf8)
+            return pin
         }
         return try Terminal.readSecret(prompt)
     }
@@ -115,9 +117,16 @@ enum Terminal {
         tcsetattr(fd, TCSAFLUSH, &quiet)
         defer { tcsetattr(fd, TCSAFLUSH, &saved); _ = write(fd, "\n", 1) }
         _ = prompt.withCString { write(fd, $0, strlen($0)) }
+        return readLine(fd: fd)
+    }
+
+    /// One line from `fd` as bytes, without the newline (and a trailing CR). Reads a byte at a
+    /// time so that nothing after the line is consumed.
+    static func readLine(fd: Int32) -> [UInt8] {
         var out: [UInt8] = []
         var byte: UInt8 = 0
         while read(fd, &byte, 1) == 1, byte != 10 { out.append(byte) }
+        if out.last == 13 { out.removeLast() }
         byte = 0
         return out
     }

@@ -72,6 +72,23 @@ final class ReplayTests: XCTestCase {
         assertReplayed(t)
     }
 
+    /// FinishRegistration writes the token first; if the user list's write is lost, the next
+    /// start must see a registered user, not refuse the whole store.
+    func testLostUserListWriteAfterFinishRegistration() throws {
+        let (sdk, _, secure, plain) = makeSDK(["testInit", "testRegister1"])
+        let user = try registered(sdk)
+        let list = plain.text("users").replacingOccurrences(of: "REGISTERED", with: "ACTIVATED")
+        try plain.write("users", Array(list.utf8))
+        let again = MPinSDK(context: TestContext(transport: ReplayTransport([]), secureStorage: secure, nonSecureStorage: plain))
+        XCTAssertEqual(again.initialize().code, .ok)
+        XCTAssertEqual(again.listAllUsers().1.first?.state, .registered)
+        XCTAssertEqual(again.listAllUsers().1.first?.mpinIdHex, user.mpinIdHex)
+        // A registering user with neither regOTT nor token is still a storage error.
+        try secure.write("tokens", Array("{}".utf8))
+        let broken = MPinSDK(context: TestContext(transport: ReplayTransport([]), secureStorage: secure, nonSecureStorage: plain))
+        XCTAssertEqual(broken.initialize().code, .storageError)
+    }
+
     func testRegistrationErrors() throws {
         let (sdk, t, _, _) = makeSDK(["testInit", "testRegister2", "testRegister3"])
         XCTAssertEqual(sdk.initialize(config: ["backend": backend]).code, .ok)

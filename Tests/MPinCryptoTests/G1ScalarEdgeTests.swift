@@ -39,3 +39,13 @@ final class G1ScalarEdgeTests: XCTestCase {
         }
     }
 }
+
+/// Hashing to G1 never traps on an input of the wrong size.
+final class MapToG1InputTests: XCTestCase {
+    func testAnyLengthMaps() {
+        let digest = SHA256.hash(Array("id".utf8))
+        XCTAssertTrue(G1Point.map(hash: digest + [1, 2, 3]) == G1Point.map(hash: digest), "only the first 32 bytes count")
+        XCTAssertTrue(G1Point.map(hash: [UInt8]()).isOnCurve)
+        XCTAssertTrue(G1Point.map(hash: [7]) == G1Point.map(hash: [UInt8](repeating: 0, count: 31) + [7]), "left padding")
+    }
+}

@@ -34,6 +34,12 @@ extension MPinSDK {
                 let regOTT = secret?["regOTT"]?.stringValue ?? ""
                 switch state {
                 case .startedRegistration, .activated:
+                    // The secure document is written first: a token with a user list still
+                    // saying "registering" is a FinishRegistration whose second write was lost.
+                    if regOTT.isEmpty, secret?["token"]?.stringValue != nil {
+                        user.state = .registered
+                        break
+                    }
                     guard !regOTT.isEmpty else { return MPinStatus(.storageError, "user \(user.key) is registering but has no regOTT") }
                     user.regOTT = regOTT
                 case .registered:

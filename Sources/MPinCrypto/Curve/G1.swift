@@ -64,9 +64,10 @@ extension ProjectivePoint where C == BN254G1Curve {
 
     /// Milagro's `ECP_mapit`: read the 32 hash bytes as an integer mod p and try x, x+1, ...
     /// until x³ + 2 is a square; take the even square root. Not constant-time (public input).
+    /// Like Milagro it reads the first 32 bytes; a shorter input is padded on the left.
     public static func map(hash: some Collection<UInt8>) -> G1Point {
-        precondition(hash.count == 32, "map(hash:) takes a 32-byte digest")
-        var x = Fp(UInt256(bigEndian: hash)!)
+        let first = Array(hash.prefix(32))
+        var x = Fp(UInt256(bigEndian: [UInt8](repeating: 0, count: 32 - first.count) + first)!)
         while true {
             if let point = G1Point(x: x, parity: 0) { return point }
             x += .one
