@@ -48,9 +48,10 @@ public struct ModuleOptions: Sendable, Equatable {
 
     /// The configuration: the file (if it exists, or if it was named explicitly), then the
     /// module-line overrides.
-    public func loadConfig(readFile: (String) -> String?) throws(ConfigError) -> LoginConfig {
+    public func loadConfig(readFile: (String) throws(ConfigError) -> String? = { p throws(ConfigError) in try ConfigFile.read(p) })
+        throws(ConfigError) -> LoginConfig {
         var config = LoginConfig()
-        if let text = readFile(configPath) {
+        if let text = try readFile(configPath) {
             config = try LoginConfig.parse(text, file: configPath)
         } else if configPath != LoginConfig.defaultPath {
             throw ConfigError(file: configPath, line: 0, message: "cannot read the configuration file")

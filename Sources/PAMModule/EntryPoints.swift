@@ -56,7 +56,7 @@ struct PAMSession {
     func loadConfig() -> LoginConfig? {
         for arg in options.unknown { log(LOG_WARNING, "ignoring unknown option \"\(arg)\"") }
         do {
-            let config = try options.loadConfig(readFile: readSmallFile)
+            let config = try options.loadConfig()
             try config.validate()
             return config
         } catch {
@@ -143,21 +143,4 @@ struct PAMSession {
         guard let config = loadConfig(), let user = unixUser() else { return PAM_IGNORE }
         return Login(config: config, platform: platform(config)).isBlocked(unixUser: user) ? PAM_PERM_DENIED : PAM_IGNORE
     }
-}
-
-/// Reads a configuration file of at most 64 KiB with plain system calls (no Foundation in
-/// the module). nil when it cannot be read.
-func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 65_536)
-    var used = 0
-    while used < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + used, $0.count - used) }
-        if n < 0 { if errno == EINTR { continue }; return nil }
-        if n == 0 { break }
-        used += n
-    }
-    return String(decoding: bytes[..<used], as: UTF8.self)
 }

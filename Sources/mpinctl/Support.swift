@@ -34,12 +34,10 @@ struct GlobalOptions: ParsableArguments {
     /// The configuration: the file if present (required when named), then --store.
     func loadConfig(backend: String? = nil) throws -> LoginConfig {
         var c = LoginConfig()
-        if let text = try? String(contentsOfFile: config, encoding: .utf8) {
-            do { c = try LoginConfig.parse(text, file: config) } catch {
-                throw CLIError(status: .config, message: "CONFIG_ERROR: \(error.description)")
-            }
-        } else if config != LoginConfig.defaultPath {
-            throw CLIError(status: .config, message: "CONFIG_ERROR: cannot read \(config)")
+        do {
+            c = try ModuleOptions(arguments: ["config=\(config)"]).loadConfig()
+        } catch {
+            throw CLIError(status: .config, message: "CONFIG_ERROR: \(error.description)")
         }
         if let store, let problem = c.set("store", store) { throw CLIError(status: .config, message: "CONFIG_ERROR: \(problem)") }
         if let backend {

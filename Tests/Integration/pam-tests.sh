@@ -63,6 +63,18 @@ check "unknown user is PAM_USER_UNKNOWN" grep -q 'User not known' <<<"$OUT"
 pamt mpin-nouser bob 1234
 check "unknown user is ignored with nouserok" [ "$RC" -eq 0 ]
 
+# A config others can write could point the module at any server: refused (PAM_SERVICE_ERR).
+cp "$WORK/mpin.conf" "$WORK/open.conf" && chmod 664 "$WORK/open.conf"
+mkfifo "$WORK/fifo.conf"
+service mpin-openconf "auth required $MODULE config=$WORK/open.conf" "account required pam_permit.so"
+service mpin-fifoconf "auth required $MODULE config=$WORK/fifo.conf" "account required pam_permit.so"
+pamt mpin-openconf alice 1234
+check "a group-writable config is refused" [ "$RC" -ne 0 ]
+check "... as a module error, with the reason in syslog" grep -q 'not writable by group or others' <<<"$OUT"
+start=$(millis); pamt mpin-fifoconf alice 1234; took=$(( $(millis) - start ))
+check "a FIFO config is refused without blocking (${took} ms)" [ "$RC" -ne 0 ] && [ "$took" -lt 2000 ]
+check "mpinctl refuses the group-writable config (3)" [ "$("$BIN/mpinctl" --config "$WORK/open.conf" list >/dev/null 2>&1; echo $?)" -eq 3 ]
+
 pamt mpin-badconf alice 1234
 check "a missing config file is PAM_SERVICE_ERR" grep -qi 'module is unknown\|service module\|System error\|Authentication service cannot retrieve\|Error in service module' <<<"$OUT"
 
