@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         // MARK: Cryptography and wire format
@@ -94,7 +95,8 @@ let package = Package(
         .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),
         // `make bench`: authentications per second against a local release server.
         .executableTarget(name: "mpin-server-bench", dependencies: [
-            "MPinServer", "MPinWire", "MPinCrypto", .product(name: "Logging", package: "swift-log"),
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinJSON", .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // `make demo`: the protocol end to end in one process.
         .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),

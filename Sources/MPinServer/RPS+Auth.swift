@@ -61,7 +61,7 @@ extension RPS {
         let today = WireTime.day(now)
         let graceHour = Int(now.timeIntervalSince1970) % 86_400 < 3600
         for date in graceHour ? [today, today - 1] : [today] {
-            guard let (hid, htid) = try? MPin.server1(date: date, mpinID: mpinID) else { return false }
+            guard let (hid, htid) = try? identityHashes.hashes(date: date, mpinID: mpinID) else { return false }
             let r = MPin.server2(date: date, hid: hid, htid: htid, y: y, serverSecret: serverSecret, u: u, ut: ut, v: v)
             if r == .ok { return true }
             if r != .badPIN { return false }
@@ -87,9 +87,11 @@ extension RPS {
         guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
             throw ServerError(400, "BAD REQUEST. authOTT argument missing")
         }
-        let verdict = try await evaluateDirect(authOTT: ott)
+        // The RPA's session opens in the verdict's transaction.
+        let token = try Secrets.randomHex(32)
+        let session = Storage.NewSession(token: token, tokenHash: Secrets.hash(token), expires: Date().addingTimeInterval(3600))
+        let verdict = try await evaluateDirect(authOTT: ott, session: session)
         logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "rpa"])
-        if verdict.status == 200 { try await startSession(for: verdict, authOTT: ott) }
         var timing: OTPTiming? = nil
         if verdict.status == 200, verdict.otp != nil, let ttl = config.otpTTLSeconds, ttl > 0 {
             let now = WireTime.milliseconds(Date())
@@ -114,25 +116,13 @@ extension RPS {
                                                                        status: v.status, message: message, otp: v.otp))
     }
 
-    private func evaluateDirect(authOTT: String) async throws(ServerError) -> Storage.Verdict {
+    private func evaluateDirect(authOTT: String, session: Storage.NewSession? = nil) async throws(ServerError) -> Storage.Verdict {
         let max = config.maxInvalidLoginAttempts
         guard let v = try await run({ try await self.storage.evaluate(
-            authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date()) }) else {
+            authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date(), session: session) }) else {
             throw ServerError(408, "Expired authentication request")
         }
         return v
-    }
-
-    /// The RPA's session for a successful login; for an access-number login its logout data
-    /// goes to the waiting mobile.
-    private func startSession(for v: Storage.Verdict, authOTT: String) async throws(ServerError) {
-        let token = try Secrets.randomHex(32)
-        let hash = Secrets.hash(authOTT)
-        try await run {
-            try await self.storage.createSession(tokenHash: Secrets.hash(token), userID: v.userID,
-                                                 expires: Date().addingTimeInterval(3600))
-            try await self.storage.setLogoutData(authOTTHash: hash, userID: v.userID, token: token)
-        }
     }
 
     /// Mobile `POST /{p}/authenticate` (access-number flow): 412 without a live access number,

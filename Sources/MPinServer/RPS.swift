@@ -17,6 +17,7 @@ final class RPS: Sendable {
     let logger: Logger
     let spool: MailSpool
     let pass1Store = Pass1Store()
+    let identityHashes = IdentityHashCache()
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: Storage, spool: MailSpool, logger: Logger) async throws(ServerError) {

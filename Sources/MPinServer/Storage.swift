@@ -22,6 +22,11 @@ public final class Storage: Sendable {
         try Storage.migrator.migrate(queue)
     }
 
+    // Transactions run on the calling thread (GRDB's synchronous API): they are short, and the
+    // asynchronous API's two thread hops per transaction cost more than the SQLite work.
+    private func writeNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.write(body) }
+    private func readNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.read(body) }
+
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
@@ -84,7 +89,7 @@ public final class Storage: Sendable {
 
     /// The stored registration's user and whether the given regOTT hash matches, or nil.
     func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
-        try await queue.read { db in
+        try readNow { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = ?",
                                              arguments: [mpinID]) else { return nil }
             let expires: Double = row["expires"]
@@ -98,7 +103,7 @@ public final class Storage: Sendable {
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?,
                           now: Date) async throws -> RegistrationOutcome {
-        try await queue.write { db in
+        try writeNow { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
                                         arguments: [userID])
             let state: String? = user?["state"]
@@ -137,7 +142,7 @@ public final class Storage: Sendable {
 
     /// RPA activation (`POST /user/{mpinId}`): true when a live registration with this key exists.
     func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
-        try await queue.write { db in
+        try writeNow { db in
             try db.execute(sql: """
                 UPDATE registrations SET active = 1 WHERE mpin_id = ? AND activate_key_hash = ? AND expires > ?
                 """, arguments: [mpinID, activateKeyHash, now.timeIntervalSince1970])
@@ -150,7 +155,7 @@ public final class Storage: Sendable {
     /// The signature step: checks the registration and, when it is active, consumes it and
     /// records the mpinId as an issued identity. A regOTT mismatch deletes the record.
     func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
-        try await queue.write { db in
+        try writeNow { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT r.user_id, r.reg_ott_hash, r.active, r.expires, u.state FROM registrations r
                 LEFT JOIN users u ON u.user_id = r.user_id WHERE r.mpin_id = ?
@@ -182,7 +187,7 @@ public final class Storage: Sendable {
     /// Whether a time permit may be issued: the mpinId must be an issued identity of a user
     /// that exists and is not revoked.
     func permitStatus(mpinID: String) async throws -> PermitOutcome {
-        try await queue.read { db in
+        try readNow { db in
             let state = try String.fetchOne(db, sql: """
                 SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
                 """, arguments: [mpinID])
@@ -197,7 +202,7 @@ public final class Storage: Sendable {
     @discardableResult
     func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
                   expires: Date, now: Date) async throws -> Bool {
-        try await queue.write { db in
+        try writeNow { db in
             if !wid.isEmpty {
                 let live = try Bool.fetchOne(db, sql: "SELECT 1 FROM access_numbers WHERE wid = ? AND expires > ?",
                                              arguments: [wid, now.timeIntervalSince1970]) ?? false
@@ -228,8 +233,17 @@ public final class Storage: Sendable {
     /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
     /// transaction (so parallel attempts neither lose increments nor block twice).
     /// Returns nil when no usable record exists.
-    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> Verdict? {
-        try await queue.write { db in
+    /// A session to open in the same transaction when the verdict is 200 (the RPA's login):
+    /// its token goes into the authOTT's logout data, which an access-number login's mobile reads.
+    struct NewSession: Sendable {
+        var token: String
+        var tokenHash: String
+        var expires: Date
+    }
+
+    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
+                  session: NewSession? = nil) async throws -> Verdict? {
+        try writeNow { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
                 """, arguments: [authOTTHash]) else { return nil }
@@ -252,6 +266,12 @@ public final class Storage: Sendable {
                 // The browser's step of an access-number login: report the mobile's verdict.
                 guard let priorStatus else { return nil }
                 try db.execute(sql: "UPDATE auth SET browser_ready = 1 WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                if priorStatus == 200, let session {
+                    try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
+                                   arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
+                    try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
+                                   arguments: [userID, session.token, authOTTHash])
+                }
                 return Verdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp)
             case .mobile where wid.isEmpty:
                 return nil
@@ -268,7 +288,9 @@ public final class Storage: Sendable {
                     status = 410
                 } else if success {
                     status = 200
-                    try db.execute(sql: "UPDATE identities SET attempts = 0 WHERE mpin_id = ?", arguments: [mpinID])
+                    if attempts != 0 {
+                        try db.execute(sql: "UPDATE identities SET attempts = 0 WHERE mpin_id = ?", arguments: [mpinID])
+                    }
                 } else {
                     let n = attempts + 1
                     status = n >= maxAttempts ? 410 : 401
@@ -283,6 +305,10 @@ public final class Storage: Sendable {
             switch flow {
             case .direct:
                 try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                if status == 200, let session {
+                    try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
+                                   arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
+                }
             case .mobile(let authOTT):
                 try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
                 if status == 200 {
@@ -295,7 +321,7 @@ public final class Storage: Sendable {
 
     /// Whether the browser has completed the access-number login of this authOTT.
     func browserReady(authOTTHash: String) async throws -> Bool {
-        try await queue.read { db in
+        try readNow { db in
             try Bool.fetchOne(db, sql: """
                 SELECT browser_ready FROM auth WHERE auth_ott_hash = ? AND logout_token IS NOT NULL
                 """,
@@ -306,7 +332,7 @@ public final class Storage: Sendable {
     /// Ends an access-number login: deletes the auth record, the access number and returns the
     /// logout data recorded for it.
     func finishMobile(authOTTHash: String) async throws -> (userID: String, token: String)? {
-        try await queue.write { db in
+        try writeNow { db in
             guard let row = try Row.fetchOne(db, sql: """
                 DELETE FROM auth WHERE auth_ott_hash = ? RETURNING wid, logout_user, logout_token
                 """, arguments: [authOTTHash]) else { return nil }
@@ -319,7 +345,7 @@ public final class Storage: Sendable {
 
     /// Records the logout data the RPA created for an access-number login.
     func setLogoutData(authOTTHash: String, userID: String, token: String) async throws {
-        try await queue.write { db in
+        try writeNow { db in
             try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
                            arguments: [userID, token, authOTTHash])
         }
@@ -329,7 +355,7 @@ public final class Storage: Sendable {
 
     /// Stores a new access number; false if the number is already in use.
     func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date) async throws -> Bool {
-        try await queue.write { db in
+        try writeNow { db in
             try db.execute(sql: "DELETE FROM access_numbers WHERE expires <= ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires) VALUES (?, ?, ?)",
                            arguments: [wid, webOTTHash, expires.timeIntervalSince1970])
@@ -339,22 +365,15 @@ public final class Storage: Sendable {
 
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
-        try await queue.read { db in
+        try readNow { db in
             try String.fetchOne(db, sql: "SELECT auth_ott FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
                                 arguments: [webOTTHash, now.timeIntervalSince1970])
         }
     }
 
-    func createSession(tokenHash: String, userID: String, expires: Date) async throws {
-        try await queue.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
-                           arguments: [tokenHash, userID, expires.timeIntervalSince1970])
-        }
-    }
-
     /// Ends a session; false if there is none for this token and user.
     func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
-        try await queue.write { db in
+        try writeNow { db in
             try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ? AND user_id = ? AND expires > ?",
                            arguments: [tokenHash, userID, now.timeIntervalSince1970])
             return db.changesCount > 0
@@ -364,7 +383,7 @@ public final class Storage: Sendable {
     /// Deletes expired short-lived records.
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970
-        try await queue.write { db in
+        try writeNow { db in
             for table in ["registrations", "auth", "access_numbers", "sessions"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [t])
             }

@@ -1,83 +1,76 @@
 // `make bench` (server part): full authentications (pass 1 + pass 2 + authenticate) per second
-// against an in-process release server on 127.0.0.1 with several concurrent clients, and the
-// latency of one authentication. Prints `NAME VALUE` lines.
+// against a release server on 127.0.0.1 with several concurrent clients, and the latency of one
+// authentication. Prints `NAME VALUE` lines.
+//
+// The server runs in this process unless BENCH_PORT names one already running (for profiling
+// the server alone). Each client is a thread with one keep-alive connection. Pass-1 values
+// (client-side work that does not depend on the server) are computed before the clock starts,
+// so the load generator's CPU goes to what it must do per login: pass 2 and the HTTP exchanges.
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import MPinCrypto
 import MPinServer
 import MPinWire
+import NIOCore
+import NIOPosix
 
-let clients = Int(ProcessInfo.processInfo.environment["BENCH_CLIENTS"] ?? "") ?? 8
-let seconds = Double(ProcessInfo.processInfo.environment["BENCH_SECONDS"] ?? "") ?? 5
+let env = ProcessInfo.processInfo.environment
 
-struct BenchError: Error { let what: String }
+// The server's async handlers run on its event loops: no hop to the cooperative pool per request.
+let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+if env["BENCH_DEBUG"] != nil { print("event-loop executor installed: \(installed)") }
 
-final class Client: Sendable {
-    let session: URLSession
-    let base: String
-    init(base: String) {
-        let c = URLSessionConfiguration.ephemeral
-        c.httpMaximumConnectionsPerHost = 64
-        session = URLSession(configuration: c)
-        self.base = base
-    }
-    func send(_ method: String, _ path: String, _ body: (some Encodable)?) async throws -> (Int, Data) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        r.httpMethod = method
-        if let body { r.httpBody = try JSONEncoder().encode(body) }
-        let (data, response) = try await session.data(for: r)
-        return ((response as! HTTPURLResponse).statusCode, data)
-    }
-    func get<T: Decodable>(_ path: String, as: T.Type) async throws -> T {
-        let (s, d) = try await send("GET", path, Optional<String>.none)
-        guard s == 200 else { throw BenchError(what: "GET \(path) → \(s)") }
-        return try JSONDecoder().decode(T.self, from: d)
-    }
-    func post<T: Decodable>(_ path: String, _ body: some Encodable, as: T.Type) async throws -> T {
-        let (s, d) = try await send("POST", path, body)
-        guard s == 200 else { throw BenchError(what: "POST \(path) → \(s)") }
-        return try JSONDecoder().decode(T.self, from: d)
-    }
-}
 
-struct Identity: Sendable {
+let clients = Int(env["BENCH_CLIENTS"] ?? "") ?? 8
+let seconds = Double(env["BENCH_SECONDS"] ?? "") ?? 5
+let expectedRate = Double(env["BENCH_EXPECTED_RATE"] ?? "") ?? 1500
+
+struct Identity {
     let mpinIDHex: String
+    let mpinID: [UInt8]
     let token: [UInt8]
     let date: Int32
     let permit: [UInt8]
 }
 
-let pin = MPin.sdkPINValue(Array("1234".utf8))
-
-func register(_ c: Client, _ user: String) async throws -> Identity {
-    let (s, d) = try await c.send("PUT", "/rps/user", RegisterRequest(userId: user))
-    guard s == 200 else { throw BenchError(what: "register → \(s)") }
-    let reg = try JSONDecoder().decode(RegisterResponse.self, from: d)
-    let sig = try await c.get("/rps/signature/\(reg.mpinId)?regOTT=\(reg.regOTT)", as: SignatureResponse.self)
-    let cs2 = try await c.get("/dta/clientSecret?" + sig.params, as: ClientSecretResponse.self)
-    let mpinID = Hex.decode(reg.mpinId)!
-    let cs = try MPin.recombineG1(Hex.decode(sig.clientSecretShare)!, Hex.decode(cs2.clientSecret)!)
-    let token = try MPin.extractPIN(mpinID: mpinID, pin: pin, clientSecret: cs)
-    let tp1 = try await c.get("/rps/timePermit/\(reg.mpinId)", as: TimePermitResponse.self)
-    let settings = try await c.get("/rps/clientSettings", as: ClientSettings.self)
-    let tp2 = try await c.get("/dta/timePermit?hash_mpin_id=\(tp1.storageId)&app_id=\(settings.appID)&mobile=1&signature=\(tp1.signature)",
-                              as: DTATimePermitResponse.self)
-    let permit = try MPin.recombineG1(Hex.decode(tp1.timePermit)!, Hex.decode(tp2.timePermit)!)
-    return Identity(mpinIDHex: reg.mpinId, token: token, date: Int32(tp1.date), permit: permit)
+/// Pass-1 values for one authentication.
+struct Pass1Material {
+    let body: String
+    let x: [UInt8]
+    let sec: [UInt8]
 }
 
-func authenticate(_ c: Client, _ id: Identity) async throws {
-    let mpinID = Hex.decode(id.mpinIDHex)!
+let pin = MPin.sdkPINValue(Array("1234".utf8))
+
+func register(_ c: LoadClient, _ user: String) throws -> Identity {
+    let reg = try c.json("PUT", "/rps/user", body: "{\"userId\":\"\(user)\",\"mobile\":1}")
+    let mpinIDHex = try reg.string("mpinId")
+    let sig = try c.json("GET", "/rps/signature/\(mpinIDHex)?regOTT=\(try reg.string("regOTT"))")
+    let cs2 = try c.json("GET", "/dta/clientSecret?" + (try sig.string("params")))
+    let mpinID = Hex.decode(mpinIDHex)!
+    let cs = try MPin.recombineG1(Hex.decode(try sig.string("clientSecretShare"))!, Hex.decode(try cs2.string("clientSecret"))!)
+    let token = try MPin.extractPIN(mpinID: mpinID, pin: pin, clientSecret: cs)
+    let tp1 = try c.json("GET", "/rps/timePermit/\(mpinIDHex)")
+    let appID = try c.json("GET", "/rps/clientSettings").string("appID")
+    let tp2 = try c.json("GET", "/dta/timePermit?hash_mpin_id=\(try tp1.string("storageId"))&app_id=\(appID)&mobile=1&signature=\(try tp1.string("signature"))")
+    let permit = try MPin.recombineG1(Hex.decode(try tp1.string("timePermit"))!, Hex.decode(try tp2.string("timePermit"))!)
+    guard let date = tp1["date"]?.int64Value else { throw BenchError(what: "time permit without date") }
+    return Identity(mpinIDHex: mpinIDHex, mpinID: mpinID, token: token, date: Int32(date), permit: permit)
+}
+
+func pass1(_ id: Identity) throws -> Pass1Material {
     let x = try SystemRandom.scalar()
-    let c1 = try MPin.client1(date: id.date, mpinID: mpinID, x: x, pin: pin, token: id.token, timePermit: id.permit)
-    let p1 = try await c.post("/rps/pass1", Pass1Request(mpinId: id.mpinIDHex, ut: Hex.encode(c1.ut!), u: Hex.encode(c1.u)),
-                              as: Pass1Response.self)
-    let v = try MPin.client2(x: x, y: Hex.decode(p1.y)!, sec: c1.sec)
-    let p2 = try await c.post("/rps/pass2", Pass2Request(mpinId: id.mpinIDHex, v: Hex.encode(v)), as: Pass2Response.self)
-    let (status, _) = try await c.send("POST", "/mpinAuthenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2)))
+    let c1 = try MPin.client1(date: id.date, mpinID: id.mpinID, x: x, pin: pin, token: id.token, timePermit: id.permit)
+    let body = "{\"pass\":1,\"mpin_id\":\"\(id.mpinIDHex)\",\"UT\":\"\(Hex.encode(c1.ut!))\",\"U\":\"\(Hex.encode(c1.u))\"}"
+    return Pass1Material(body: body, x: x, sec: c1.sec)
+}
+
+func authenticate(_ c: LoadClient, _ id: Identity, _ p: Pass1Material) throws {
+    let y = try c.json("POST", "/rps/pass1", body: p.body).string("y")
+    let v = try MPin.client2(x: p.x, y: Hex.decode(y)!, sec: p.sec)
+    let body = "{\"pass\":2,\"OTP\":false,\"WID\":\"0\",\"V\":\"\(Hex.encode(v))\",\"mpin_id\":\"\(id.mpinIDHex)\"}"
+    let ott = try c.json("POST", "/rps/pass2", body: body).string("authOTT")
+    let (status, _) = try c.send("POST", "/mpinAuthenticate", body: "{\"mpinResponse\":{\"authOTT\":\"\(ott)\",\"version\":\"0.3\",\"pass\":2}}")
     guard status == 200 else { throw BenchError(what: "authenticate → \(status)") }
 }
 
@@ -85,48 +78,83 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
     sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
 }
 
+func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+// The server, in process unless BENCH_PORT is set.
+var running: RunningServer?
 let dir = NSTemporaryDirectory() + "mpin-bench-" + UUID().uuidString
 defer { try? FileManager.default.removeItem(atPath: dir) }
-try DataDirectory.initialise(path: dir, autoActivate: true)
-var logger = Logger(label: "mpin-server-bench")
-logger.logLevel = .critical
-let server = try await MPinServer(dataDirectory: dir, host: "127.0.0.1", port: 0, logger: logger)
-let running = try await server.start()
-let client = Client(base: "http://127.0.0.1:\(running.port)")
+let port: Int
+if let p = env["BENCH_PORT"].flatMap(Int.init) {
+    port = p
+} else {
+    try DataDirectory.initialise(path: dir, autoActivate: true)
+    var logger = Logger(label: "mpin-server-bench")
+    logger.logLevel = .critical
+    let server = try await MPinServer(dataDirectory: dir, host: "127.0.0.1", port: 0, logger: logger)
+    running = try await server.start()
+    port = running!.port
+}
 
+let setup = LoadClient(port: port)
+let tag = UInt32.random(in: 0...UInt32.max)
 var identities: [Identity] = []
-for i in 0..<clients { identities.append(try await register(client, "bench\(i)")) }
-for id in identities { try await authenticate(client, id) }  // warm-up
+for i in 0..<clients { identities.append(try register(setup, "bench\(tag)-\(i)")) }
 
-// Latency of one authentication with no other load.
+// Latency of one authentication with no other load (pass 1 computed inside the timing).
 var solo: [Double] = []
-for i in 0..<20 {
-    let t0 = DispatchTime.now().uptimeNanoseconds
-    try await authenticate(client, identities[i % identities.count])
-    solo.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+for i in 0..<21 {
+    let id = identities[i % identities.count]
+    let t0 = nowNanos()
+    try authenticate(setup, id, try pass1(id))
+    if i > 0 { solo.append(Double(nowNanos() - t0) / 1e6) }
 }
 
-let start = DispatchTime.now().uptimeNanoseconds
-let deadline = start + UInt64(seconds * 1e9)
-let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-    for id in identities {
-        group.addTask {
-            var l: [Double] = []
-            while DispatchTime.now().uptimeNanoseconds < deadline {
-                let t0 = DispatchTime.now().uptimeNanoseconds
-                try await authenticate(client, id)
-                l.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
-            }
-            return l
-        }
+final class ClientRun: @unchecked Sendable {
+    let identity: Identity
+    var pool: [Pass1Material] = []
+    var latencies: [Double] = []
+    var error: String?
+    init(_ identity: Identity) { self.identity = identity }
+}
+
+/// Runs every client on its own thread until the deadline; returns the runs and the elapsed seconds.
+func runLoad(_ runs: [ClientRun], port: Int, seconds: Double, perClient: Int) -> Double {
+    // Enough pass-1 values for every client at the expected rate, computed on all cores.
+    DispatchQueue.concurrentPerform(iterations: runs.count) { i in
+        runs[i].pool = (0..<perClient).compactMap { _ in try? pass1(runs[i].identity) }
     }
-    var all: [Double] = []
-    for try await l in group { all += l }
-    return all.sorted()
+    let start = nowNanos()
+    let deadline = start + UInt64(seconds * 1e9)
+    let group = DispatchGroup()
+    for run in runs {
+        group.enter()
+        Thread {
+            defer { group.leave() }
+            let c = LoadClient(port: port)
+            var k = 0
+            do {
+                while nowNanos() < deadline {
+                    let t0 = nowNanos()
+                    let material = k < run.pool.count ? run.pool[k] : try pass1(run.identity)
+                    k += 1
+                    try authenticate(c, run.identity, material)
+                    run.latencies.append(Double(nowNanos() - t0) / 1e6)
+                }
+            } catch { run.error = "\(error)" }
+        }.start()
+    }
+    group.wait()
+    return Double(nowNanos() - start) / 1e9
 }
-let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-await running.stop()
 
+let runs = identities.map(ClientRun.init)
+let perClient = Int(expectedRate * seconds / Double(clients) * 1.3) + 10
+let elapsed = runLoad(runs, port: port, seconds: seconds, perClient: perClient)
+await running?.stop()
+
+if let e = runs.compactMap(\.error).first { print("server bench failed: \(e)"); exit(1) }
+let latencies = runs.flatMap(\.latencies).sorted()
 solo.sort()
 print("server_auth_rate \(Int((Double(latencies.count) / elapsed).rounded()))")
 print("server_auth_p50_ms \(String(format: "%.1f", percentile(latencies, 0.5)))")
