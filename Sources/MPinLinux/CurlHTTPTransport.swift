@@ -1,5 +1,6 @@
-// HTTPTransport over libcurl's easy interface: one handle per request (safe after fork, no
-// shared state between requests), blocking, with hard timeouts and no signals.
+// HTTPTransport over libcurl's easy interface: blocking, with hard timeouts and no signals.
+// One transport keeps one easy handle between requests so that a login's requests share a
+// keep-alive connection; a forked child never touches its parent's handle.
 
 import CCurl
 import CCurlShim
@@ -7,6 +8,7 @@ import MPinClient
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// An `HTTPTransport` backed by libcurl.
 ///
@@ -36,26 +38,33 @@ public struct CurlHTTPTransport: HTTPTransport {
         public var maxResponseBytes: Int
         /// The User-Agent header.
         public var userAgent: String
+        /// Whether consecutive requests reuse one handle and its keep-alive connection (one TCP
+        /// and TLS handshake per login instead of one per request).
+        public var reusesConnection: Bool
 
         /// Creates a configuration; the defaults suit a login: 10 s to connect, 30 s in all, 1 MiB.
         public init(caFile: String? = nil, caDirectory: String? = nil,
                     connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(30),
-                    maxResponseBytes: Int = 1 << 20, userAgent: String = CurlHTTPTransport.defaultUserAgent) {
+                    maxResponseBytes: Int = 1 << 20, userAgent: String = CurlHTTPTransport.defaultUserAgent,
+                    reusesConnection: Bool = true) {
             self.caFile = caFile
             self.caDirectory = caDirectory
             self.connectTimeout = connectTimeout
             self.timeout = timeout
             self.maxResponseBytes = maxResponseBytes
             self.userAgent = userAgent
+            self.reusesConnection = reusesConnection
         }
     }
 
     /// The configuration every request uses.
     public let configuration: Configuration
+    private let idleHandle: IdleHandle?
 
     /// Creates a transport.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        idleHandle = configuration.reusesConnection ? IdleHandle() : nil
     }
 
     /// Performs `request`, blocking until the response is complete or a timeout expires.
@@ -70,10 +79,13 @@ public struct CurlHTTPTransport: HTTPTransport {
         guard mpin_curl_global_init_once() == CURLE_OK else {
             throw .other(detail: "libcurl could not be initialised")
         }
-        guard let handle = curl_easy_init() else {
+        guard let handle = idleHandle?.take() ?? curl_easy_init() else {
             throw .other(detail: "libcurl could not create a handle")
         }
-        defer { curl_easy_cleanup(handle) }
+        var keepHandle = false
+        defer {
+            if keepHandle, let idleHandle { idleHandle.put(handle) } else { curl_easy_cleanup(handle) }
+        }
 
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
@@ -133,6 +145,7 @@ public struct CurlHTTPTransport: HTTPTransport {
         }
         var status = 0
         _ = mpin_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        keepHandle = true
         return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
     }
 
@@ -253,6 +266,47 @@ public struct CurlHTTPTransport: HTTPTransport {
             if afterScheme.contains("@") { return generic }
         }
         return specific
+    }
+}
+
+/// The easy handle a transport keeps between requests, with the process that created it. A
+/// handle is only reused after a successful request, reset to default options first
+/// (`curl_easy_reset` keeps the connection); concurrent requests each get their own handle.
+private final class IdleHandle: Sendable {
+    /// The handle's address (0: none) and the pid that created it.
+    private let slot = Mutex((address: UInt(0), owner: getpid()))
+
+    /// The idle handle, reset, if this process owns one.
+    func take() -> UnsafeMutableRawPointer? {
+        let address: UInt = slot.withLock { s in
+            if s.owner != getpid() {
+                // A forked child: the handle and its socket belong to the parent. Leave them
+                // alone (cleaning up would close the parent's TLS session) and start afresh.
+                s = (0, getpid())
+                return 0
+            }
+            defer { s.address = 0 }
+            return s.address
+        }
+        guard let handle = UnsafeMutableRawPointer(bitPattern: address) else { return nil }
+        curl_easy_reset(handle)
+        return handle
+    }
+
+    /// Keeps `handle` for the next request, or cleans it up if one is already kept.
+    func put(_ handle: UnsafeMutableRawPointer) {
+        let address = UInt(bitPattern: handle)
+        let kept: Bool = slot.withLock { s in
+            guard s.owner == getpid(), s.address == 0 else { return false }
+            s.address = address
+            return true
+        }
+        if !kept { curl_easy_cleanup(handle) }
+    }
+
+    deinit {
+        let s = slot.withLock { $0 }
+        if s.owner == getpid(), let handle = UnsafeMutableRawPointer(bitPattern: s.address) { curl_easy_cleanup(handle) }
     }
 }
 

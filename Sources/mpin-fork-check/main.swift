@@ -1,6 +1,7 @@
 // Test helper: CurlHTTPTransport keeps working across fork(), as in sshd's privilege-separated
-// children. The parent makes a request (libcurl and OpenSSL now initialised), forks, the child
-// makes one, then the parent again.
+// children. The parent makes a request (libcurl and OpenSSL now initialised, the connection
+// kept), forks, the child makes one with the same transport (it must open its own connection),
+// then the parent again (on its kept connection).
 //   mpin-fork-check URL
 // Exit 0 when all three got status 200; another code names the step that failed.
 
@@ -10,8 +11,9 @@ import Glibc
 import MPinClient
 import MPinLinux
 
+let transport = CurlHTTPTransport(configuration: .init(timeout: .seconds(5)))
+
 func fetchSucceeds(_ url: String) -> Bool {
-    let transport = CurlHTTPTransport(configuration: .init(timeout: .seconds(5)))
     guard let response = try? transport.send(HTTPRequest(method: .get, url: url)) else { return false }
     return response.status == 200
 }

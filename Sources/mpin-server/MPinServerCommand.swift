@@ -4,7 +4,6 @@ import Logging
 import MPinServer
 
 /// `mpin-server`: the M-Pin backend (RPS, two D-TAs, authentication server) on SQLite.
-@main
 struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",

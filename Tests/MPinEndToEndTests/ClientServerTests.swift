@@ -145,6 +145,77 @@ final class ClientServerTests: XCTestCase {
 }
 
 
+extension ClientServerTests {
+    /// §4.2 step 1: the second D-TA's share is cached on the device for its day, in its own
+    /// value; the next login of the day asks the RPS only, and a stale or damaged cache is
+    /// refetched. DeleteUser removes it.
+    func testSecondTimePermitShareIsCachedForItsDay() async throws {
+        let (sdk0, user0, codes) = await registered("carol@example.org")
+        XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
+        _ = (sdk0, user0)
+        let platform = self.platform, backend = self.backend
+        let counter = CountingTransport(base: platform.transport)
+        let context = CountingContext(transport: counter, secureStorage: platform.secureStorage,
+                                      nonSecureStorage: platform.nonSecureStorage)
+        let run: @Sendable () -> [MPinStatus.Code] = {
+            let sdk = MPinSDK(context: context)
+            _ = sdk.initialize(config: ["backend": backend])
+            guard let user = sdk.listUsers().1.first else { return [] }
+            return [sdk.startAuthentication(user).code, sdk.finishAuthentication(user, pin: Array("1234".utf8)).status.code]
+        }
+        let first = await blocking(run)
+        XCTAssertEqual(first, [.ok, .ok])
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 1)
+        XCTAssertEqual(counter.count(containing: "/rps/timePermit/"), 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: storeDir).filter { $0.hasPrefix("state-permit-") }
+        XCTAssertEqual(names.count, 1)
+
+        let second = await blocking(run)
+        XCTAssertEqual(second, [.ok, .ok])
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 1, "the cached share is used")
+        XCTAssertEqual(counter.count(containing: "/rps/timePermit/"), 2, "the RPS share is fetched every time")
+
+        // Yesterday's share (or a damaged value) is not used: fetched and cached again.
+        let name = String(names[0].dropFirst("state-".count))
+        try platform.nonSecureStorage.write(name, Array(#"{"date": 1, "timePermit": "04ab"}"#.utf8))
+        let stale = await blocking(run)
+        XCTAssertEqual(stale, [.ok, .ok])
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 2)
+        try platform.nonSecureStorage.write(name, Array("not json".utf8))
+        let damaged = await blocking(run)
+        XCTAssertEqual(damaged, [.ok, .ok])
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 3)
+
+        let deleted: MPinStatus.Code = await blocking {
+            let sdk = MPinSDK(context: context)
+            _ = sdk.initialize(config: ["backend": backend])
+            guard let user = sdk.listUsers().1.first else { return .flowError }
+            return sdk.deleteUser(user).code
+        }
+        XCTAssertEqual(deleted, .ok)
+        XCTAssertNil(try platform.nonSecureStorage.read(name))
+    }
+}
+
+/// A transport that records the URLs it sends.
+final class CountingTransport: HTTPTransport, @unchecked Sendable {
+    let base: any HTTPTransport
+    private let lock = NSLock()
+    private var urls: [String] = []
+    init(base: any HTTPTransport) { self.base = base }
+    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+        lock.withLock { urls.append(request.url) }
+        return try base.send(request)
+    }
+    func count(containing fragment: String) -> Int { lock.withLock { urls.filter { $0.contains(fragment) }.count } }
+}
+
+struct CountingContext: PlatformContext {
+    let transport: any HTTPTransport
+    let secureStorage: any SecureStorage
+    let nonSecureStorage: any MPinClient.Storage
+}
+
 /// Runs blocking client calls on their own thread so that the server's tasks keep the
 /// cooperative pool.
 private func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

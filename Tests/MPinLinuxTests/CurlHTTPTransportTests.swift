@@ -225,11 +225,47 @@ final class CurlHTTPTransportTests: XCTestCase {
         XCTAssertTrue(response.text.hasPrefix("GET http://mfa.example.invalid/rps/x HTTP/1.1\r\n"), response.text)
     }
 
+    func testConsecutiveRequestsShareOneConnection() throws {
+        let server = try start(.keepAliveEcho)
+        let transport = CurlHTTPTransport()
+        for index in 0..<3 {
+            let response = try transport.send(HTTPRequest(method: .post, url: server.baseURL + "/k\(index)", text: "b\(index)"))
+            XCTAssertEqual(response.status, 200)
+            XCTAssertTrue(response.text.hasPrefix("POST /k\(index) HTTP/1.1\r\n"), response.text)
+            XCTAssertTrue(response.text.hasSuffix("b\(index)"), response.text)
+        }
+        XCTAssertEqual(server.acceptedConnections, 1)
+        // A failed request discards the handle: the next one starts afresh and works.
+        XCTAssertNotNil(transportError { try transport.send(HTTPRequest(method: .get, url: "http://127.0.0.1:\(unusedLocalPort())/x")) })
+        XCTAssertEqual(try transport.send(HTTPRequest(method: .get, url: server.baseURL + "/after")).status, 200)
+        XCTAssertEqual(server.acceptedConnections, 2)
+    }
+
+    func testOneConnectionPerRequestWhenReuseIsOff() throws {
+        let server = try start(.keepAliveEcho)
+        let transport = CurlHTTPTransport(configuration: .init(reusesConnection: false))
+        for index in 0..<3 {
+            XCTAssertEqual(try transport.send(HTTPRequest(method: .get, url: server.baseURL + "/n\(index)")).status, 200)
+        }
+        XCTAssertEqual(server.acceptedConnections, 3)
+    }
+
+    func testAForkedChildNeverUsesItsParentsConnection() throws {
+        let server = try start(.keepAliveEcho)
+        try runForkCheck(server.baseURL + "/fork")
+        // Parent (1 connection, reused for its second request) and child (its own).
+        XCTAssertEqual(server.acceptedConnections, 2)
+    }
+
     func testWorksInAForkedChild() throws {
         let server = try start(.echo)
+        try runForkCheck(server.baseURL + "/fork")
+    }
+
+    private func runForkCheck(_ url: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try helperExecutable("mpin-fork-check"))
-        process.arguments = [server.baseURL + "/fork"]
+        process.arguments = [url]
         try process.run()
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning, Date() < deadline { usleep(10_000) }

@@ -16,6 +16,9 @@ final class TestHTTPServer: @unchecked Sendable {
         case huge(bytes: Int, declareLength: Bool)
         /// Reads the request (unless `readFirst` is false), sends these bytes and closes.
         case raw([UInt8], readFirst: Bool = true)
+        /// As `echo`, but keeps each connection open for further requests (a thread per
+        /// connection); `acceptedConnections` counts the connections.
+        case keepAliveEcho
     }
 
     let port: UInt16
@@ -25,6 +28,14 @@ final class TestHTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private var held: [Int32] = []
+    private var accepted = 0
+
+    /// How many connections the server has accepted.
+    var acceptedConnections: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return accepted
+    }
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -86,6 +97,9 @@ final class TestHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            lock.lock()
+            accepted += 1
+            lock.unlock()
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -94,6 +108,20 @@ final class TestHTTPServer: @unchecked Sendable {
                 lock.lock()
                 held.append(client)
                 lock.unlock()
+                continue
+            case .keepAliveEcho:
+                lock.lock()
+                held.append(client)
+                lock.unlock()
+                Thread { [self] in
+                    while true {
+                        let request = readRequest(client)
+                        guard headEnd(request) != nil else { break }
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(request.count)\r\n\r\n"
+                        guard sendAll(client, Array(head.utf8) + request) else { break }
+                    }
+                    shutdown(client, Int32(SHUT_RDWR))
+                }.start()
                 continue
             case .echo:
                 let request = readRequest(client)

@@ -28,7 +28,12 @@ extension MPinSDK {
         }
         let storageId = rps["storageId"]?.stringValue ?? ""
         let appID = settings.string("appID")
-        var share2 = cachedPermitShare(settings.string("timePermitsStorageURL"), appID: appID, date: date, storageId: storageId)
+        // §4.2: the device cache, then the S3 cache, then the second D-TA.
+        var share2 = devicePermitShare(storageId: storageId, date: date)
+        let fromDevice = share2 != nil
+        if share2 == nil {
+            share2 = cachedPermitShare(settings.string("timePermitsStorageURL"), appID: appID, date: date, storageId: storageId)
+        }
         if share2 == nil {
             let url = settings.string("certivoxURL") + "timePermit?hash_mpin_id=" + FormEncoding.escape(storageId)
                 + "&app_id=" + FormEncoding.escape(appID) + "&mobile=1&signature="
@@ -39,10 +44,42 @@ extension MPinSDK {
             }
         }
         guard let share2, !share2.isEmpty else { return MPinStatus(.responseParseError, "the second time-permit share is missing") }
+        if !fromDevice { saveDevicePermitShare(share2, storageId: storageId, date: date) }
         user.timePermitShare1 = share1
         user.timePermitShare2 = share2
         user.timePermitDate = Int32(date)
         return .ok
+    }
+
+    /// The name of the device's cached second share for a user: its own value, so that caching
+    /// never rewrites the user list (which another process may be changing at the same time).
+    /// `storageId` is the hex SHA-256 of the mpinId; anything else is not cached.
+    static func permitCacheName(storageId: String) -> String? {
+        guard (32...128).contains(storageId.utf8.count), Hex.decode(storageId) != nil else { return nil }
+        return "permit-" + storageId.lowercased()
+    }
+
+    /// The second share cached on the device for `date` (§4.2 step 1), if there is one.
+    private func devicePermitShare(storageId: String, date: Int64) -> [UInt8]? {
+        guard let name = Self.permitCacheName(storageId: storageId),
+              let doc = try? readDocument(context_.nonSecureStorage, name),
+              doc["date"]?.int64Value == date,
+              let share = Hex.decode(doc["timePermit"]?.stringValue ?? ""), !share.isEmpty else { return nil }
+        return share
+    }
+
+    /// Caches the second share for `date`. A failure only costs a request next time.
+    private func saveDevicePermitShare(_ share: [UInt8], storageId: String, date: Int64) {
+        guard let name = Self.permitCacheName(storageId: storageId) else { return }
+        let doc = JSONValue.object([("date", .number(String(date))), ("timePermit", .string(Hex.encode(share)))])
+        try? context_.nonSecureStorage.write(name, doc.serialized)
+    }
+
+    /// Forgets the user's cached second share (DeleteUser, blocked).
+    func removeDevicePermitShare(_ user: MPinUser) {
+        guard let mpinId = user.mpinId,
+              let name = Self.permitCacheName(storageId: Hex.encode(MPin.hashID(mpinId))) else { return }
+        try? context_.nonSecureStorage.delete(name)
     }
 
     /// The S3 cache of the second share: the body is raw hex text (§4.2). Any failure falls through.
@@ -191,6 +228,7 @@ extension MPinSDK {
             if http == 410 {
                 user.state = .blocked
                 user.wipePermits()
+                removeDevicePermitShare(user)
                 let saved = saveUsers(removingSecretOf: user.mpinIdHex)
                 if !saved.isOK { return (saved, pass2, empty) }
             }

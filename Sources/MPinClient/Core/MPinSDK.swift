@@ -122,6 +122,7 @@ public final class MPinSDK: @unchecked Sendable {
         }
         users.remove(at: index)
         user.wipeShares(); user.wipePermits()
+        removeDevicePermitShare(user)
         user.state = .invalid
         let status = saveUsers(removingSecretOf: user.mpinIdHex)
         user.mpinIdHex = ""
