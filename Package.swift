@@ -61,9 +61,11 @@ let package = Package(
         // libpam's conversation and pam_syslog behind non-variadic C functions.
         .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
         // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
-        // and sudo load no libswift*; only the entry points are exported.
+        // and sudo load no libswift*; only the entry points are exported. -z nodelete: pam_end's
+        // dlclose leaves the module mapped, because a statically linked Swift runtime (like
+        // OpenSSL, which is NODELETE too) may leave thread-exit or exit handlers pointing into it.
         .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinLogin", "MPinLinux"],
-                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections",
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections", "-Xlinker", "-z", "-Xlinker", "nodelete",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [
