@@ -183,6 +183,39 @@ final class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
+    func testExpiredAuthOTTIsRejectedWithoutCounting() async throws {
+        let server = try TestServer { $0.authOTTExpireSeconds = 0 }
+        try await server.start()
+        do {
+            var nia = MPinTestClient(http: server.client)
+            try await nia.registerFully("nia", pin: "4321")
+            let (right, _) = try await nia.passes(pin: "4321")
+            let v1 = try await nia.finalStep(right)
+            XCTAssertEqual(v1, 408, "an authOTT past its lifetime is refused even for the right PIN")
+            let (wrong, _) = try await nia.passes(pin: "0000")
+            let v2 = try await nia.finalStep(wrong)
+            XCTAssertEqual(v2, 408)
+            XCTAssertEqual(try server.admin().list().first { $0.userId == "nia" }?.failedAttempts, 0)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    func testExpiredAccessNumberIsRefused() async throws {
+        let server = try TestServer { $0.accessNumberExpireSeconds = 0; $0.accessNumberExtendValiditySeconds = 0 }
+        try await server.start()
+        do {
+            var olga = MPinTestClient(http: server.client)
+            try await olga.registerFully("olga", pin: "2468")
+            let an = try await server.client.send("POST", "/rps/getAccessNumber").decode(AccessNumberResponse.self)
+            let (p2, _) = try await olga.passes(pin: "2468", wid: an.accessNumber)
+            let mobile = try await server.client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2)))
+            XCTAssertEqual(mobile.status, 412)
+            let poll = try await server.client.post("/rps/accessnumber", AccessNumberPollRequest(webOTT: an.webOTT))
+            XCTAssertEqual(poll.status, 401)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
     func testRestartKeepsUsersCountersAndKeys() async throws {
         let server = try TestServer()
         try await server.start()
