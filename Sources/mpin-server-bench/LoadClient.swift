@@ -61,31 +61,38 @@ final class LoadClient {
         return try readResponse()
     }
 
+    private var chunk = [UInt8](repeating: 0, count: 16_384)
+
     private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 16_384)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { throw BenchError(what: "connection closed") }
-        buffer += chunk[0..<n]
+        buffer.append(contentsOf: chunk[0..<n])
+    }
+
+    /// The index of the blank line ending the head, if it has arrived.
+    private func headEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
     }
 
     private func readResponse() throws -> (Int, [UInt8]) {
-        let crlf2: [UInt8] = [13, 10, 13, 10]
-        var headerEnd: Int?
-        while headerEnd == nil {
-            if buffer.count >= 4 {
-                for i in 0...(buffer.count - 4) where buffer[i] == 13 && Array(buffer[i..<i + 4]) == crlf2 { headerEnd = i; break }
-            }
-            if headerEnd == nil { try fill() }
-        }
-        let head = String(decoding: buffer[0..<headerEnd!], as: UTF8.self).lowercased()
-        let lines = head.split(separator: "\r\n")
-        guard let statusLine = lines.first, statusLine.count >= 12,
-              let status = Int(statusLine.dropFirst(9).prefix(3)) else { throw BenchError(what: "bad status line") }
+        var end = headEnd()
+        while end == nil { try fill(); end = headEnd() }
+        let headerEnd = end!
+        // "HTTP/1.1 NNN": the status is bytes 9..<12.
+        guard headerEnd >= 12 else { throw BenchError(what: "bad status line") }
+        let status = buffer[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 }
         var length = 0
-        for line in lines.dropFirst() where line.hasPrefix("content-length:") {
-            length = Int(line.dropFirst(15).trimmingPrefix(" ")) ?? 0
+        let head = String(decoding: buffer[0..<headerEnd], as: UTF8.self)
+        for line in head.split(separator: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":"),
+                  line[..<colon].utf8.elementsEqual("content-length".utf8, by: { $0 | 0x20 == $1 }) else { continue }
+            length = Int(line[line.index(after: colon)...].drop(while: { $0 == " " })) ?? 0
         }
-        let start = headerEnd! + 4
+        let start = headerEnd + 4
         while buffer.count < start + length { try fill() }
         let body = Array(buffer[start..<start + length])
         buffer.removeSubrange(0..<start + length)

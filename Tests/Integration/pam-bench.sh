@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark lines for `make bench`: the median latency pam_mpin.so adds over pam_permit.so in a
 # pamtester run against a local release-built mpin-server (PIN supplied), and the size of the
-# module as installed (stripped).
+# module as installed (stripped). For reference, `pam_libcurl_floor_ms`: what a PAM module that
+# does nothing but link the system's libcurl adds (loading libcurl and its dependencies), when a
+# C compiler is available.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -30,5 +32,13 @@ median_us() {
 mpin=$(median_us mpin) || exit 1
 permit=$(median_us permit) || exit 1
 awk -v a="$mpin" -v b="$permit" 'BEGIN { printf "pam_added_ms %.1f\n", (a - b) / 1000 }'
+if command -v cc >/dev/null; then
+  printf '#include <security/pam_modules.h>\nint pam_sm_authenticate(pam_handle_t *h, int f, int c, const char **v) { return PAM_SUCCESS; }\n' > "$WORK/stub.c"
+  if cc -shared -fPIC -o "$WORK/pam_stub_curl.so" "$WORK/stub.c" -Wl,--no-as-needed -lcurl 2>/dev/null; then
+    printf 'auth required %s\naccount required pam_permit.so\n' "$WORK/pam_stub_curl.so" > "$WORK/pam.d/stubcurl"
+    stub=$(median_us stubcurl) || exit 1
+    awk -v a="$stub" -v b="$permit" 'BEGIN { printf "pam_libcurl_floor_ms %.1f\n", (a - b) / 1000 }'
+  fi
+fi
 cp "$BIN/libpam_mpin.so" "$WORK/pam_mpin.so" && strip --strip-unneeded "$WORK/pam_mpin.so"
 echo "pam_so_bytes $(stat -c %s "$WORK/pam_mpin.so")"
