@@ -49,8 +49,8 @@ let package = Package(
         // The Milagro SDK Core in Swift: user states, registration, authentication, over
         // platform protocols for HTTP and storage (Platform/).
         .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
-        // libcurl, and non-variadic wrappers for the calls Swift cannot make directly.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+        // libcurl's header (CCurl), and libcurl itself loaded on first use through the shim.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
@@ -106,7 +106,7 @@ let package = Package(
         // Test helper: one process hammering a FileStorage (concurrency and kill tests).
         .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
         // Test helper: the transport used before and after fork() (sshd forks its PAM children).
-        .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux"]),
+        .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux", "MPinClient", "CCurlShim"]),
 
         // MARK: Tests
 

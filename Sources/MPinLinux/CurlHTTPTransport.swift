@@ -76,21 +76,24 @@ public struct CurlHTTPTransport: HTTPTransport {
         }
         let headerLines = try Self.headerLines(for: request)
 
+        guard mpin_curl_available() != 0 else {
+            throw .other(detail: "libcurl (libcurl.so.4) could not be loaded; install libcurl4")
+        }
         guard mpin_curl_global_init_once() == CURLE_OK else {
             throw .other(detail: "libcurl could not be initialised")
         }
-        guard let handle = idleHandle?.take() ?? curl_easy_init() else {
+        guard let handle = idleHandle?.take() ?? mpin_curl_easy_init() else {
             throw .other(detail: "libcurl could not create a handle")
         }
         var keepHandle = false
         defer {
-            if keepHandle, let idleHandle { idleHandle.put(handle) } else { curl_easy_cleanup(handle) }
+            if keepHandle, let idleHandle { idleHandle.put(handle) } else { mpin_curl_easy_cleanup(handle) }
         }
 
         var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
+        defer { mpin_curl_slist_free_all(headerList) }
         for line in headerLines {
-            guard let appended = curl_slist_append(headerList, line) else {
+            guard let appended = mpin_curl_slist_append(headerList, line) else {
                 throw .other(detail: "out of memory building headers")
             }
             headerList = appended
@@ -134,10 +137,10 @@ public struct CurlHTTPTransport: HTTPTransport {
         setup.check(mpin_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headerList))
         setup.check(Self.setMethodAndBody(handle, request))
         if let failed = setup.failure {
-            throw .other(detail: "libcurl rejected an option: \(String(cString: curl_easy_strerror(failed)))")
+            throw .other(detail: "libcurl rejected an option: \(String(cString: mpin_curl_easy_strerror(failed)))")
         }
 
-        let code = curl_easy_perform(handle)
+        let code = mpin_curl_easy_perform(handle)
         if code != CURLE_OK {
             throw Self.error(for: code, handle: handle, origin: origin, request: request, sink: sink,
                              errorBuffer: errorBuffer, connectMilliseconds: connectMilliseconds,
@@ -223,7 +226,7 @@ public struct CurlHTTPTransport: HTTPTransport {
         let detail = safeDetail(code: code, errorBuffer: errorBuffer, url: request.url)
         switch code {
         case CURLE_URL_MALFORMAT:
-            return .invalidURL(reason: String(cString: curl_easy_strerror(code)))
+            return .invalidURL(reason: String(cString: mpin_curl_easy_strerror(code)))
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .hostNotFound(host: host)
         case CURLE_COULDNT_CONNECT:
@@ -254,7 +257,7 @@ public struct CurlHTTPTransport: HTTPTransport {
 
     /// curl's detailed message when it cannot leak the URL's path or query, else its generic one.
     private static func safeDetail(code: CURLcode, errorBuffer: UnsafeMutablePointer<CChar>, url: String) -> String {
-        let generic = String(cString: curl_easy_strerror(code))
+        let generic = String(cString: mpin_curl_easy_strerror(code))
         let specific = String(cString: errorBuffer)
         guard !specific.isEmpty else { return generic }
         if let separator = url.firstRange(of: "://") {
@@ -289,7 +292,7 @@ private final class IdleHandle: Sendable {
             return s.address
         }
         guard let handle = UnsafeMutableRawPointer(bitPattern: address) else { return nil }
-        curl_easy_reset(handle)
+        mpin_curl_easy_reset(handle)
         return handle
     }
 
@@ -301,12 +304,12 @@ private final class IdleHandle: Sendable {
             s.address = address
             return true
         }
-        if !kept { curl_easy_cleanup(handle) }
+        if !kept { mpin_curl_easy_cleanup(handle) }
     }
 
     deinit {
         let s = slot.withLock { $0 }
-        if s.owner == getpid(), let handle = UnsafeMutableRawPointer(bitPattern: s.address) { curl_easy_cleanup(handle) }
+        if s.owner == getpid(), let handle = UnsafeMutableRawPointer(bitPattern: s.address) { mpin_curl_easy_cleanup(handle) }
     }
 }
 

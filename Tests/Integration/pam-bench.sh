@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark lines for `make bench`: the median latency pam_mpin.so adds over pam_permit.so in a
 # pamtester run against a local release-built mpin-server (PIN supplied), and the size of the
-# module as installed (stripped). For reference, `pam_libcurl_floor_ms`: what a PAM module that
+# module as installed (stripped); `pam_unregistered_ms`: the same for a user without a
+# registration under `nouserok`. For reference, `pam_libcurl_floor_ms`: what a PAM module that
 # does nothing but link the system's libcurl adds (loading libcurl and its dependencies), when a
 # C compiler is available.
 set -u
@@ -15,15 +16,17 @@ write_config "$WORK/mpin.conf" "$BACKEND"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register bench --identity bench@example.org --pin-stdin >/dev/null || exit 1
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/mpin.conf" > "$WORK/pam.d/mpin"
 printf 'auth required pam_permit.so\naccount required pam_permit.so\n' > "$WORK/pam.d/permit"
+printf 'auth sufficient %s config=%s nouserok\nauth required pam_permit.so\naccount required pam_permit.so\n' \
+  "$BIN/libpam_mpin.so" "$WORK/mpin.conf" > "$WORK/pam.d/nouser"
 
-# median_ms SERVICE: median wall time of RUNS pamtester authentications, in microseconds.
+# median_us SERVICE [USER]: median wall time of RUNS pamtester authentications, in microseconds.
 median_us() {
-  local samples=()
+  local user=${2:-bench} samples=()
   for _ in $(seq 1 "$RUNS"); do
     local t0 t1
     t0=$(date +%s%6N)
     echo 1234 | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" \
-      pamtester "$1" bench authenticate >/dev/null 2>&1 || { echo "pamtester $1 failed" >&2; return 1; }
+      pamtester "$1" "$user" authenticate >/dev/null 2>&1 || { echo "pamtester $1 failed" >&2; return 1; }
     t1=$(date +%s%6N)
     samples+=($((t1 - t0)))
   done
@@ -32,6 +35,9 @@ median_us() {
 mpin=$(median_us mpin) || exit 1
 permit=$(median_us permit) || exit 1
 awk -v a="$mpin" -v b="$permit" 'BEGIN { printf "pam_added_ms %.1f\n", (a - b) / 1000 }'
+# A user without a registration under `nouserok` (PAM_IGNORE): no network, libcurl not loaded.
+nouser=$(median_us nouser nobody) || exit 1
+awk -v a="$nouser" -v b="$permit" 'BEGIN { printf "pam_unregistered_ms %.1f\n", (a - b) / 1000 }'
 if command -v cc >/dev/null; then
   printf '#include <security/pam_modules.h>\nint pam_sm_authenticate(pam_handle_t *h, int f, int c, const char **v) { return PAM_SUCCESS; }\n' > "$WORK/stub.c"
   if cc -shared -fPIC -o "$WORK/pam_stub_curl.so" "$WORK/stub.c" -Wl,--no-as-needed -lcurl 2>/dev/null; then

@@ -146,6 +146,8 @@ pamt mpin carol 4321
 check "a deleted user is unknown to the module" grep -q 'User not known' <<<"$OUT"
 
 check "the module links no libswift" bash -c '! ldd "$1" | grep -q libswift' _ "$MODULE"
+# libcurl is loaded on first use: not when sudo or sshd load the module.
+check "the module does not link libcurl at load time" bash -c '! ldd "$1" | grep -q libcurl' _ "$MODULE"
 check "the module exports only pam_sm_*" bash -c '[ "$(nm -D --defined-only "$1" | awk "\$2 ~ /[A-Z]/ {print \$3}" | grep -vc "^pam_sm_")" -eq 0 ]' _ "$MODULE"
 
 summary

@@ -262,17 +262,23 @@ final class CurlHTTPTransportTests: XCTestCase {
         try runForkCheck(server.baseURL + "/fork")
     }
 
-    private func runForkCheck(_ url: String) throws {
+    func testMissingLibcurlIsATransportErrorNotACrash() throws {
+        let server = try start(.echo)
+        try runForkCheck("--without-libcurl", server.baseURL + "/x")
+        XCTAssertEqual(server.acceptedConnections, 0)
+    }
+
+    private func runForkCheck(_ arguments: String...) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try helperExecutable("mpin-fork-check"))
-        process.arguments = [url]
+        process.arguments = arguments
         try process.run()
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning, Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         XCTAssertEqual(process.terminationReason, .exit)
-        XCTAssertEqual(process.terminationStatus, 0, "parent, forked child and parent again must all get 200")
+        XCTAssertEqual(process.terminationStatus, 0, "mpin-fork-check \(arguments.joined(separator: " ")) failed")
     }
 
     func testConcurrentRequestsFromManyThreads() throws {
