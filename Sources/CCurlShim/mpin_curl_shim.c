@@ -100,6 +100,13 @@ CURLcode mpin_curl_info_long(CURL *handle, CURLINFO info, long *value) {
     return loaded ? api.easy_getinfo(handle, info, value) : CURLE_FAILED_INIT;
 }
 
+CURLcode mpin_curl_info_socket(CURL *handle, int *socket) {
+    curl_socket_t value = CURL_SOCKET_BAD;
+    CURLcode code = loaded ? api.easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &value) : CURLE_FAILED_INIT;
+    *socket = code == CURLE_OK && value != CURL_SOCKET_BAD ? (int)value : -1;
+    return code;
+}
+
 CURLcode mpin_curl_info_double(CURL *handle, CURLINFO info, double *value) {
     return loaded ? api.easy_getinfo(handle, info, value) : CURLE_FAILED_INIT;
 }

@@ -82,14 +82,9 @@ public struct CurlHTTPTransport: HTTPTransport {
         guard mpin_curl_global_init_once() == CURLE_OK else {
             throw .other(detail: "libcurl could not be initialised")
         }
-        guard let handle = idleHandle?.take() ?? mpin_curl_easy_init() else {
-            throw .other(detail: "libcurl could not create a handle")
-        }
-        var keepHandle = false
-        defer {
-            if keepHandle, let idleHandle { idleHandle.put(handle) } else { mpin_curl_easy_cleanup(handle) }
-        }
-
+        // Everything the handle points at while it works (header list, error buffer, sink) is
+        // made before the handle and freed after it is parked (reset) or cleaned up: defers run
+        // in reverse order.
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { mpin_curl_slist_free_all(headerList) }
         for line in headerLines {
@@ -102,8 +97,17 @@ public struct CurlHTTPTransport: HTTPTransport {
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errorBuffer.deallocate() }
-
         let sink = ResponseSink(limit: configuration.maxResponseBytes)
+        defer { withExtendedLifetime(sink) {} }
+
+        guard let handle = idleHandle?.take() ?? mpin_curl_easy_init() else {
+            throw .other(detail: "libcurl could not create a handle")
+        }
+        var keepHandle = false
+        defer {
+            if keepHandle, let idleHandle { idleHandle.put(handle) } else { mpin_curl_easy_cleanup(handle) }
+        }
+
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
         let total = request.timeout ?? configuration.timeout
         let totalMilliseconds = Self.milliseconds(total)
@@ -273,31 +277,37 @@ public struct CurlHTTPTransport: HTTPTransport {
 }
 
 /// The easy handle a transport keeps between requests, with the process that created it. A
-/// handle is only reused after a successful request, reset to default options first
-/// (`curl_easy_reset` keeps the connection); concurrent requests each get their own handle.
+/// handle is parked only after a successful request, reset to default options (so it points at
+/// nothing of the finished request; `curl_easy_reset` keeps the connection); concurrent
+/// requests each get their own handle.
 private final class IdleHandle: Sendable {
     /// The handle's address (0: none) and the pid that created it.
     private let slot = Mutex((address: UInt(0), owner: getpid()))
 
-    /// The idle handle, reset, if this process owns one.
+    /// The parked handle, if this process owns one.
     func take() -> UnsafeMutableRawPointer? {
-        let address: UInt = slot.withLock { s in
+        let (address, inherited): (UInt, UInt) = slot.withLock { s in
             if s.owner != getpid() {
-                // A forked child: the handle and its socket belong to the parent. Leave them
-                // alone (cleaning up would close the parent's TLS session) and start afresh.
+                // A forked child: the handle and its connection belong to the parent. Never use
+                // or clean them up (that would end the parent's TLS session); only close this
+                // process's copy of the socket, then start afresh.
+                let parents = s.address
                 s = (0, getpid())
-                return 0
+                return (0, parents)
             }
             defer { s.address = 0 }
-            return s.address
+            return (s.address, 0)
         }
-        guard let handle = UnsafeMutableRawPointer(bitPattern: address) else { return nil }
-        mpin_curl_easy_reset(handle)
-        return handle
+        if let parents = UnsafeMutableRawPointer(bitPattern: inherited) {
+            var socket: Int32 = -1
+            if mpin_curl_info_socket(parents, &socket) == CURLE_OK, socket >= 0 { close(socket) }
+        }
+        return UnsafeMutableRawPointer(bitPattern: address)
     }
 
-    /// Keeps `handle` for the next request, or cleans it up if one is already kept.
+    /// Parks `handle` for the next request, or cleans it up if one is already parked.
     func put(_ handle: UnsafeMutableRawPointer) {
+        mpin_curl_easy_reset(handle)
         let address = UInt(bitPattern: handle)
         let kept: Bool = slot.withLock { s in
             guard s.owner == getpid(), s.address == 0 else { return false }

@@ -13,9 +13,7 @@ extension RPS {
 
     func pass1(body: [UInt8]) async throws(ServerError) -> Pass1Response {
         let req: Pass1Request = try decode(body, status: 403, what: "Invalid data received")
-        guard let mpinBytes = Hex.decode(req.mpin_id), !mpinBytes.isEmpty else {
-            throw ServerError.invalidData("mpin_id: Non-hexadecimal digit found")
-        }
+        let mpinBytes = try Self.mpinID(req.mpin_id)
         guard let u = Hex.decode(req.U, length: 65), (try? G1Point(bytes: u)) != nil else {
             throw ServerError.invalidData("U is not a G1 point")
         }
@@ -33,9 +31,7 @@ extension RPS {
 
     func pass2(body: [UInt8]) async throws(ServerError) -> Pass2Response {
         let req: Pass2Request = try decode(body, status: 403, what: "Invalid data received")
-        guard let mpinBytes = Hex.decode(req.mpin_id), !mpinBytes.isEmpty else {
-            throw ServerError.invalidData("mpin_id: Non-hexadecimal digit found")
-        }
+        let mpinBytes = try Self.mpinID(req.mpin_id)
         guard let v = Hex.decode(req.V, length: 65), (try? G1Point(bytes: v)) != nil else {
             throw ServerError.invalidData("V is not a G1 point")
         }
@@ -56,14 +52,33 @@ extension RPS {
         return Pass2Response(authOTT: authOTT, otp: otp)
     }
 
+    /// Longest mpinId accepted (the server issues ~100-byte ones): bounds what a client can make
+    /// the in-memory pass-1 and hash caches hold.
+    static let maxMpinIDBytes = 1024
+
+    /// The mpinId of a pass request, decoded and bounded.
+    static func mpinID(_ hex: String) throws(ServerError) -> [UInt8] {
+        guard hex.utf8.count <= 2 * maxMpinIDBytes else { throw ServerError.invalidData("mpin_id too long") }
+        guard let bytes = Hex.decode(hex), !bytes.isEmpty else {
+            throw ServerError.invalidData("mpin_id: Non-hexadecimal digit found")
+        }
+        return bytes
+    }
+
     /// MPIN_SERVER_2 for today, and yesterday during the first UTC hour (§4.7).
     private func verify(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], v: [UInt8], now: Date) -> Bool {
         let today = WireTime.day(now)
         let graceHour = Int(now.timeIntervalSince1970) % 86_400 < 3600
         for date in graceHour ? [today, today - 1] : [today] {
-            guard let (hid, htid) = try? identityHashes.hashes(date: date, mpinID: mpinID) else { return false }
+            let cached = identityHashes.lookup(date: date, mpinID: mpinID)
+            guard let (hid, htid) = cached ?? (try? MPin.server1(date: date, mpinID: mpinID)) else { return false }
             let r = MPin.server2(date: date, hid: hid, htid: htid, y: y, serverSecret: serverSecret, u: u, ut: ut, v: v)
-            if r == .ok { return true }
+            if r == .ok {
+                // Only identities that just proved themselves are cached: a client cannot fill
+                // the cache with made-up mpinIds.
+                if cached == nil { identityHashes.insert(date: date, mpinID: mpinID, hid: hid, htid: htid) }
+                return true
+            }
             if r != .badPIN { return false }
         }
         return false

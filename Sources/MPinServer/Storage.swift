@@ -265,7 +265,10 @@ public final class Storage: Sendable {
             case .direct where !wid.isEmpty:
                 // The browser's step of an access-number login: report the mobile's verdict.
                 guard let priorStatus else { return nil }
-                try db.execute(sql: "UPDATE auth SET browser_ready = 1 WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                // Once only: a replayed browser step finds the record used.
+                try db.execute(sql: "UPDATE auth SET browser_ready = 1 WHERE auth_ott_hash = ? AND browser_ready = 0",
+                               arguments: [authOTTHash])
+                guard db.changesCount > 0 else { return nil }
                 if priorStatus == 200, let session {
                     try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
                                    arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])

@@ -113,6 +113,7 @@ final class MemoryStorage: SecureStorage, @unchecked Sendable {
     }
     func delete(_ name: String) throws(StorageError) { _ = lock.withLock { values.removeValue(forKey: name) } }
     func text(_ name: String) -> String { lock.withLock { values[name].map { String(decoding: $0, as: UTF8.self) } ?? "" } }
+    var names: [String] { lock.withLock { Array(values.keys) } }
 }
 
 struct TestContext: PlatformContext {

@@ -112,8 +112,15 @@ final class ReplayTests: XCTestCase {
         let first = sdk.finishAuthentication(user, pin: pin("1234"))
         XCTAssertEqual(first.status.code, .ok)
         XCTAssertTrue(first.authResultData.contains("someUserData"))
-        XCTAssertEqual(plain.writes, writes, "a successful login writes nothing")
+        // The first login of the day caches the second time-permit share (its own value, the
+        // user list untouched); later logins write nothing.
+        XCTAssertEqual(plain.writes, writes + 1)
+        let cache = try XCTUnwrap(plain.names.first { $0.hasPrefix("permit-") })
+        XCTAssertTrue(plain.text(cache).contains("\"timePermit\""), plain.text(cache))
+        let users = plain.text("users")
         XCTAssertEqual(sdk.finishAuthentication(user, pin: pin("1234")).status.code, .ok)
+        XCTAssertEqual(plain.writes, writes + 1, "a later successful login writes nothing")
+        XCTAssertEqual(plain.text("users"), users)
         XCTAssertEqual(sdk.finishAuthentication(user, pin: pin("1235")).status.code, .incorrectPIN)
         XCTAssertEqual(user.state, .registered)
         XCTAssertEqual(sdk.finishAuthentication(user, pin: pin("1234")).status.code, .ok)

@@ -157,34 +157,52 @@ extension ClientServerTests {
         let counter = CountingTransport(base: platform.transport)
         let context = CountingContext(transport: counter, secureStorage: platform.secureStorage,
                                       nonSecureStorage: platform.nonSecureStorage)
-        let run: @Sendable () -> [MPinStatus.Code] = {
+        let login: @Sendable (String) -> [MPinStatus.Code] = { pin in
             let sdk = MPinSDK(context: context)
             _ = sdk.initialize(config: ["backend": backend])
             guard let user = sdk.listUsers().1.first else { return [] }
-            return [sdk.startAuthentication(user).code, sdk.finishAuthentication(user, pin: Array("1234".utf8)).status.code]
+            return [sdk.startAuthentication(user).code, sdk.finishAuthentication(user, pin: Array(pin.utf8)).status.code]
+        }
+        let run: @Sendable () -> [MPinStatus.Code] = { login("1234") }
+        let cached = { () throws -> [String] in
+            try FileManager.default.contentsOfDirectory(atPath: self.storeDir).filter { $0.hasPrefix("state-permit-") }
         }
         let first = await blocking(run)
         XCTAssertEqual(first, [.ok, .ok])
         XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 1)
         XCTAssertEqual(counter.count(containing: "/rps/timePermit/"), 1)
-        let names = try FileManager.default.contentsOfDirectory(atPath: storeDir).filter { $0.hasPrefix("state-permit-") }
-        XCTAssertEqual(names.count, 1)
+        let names = try cached()
+        XCTAssertEqual(names.count, 1, "cached after a successful login")
 
         let second = await blocking(run)
         XCTAssertEqual(second, [.ok, .ok])
         XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 1, "the cached share is used")
         XCTAssertEqual(counter.count(containing: "/rps/timePermit/"), 2, "the RPS share is fetched every time")
 
+        // A failed login with the cached share forgets it (it might be the cause); the next
+        // login fetches it again and caches it once it has worked.
+        let wrong = await blocking { login("9999") }
+        XCTAssertEqual(wrong, [.ok, .incorrectPIN])
+        XCTAssertEqual(try cached(), [])
+        let wrongAgain = await blocking { login("9999") }
+        XCTAssertEqual(wrongAgain, [.ok, .incorrectPIN])
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 2)
+        XCTAssertEqual(try cached(), [], "a share is not cached by a failed login")
+        let right = await blocking(run)
+        XCTAssertEqual(right, [.ok, .ok])
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 3)
+        XCTAssertEqual(try cached(), names)
+
         // Yesterday's share (or a damaged value) is not used: fetched and cached again.
         let name = String(names[0].dropFirst("state-".count))
         try platform.nonSecureStorage.write(name, Array(#"{"date": 1, "timePermit": "04ab"}"#.utf8))
         let stale = await blocking(run)
         XCTAssertEqual(stale, [.ok, .ok])
-        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 2)
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 4)
         try platform.nonSecureStorage.write(name, Array("not json".utf8))
         let damaged = await blocking(run)
         XCTAssertEqual(damaged, [.ok, .ok])
-        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 3)
+        XCTAssertEqual(counter.count(containing: "/dta/timePermit"), 5)
 
         let deleted: MPinStatus.Code = await blocking {
             let sdk = MPinSDK(context: context)

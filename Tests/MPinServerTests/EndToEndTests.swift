@@ -200,6 +200,25 @@ final class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
+    func testOverlongMpinIDIsRefused() async throws {
+        let server = try TestServer()
+        try await server.start()
+        do {
+            let long = String(repeating: "ab", count: 1025)
+            let p1 = try await server.client.post("/rps/pass1", Pass1Request(mpinId: long, ut: "04", u: "04"))
+            XCTAssertEqual(p1.status, 403)
+            let p2 = try await server.client.post("/rps/pass2", Pass2Request(mpinId: long, v: "04"))
+            XCTAssertEqual(p2.status, 403)
+            var pia = MPinTestClient(http: server.client)
+            try await pia.registerFully("pia", pin: "1357")
+            // Wrong, right, right: the identity hashes cached after the first success serve the next.
+            let results = [try await pia.authenticate(pin: "0000"), try await pia.authenticate(pin: "1357"),
+                           try await pia.authenticate(pin: "1357")]
+            XCTAssertEqual(results, [401, 200, 200])
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
     func testExpiredAccessNumberIsRefused() async throws {
         let server = try TestServer { $0.accessNumberExpireSeconds = 0; $0.accessNumberExtendValiditySeconds = 0 }
         try await server.start()
@@ -270,6 +289,9 @@ final class EndToEndTests: XCTestCase {
             let ott = try XCTUnwrap(authOTT)
             let v23 = try await client.post("/mpinAuthenticate", AuthenticateRequest(mpinResponse: MPinResponse(authOTT: ott))).status
             XCTAssertEqual(v23, 200)
+            // The browser's step is single use: a replay opens no second session.
+            let replay = try await client.post("/mpinAuthenticate", AuthenticateRequest(mpinResponse: MPinResponse(authOTT: ott))).status
+            XCTAssertEqual(replay, 408)
             let result = try await mobile.value
             XCTAssertEqual(result.status, 200, String(decoding: result.body, as: UTF8.self))
             let logout = try result.decode(MobileAuthenticateResponse.self)

@@ -36,5 +36,7 @@ CURLcode mpin_curl_set_callback(CURL *handle, CURLoption option, mpin_curl_data_
 
 CURLcode mpin_curl_info_long(CURL *handle, CURLINFO info, long *value);
 CURLcode mpin_curl_info_double(CURL *handle, CURLINFO info, double *value);
+/// The handle's connected socket (CURLINFO_ACTIVESOCKET), -1 when there is none.
+CURLcode mpin_curl_info_socket(CURL *handle, int *socket);
 
 #endif

@@ -28,8 +28,12 @@ extension MPinSDK {
         }
         let storageId = rps["storageId"]?.stringValue ?? ""
         let appID = settings.string("appID")
-        // §4.2: the device cache, then the S3 cache, then the second D-TA.
-        var share2 = devicePermitShare(storageId: storageId, date: date)
+        // §4.2: the device cache, then the S3 cache, then the second D-TA. The cache is keyed by
+        // the locally computed storage id; an RPS naming another one gets no cache at all.
+        let cacheName = Self.permitCacheName(user).flatMap { name in
+            name == "permit-" + storageId.lowercased() ? name : nil
+        }
+        var share2 = cacheName.flatMap { devicePermitShare(name: $0, date: date) }
         let fromDevice = share2 != nil
         if share2 == nil {
             share2 = cachedPermitShare(settings.string("timePermitsStorageURL"), appID: appID, date: date, storageId: storageId)
@@ -44,7 +48,12 @@ extension MPinSDK {
             }
         }
         guard let share2, !share2.isEmpty else { return MPinStatus(.responseParseError, "the second time-permit share is missing") }
-        if !fromDevice { saveDevicePermitShare(share2, storageId: storageId, date: date) }
+        // A fetched share is cached only once a login with it has succeeded (see
+        // settlePermitCache), so a bad share is never kept for the rest of the day.
+        user.permitFromDevice = fromDevice
+        if !fromDevice, let cacheName, (try? G1Point(bytes: share2)) != nil {
+            user.permitToCache = (cacheName, date, share2)
+        }
         user.timePermitShare1 = share1
         user.timePermitShare2 = share2
         user.timePermitDate = Int32(date)
@@ -52,33 +61,41 @@ extension MPinSDK {
     }
 
     /// The name of the device's cached second share for a user: its own value, so that caching
-    /// never rewrites the user list (which another process may be changing at the same time).
-    /// `storageId` is the hex SHA-256 of the mpinId; anything else is not cached.
-    static func permitCacheName(storageId: String) -> String? {
-        guard (32...128).contains(storageId.utf8.count), Hex.decode(storageId) != nil else { return nil }
-        return "permit-" + storageId.lowercased()
+    /// never rewrites the user list (which another process may be changing at the same time),
+    /// named after the user's storage id (hex SHA-256 of the mpinId, computed here).
+    static func permitCacheName(_ user: MPinUser) -> String? {
+        guard let mpinId = user.mpinId else { return nil }
+        return "permit-" + Hex.encode(MPin.hashID(mpinId))
     }
 
     /// The second share cached on the device for `date` (§4.2 step 1), if there is one.
-    private func devicePermitShare(storageId: String, date: Int64) -> [UInt8]? {
-        guard let name = Self.permitCacheName(storageId: storageId),
-              let doc = try? readDocument(context_.nonSecureStorage, name),
+    private func devicePermitShare(name: String, date: Int64) -> [UInt8]? {
+        guard let doc = try? readDocument(context_.nonSecureStorage, name),
               doc["date"]?.int64Value == date,
               let share = Hex.decode(doc["timePermit"]?.stringValue ?? ""), !share.isEmpty else { return nil }
         return share
     }
 
-    /// Caches the second share for `date`. A failure only costs a request next time.
-    private func saveDevicePermitShare(_ share: [UInt8], storageId: String, date: Int64) {
-        guard let name = Self.permitCacheName(storageId: storageId) else { return }
-        let doc = JSONValue.object([("date", .number(String(date))), ("timePermit", .string(Hex.encode(share)))])
-        try? context_.nonSecureStorage.write(name, doc.serialized)
+    /// After a login: a fetched share that worked is cached for its day; a cached share that
+    /// did not (wrong PIN, or not a point) is forgotten, so the next login fetches it afresh
+    /// instead of failing all day. A failure only costs a request next time.
+    func settlePermitCache(_ user: MPinUser, status: MPinStatus) {
+        defer { user.permitToCache = nil; user.permitFromDevice = false }
+        switch status.code {
+        case .ok:
+            guard let (name, date, share) = user.permitToCache else { return }
+            let doc = JSONValue.object([("date", .number(String(date))), ("timePermit", .string(Hex.encode(share)))])
+            try? context_.nonSecureStorage.write(name, doc.serialized)
+        case .incorrectPIN, .cryptoError:
+            if user.permitFromDevice { removeDevicePermitShare(user) }
+        default:
+            break
+        }
     }
 
     /// Forgets the user's cached second share (DeleteUser, blocked).
     func removeDevicePermitShare(_ user: MPinUser) {
-        guard let mpinId = user.mpinId,
-              let name = Self.permitCacheName(storageId: Hex.encode(MPin.hashID(mpinId))) else { return }
+        guard let name = Self.permitCacheName(user) else { return }
         try? context_.nonSecureStorage.delete(name)
     }
 
@@ -164,6 +181,13 @@ extension MPinSDK {
     /// The two passes and the final step. `pass2` is the server's pass-2 answer, `result` the
     /// final step's JSON.
     private func authenticate(_ user: MPinUser, pin: [UInt8], otp: Bool, accessNumber: String)
+        -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
+        let r = passes(user, pin: pin, otp: otp, accessNumber: accessNumber)
+        if r.status.code != .flowError, r.status.code != .pinInputCanceled { settlePermitCache(user, status: r.status) }
+        return r
+    }
+
+    private func passes(_ user: MPinUser, pin: [UInt8], otp: Bool, accessNumber: String)
         -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
         let empty = JSONValue.object([])
         if let refusal = check(user, in: [.registered]) { return (refusal, empty, empty) }

@@ -22,6 +22,10 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     var timePermitShare1: [UInt8] = []
     var timePermitShare2: [UInt8] = []
     var timePermitDate: Int32 = 0
+    /// Whether the second share came from the device cache, and a fetched one to cache once a
+    /// login with it succeeds (name, date, share).
+    var permitFromDevice = false
+    var permitToCache: (String, Int64, [UInt8])?
     var logoutURL = ""
     var logoutData = ""
 
@@ -51,5 +55,7 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
         timePermitShare1 = []
         timePermitShare2 = []
         timePermitDate = 0
+        permitFromDevice = false
+        permitToCache = nil
     }
 }
