@@ -69,7 +69,10 @@ public struct DataDirectory: Sendable {
     }
 
     /// Opens the SQLite database.
-    public func openStorage() throws -> Storage { try Storage(path: databasePath) }
+    /// The database. `busyTimeout`: how long a transaction waits for another process's lock.
+    public func openStorage(busyTimeout: Double = 10) throws -> Storage {
+        try Storage(path: databasePath, busyTimeout: busyTimeout)
+    }
 
     private func readPrivate(_ p: String) throws -> String {
         var st = stat()

@@ -205,7 +205,9 @@ public final class MPinServer: Sendable {
                                     maxBodyBytes: config.maxBodyBytes)
             storage = nil
         case .all, .rps:
-            let storage = try dir.openStorage()
+            // Transactions run on the event loops: a lock held elsewhere (the `user` command)
+            // may stall a loop at most this long before the request fails with 503.
+            let storage = try dir.openStorage(busyTimeout: 2)
             let d1: any DTAEndpoint, d2: any DTAEndpoint, embedded: DTAHandlers?, certivox: String
             if case .rps(let u1, let u2) = role {
                 d1 = RemoteDTA(base: u1); d2 = RemoteDTA(base: u2); embedded = nil

@@ -9,9 +9,9 @@ public final class Storage: Sendable {
     let queue: DatabaseQueue
 
     /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
-    public init(path: String) throws {
+    public init(path: String, busyTimeout: Double = 10) throws {
         var config = Configuration()
-        config.busyMode = .timeout(10)
+        config.busyMode = .timeout(busyTimeout)
         config.journalMode = .wal
         // WAL + NORMAL: a committed transaction survives a process crash (kill -9); only a
         // power loss may drop the last commits. Saves an fsync per request.
