@@ -18,6 +18,7 @@ final class RPS: Sendable {
     let spool: MailSpool
     let pass1Store = Pass1Store()
     let identityHashes = IdentityHashCache()
+    let timePermits = TimePermitCache()
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: Storage, spool: MailSpool, logger: Logger) async throws(ServerError) {
@@ -151,7 +152,9 @@ final class RPS: Sendable {
     // MARK: Time permits
 
     func timePermit(mpinIDHex: String) async throws(ServerError) -> TimePermitResponse {
-        guard let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else { throw ServerError(400, "Invalid M-Pin ID") }
+        guard mpinIDHex.utf8.count <= 2 * Self.maxMpinIDBytes, let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else {
+            throw ServerError(400, "Invalid M-Pin ID")
+        }
         let mpinID = Hex.encode(mpinBytes)
         let status = try await run { try await self.storage.permitStatus(mpinID: mpinID) }
         guard status == .allowed else { throw ServerError(410, "Time permit refused") }
@@ -159,7 +162,13 @@ final class RPS: Sendable {
         let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
         let day = WireTime.day(now)
         let sig = WireSignature.sign(DTA.timePermitMessage(appID: config.appID, hashMpinID: hashMpinID, day: day), key: appKey)
-        let share = try await dta1.timePermit(hashMpinID: hashMpinID, signature: sig, day: day)
+        let share: String
+        if let cached = timePermits.share(hashMpinID: hashMpinID, day: day) {
+            share = cached
+        } else {
+            share = try await dta1.timePermit(hashMpinID: hashMpinID, signature: sig, day: day)
+            timePermits.insert(share, hashMpinID: hashMpinID, day: day)
+        }
         return TimePermitResponse(date: Int(day), signature: sig, storageId: hashMpinID, timePermit: share)
     }
 
