@@ -22,6 +22,7 @@ static struct {
     const char *(*easy_strerror)(CURLcode code);
     struct curl_slist *(*slist_append)(struct curl_slist *list, const char *string);
     void (*slist_free_all)(struct curl_slist *list);
+    char *(*version)(void);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -46,6 +47,7 @@ static void load(void) {
     RESOLVE(easy_strerror, "curl_easy_strerror");
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
+    RESOLVE(version, "curl_version");
     loaded = 1;
     global_result = api.global_init(CURL_GLOBAL_DEFAULT);
 }
@@ -65,6 +67,8 @@ CURL *mpin_curl_easy_init(void) { return loaded ? api.easy_init() : NULL; }
 void mpin_curl_easy_cleanup(CURL *handle) { if (loaded && handle != NULL) api.easy_cleanup(handle); }
 void mpin_curl_easy_reset(CURL *handle) { if (loaded && handle != NULL) api.easy_reset(handle); }
 CURLcode mpin_curl_easy_perform(CURL *handle) { return loaded ? api.easy_perform(handle) : CURLE_FAILED_INIT; }
+
+const char *mpin_curl_version(void) { return mpin_curl_available() ? api.version() : NULL; }
 
 const char *mpin_curl_easy_strerror(CURLcode code) {
     return loaded ? api.easy_strerror(code) : "libcurl is not available";

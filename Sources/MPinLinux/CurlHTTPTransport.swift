@@ -57,6 +57,10 @@ public struct CurlHTTPTransport: HTTPTransport {
         }
     }
 
+    /// libcurl's version line (e.g. `libcurl/7.88.1 OpenSSL/3.0.17 ...`), loading libcurl if it
+    /// is not loaded yet; nil when it cannot be loaded.
+    public static var libraryVersion: String? { mpin_curl_version().map { String(cString: $0) } }
+
     /// The configuration every request uses.
     public let configuration: Configuration
     private let idleHandle: IdleHandle?

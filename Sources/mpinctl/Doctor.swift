@@ -45,6 +45,10 @@ struct Doctor: ParsableCommand {
         let module = Self.moduleDirectories.map { $0 + "/pam_mpin.so" }.first { FileManager.default.fileExists(atPath: $0) }
         report(module != nil, "module", module ?? "pam_mpin.so is not installed", fix: "run `make install`")
 
+        let curl = CurlHTTPTransport.libraryVersion
+        report(curl != nil, "libcurl", curl ?? "libcurl.so.4 could not be loaded (logins answer PAM_AUTHINFO_UNAVAIL)",
+               fix: "apt-get install libcurl4")
+
         // Backend reachability, TLS and clock skew from one clientSettings request.
         let transport = global.platform(config).transport
         let url = config.backend.trimmingSuffix("/") + "/" + config.rpsPrefix + "/clientSettings"

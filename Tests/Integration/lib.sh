@@ -19,6 +19,8 @@ ok()   { PASSED=$((PASSED + 1)); echo "ok - $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $*"; }
 # check DESCRIPTION COMMAND...: passes when the command succeeds.
 check() { local d=$1; shift; if "$@"; then ok "$d"; else fail "$d"; fi; }
+# check_all DESCRIPTION 'CONDITION': passes when the shell condition (a && b ...) holds as a whole.
+check_all() { local d=$1; if eval "$2"; then ok "$d"; else fail "$d"; fi; }
 
 summary() {
   echo "$PASSED passed, $FAILED failed"

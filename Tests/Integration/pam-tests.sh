@@ -72,7 +72,7 @@ pamt mpin-openconf alice 1234
 check "a group-writable config is refused" [ "$RC" -ne 0 ]
 check "... as a module error, with the reason in syslog" grep -q 'not writable by group or others' <<<"$OUT"
 start=$(millis); pamt mpin-fifoconf alice 1234; took=$(( $(millis) - start ))
-check "a FIFO config is refused without blocking (${took} ms)" [ "$RC" -ne 0 ] && [ "$took" -lt 2000 ]
+check_all "a FIFO config is refused without blocking (${took} ms)" '[ "$RC" -ne 0 ] && [ "$took" -lt 2000 ]'
 check "mpinctl refuses the group-writable config (3)" [ "$("$BIN/mpinctl" --config "$WORK/open.conf" list >/dev/null 2>&1; echo $?)" -eq 3 ]
 
 pamt mpin-badconf alice 1234
@@ -85,7 +85,7 @@ start=$(millis); pamt mpin alice 1234; took=$(( $(millis) - start ))
 kill -CONT "$SERVER_PID"
 check "a backend that never answers fails" [ "$RC" -ne 0 ]
 check "a backend that never answers is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentication service cannot retrieve authentication info' <<<"$OUT"
-check "a backend that never answers is cut at the 3 s budget (${took} ms)" [ "$took" -ge 2500 ] && [ "$took" -lt 4500 ]
+check_all "a backend that never answers is cut at the 3 s budget (${took} ms)" '[ "$took" -ge 2500 ] && [ "$took" -lt 4500 ]'
 
 # Backend down: nothing listens on its port any more.
 stop_server
@@ -131,15 +131,21 @@ check "test-backend on the server succeeds" [ "$(ctlrc --config "$WORK/mpin.conf
 check "list shows alice and carol" [ "$(ctlrc --config "$WORK/mpin.conf" list >/dev/null; cut -f1 "$WORK/ctl.out" | sort | tr '\n' ' ')" = "alice carol " ]
 check "list --json is JSON with the states" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {r["user"]: r["state"] for r in d} == {"alice": "REGISTERED", "carol": "BLOCKED"}' \
   "$(ctlrc --config "$WORK/mpin.conf" list --json >/dev/null; echo "$WORK/ctl.out")"
-check "show alice prints the identity" [ "$(ctlrc --config "$WORK/mpin.conf" show alice)" -eq 0 ] && grep -q 'identity: alice@example.org' "$WORK/ctl.out"
+check_all "show alice prints the identity" \
+  '[ "$(ctlrc --config "$WORK/mpin.conf" show alice)" -eq 0 ] && grep -q "identity: alice@example.org" "$WORK/ctl.out"'
 check "show of an unknown user fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf" show nobody)" -eq 1 ]
-check "backends lists the server" [ "$(ctlrc --config "$WORK/mpin.conf" backends)" -eq 0 ] && grep -q "127.0.0.1:$PORT" "$WORK/ctl.out"
-check "auth with the right PIN prints OK (0)" [ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin)" -eq 0 ] && grep -qx OK "$WORK/ctl.out"
-check "auth with a wrong PIN prints INCORRECT_PIN (1)" [ "$(echo 1299 | ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin)" -eq 1 ] && grep -qx INCORRECT_PIN "$WORK/ctl.out"
+check_all "backends lists the server" \
+  '[ "$(ctlrc --config "$WORK/mpin.conf" backends)" -eq 0 ] && grep -q "127.0.0.1:$PORT" "$WORK/ctl.out"'
+check_all "auth with the right PIN prints OK (0)" \
+  '[ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin)" -eq 0 ] && grep -qx OK "$WORK/ctl.out"'
+check_all "auth with a wrong PIN prints INCORRECT_PIN (1)" \
+  '[ "$(echo 1299 | ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin)" -eq 1 ] && grep -qx INCORRECT_PIN "$WORK/ctl.out"'
 check "auth with no PIN on stdin fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin </dev/null)" -eq 1 ]
-check "otp prints a 6-digit OTP" [ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" otp alice --pin-stdin)" -eq 0 ] && grep -Eq '^[0-9]{6} ' "$WORK/ctl.out"
-check "doctor reports one line per check and fails without the installed module" \
-  [ "$(ctlrc --config "$WORK/mpin.conf" doctor)" -eq 1 ] && grep -q '^FAIL module' "$WORK/ctl.out" && grep -q '^ok   backend' "$WORK/ctl.out"
+check_all "otp prints a 6-digit OTP" \
+  '[ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" otp alice --pin-stdin)" -eq 0 ] && grep -Eq "^[0-9]{6} " "$WORK/ctl.out"'
+check_all "doctor reports one line per check and fails without the installed module" \
+  '[ "$(ctlrc --config "$WORK/mpin.conf" doctor)" -eq 1 ] && grep -q "^FAIL module" "$WORK/ctl.out" \
+   && grep -q "^ok   backend" "$WORK/ctl.out" && grep -q "^ok   libcurl: libcurl/" "$WORK/ctl.out"'
 check "delete carol" [ "$(ctlrc --config "$WORK/mpin.conf" delete carol)" -eq 0 ]
 check "delete of an unknown user fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf" delete carol)" -eq 1 ]
 pamt mpin carol 4321

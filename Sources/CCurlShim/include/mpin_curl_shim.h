@@ -14,6 +14,9 @@ int mpin_curl_available(void);
 /// The first call's curl_global_init result (CURLE_FAILED_INIT when libcurl could not be loaded).
 CURLcode mpin_curl_global_init_once(void);
 
+/// libcurl's version line (curl_version()), loading it if needed; NULL when it cannot be loaded.
+const char *mpin_curl_version(void);
+
 /// Tests only: the library to load instead of libcurl.so.4; must precede the first load.
 void mpin_curl_use_library(const char *name);
 
