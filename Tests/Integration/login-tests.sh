@@ -10,8 +10,13 @@ MODULE="$BIN/libpam_mpin.so"
 if [ "$(id -u)" != 0 ]; then echo "login tests need root"; echo "0 passed, 1 failed"; exit 1; fi
 TESTUSER="mpint$$"
 SUDO_PAM_BACKUP="$WORK/sudo.pam"
+# The original /etc/pam.d/sudo is copied aside (or noted as absent) and put back afterwards.
+restore_sudo_pam() {
+  if [ -e "$SUDO_PAM_BACKUP" ]; then cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+  elif [ -e "$WORK/sudo.pam.absent" ]; then rm -f /etc/pam.d/sudo; fi
+}
 restore() {
-  [ -e "$SUDO_PAM_BACKUP" ] && cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+  restore_sudo_pam
   rm -f "/etc/sudoers.d/$TESTUSER"
   [ -n "${SSHD_PID:-}" ] && kill "$SSHD_PID" 2>/dev/null
   userdel -r "$TESTUSER" >/dev/null 2>&1
@@ -73,16 +78,31 @@ check "sshd logged the keyboard-interactive/pam acceptance" grep -q "Accepted ke
 check "ssh: the right PIN works again after one wrong PIN" [ "$(ssh_login 2468)" = in ]
 
 # --- sudo -------------------------------------------------------------------------------
-cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP" 2>/dev/null || : > "$SUDO_PAM_BACKUP"
+if [ -e /etc/pam.d/sudo ]; then
+  cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP"
+  ORIGINAL_SUDO_PAM=$(sha256sum < /etc/pam.d/sudo)
+else
+  : > "$WORK/sudo.pam.absent"
+fi
 printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' \
   "$MODULE" "$WORK/mpin.conf" > /etc/pam.d/sudo
 printf 'Defaults:%s passwd_tries=1\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
 chmod 440 "/etc/sudoers.d/$TESTUSER"
-sudo_as() { printf '%s\n' "$1" | runuser -u "$TESTUSER" -- sudo -S -k /usr/bin/id -un 2>"$WORK/sudo.err"; }
-check "sudo: the right PIN runs the command as root" [ "$(sudo_as 2468)" = root ]
-check "sudo: a wrong PIN refuses" [ -z "$(sudo_as 1357)" ]
+# sudo_as PIN: sudo's output on stdout, its exit status in SUDO_RC.
+sudo_as() {
+  SUDO_OUT=$(printf '%s\n' "$1" | runuser -u "$TESTUSER" -- sudo -S -k /usr/bin/id -un 2>"$WORK/sudo.err")
+  SUDO_RC=$?
+}
+sudo_as 2468
+check_all "sudo: the right PIN runs the command as root" '[ "$SUDO_RC" -eq 0 ] && [ "$SUDO_OUT" = root ]'
+sudo_as 1357
+check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ]'
 check "sudo: the user is told the PIN was wrong" grep -q 'Wrong PIN.' "$WORK/sudo.err"
-cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
-check "sudo's PAM file is restored" cmp -s "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+restore_sudo_pam
+if [ -n "${ORIGINAL_SUDO_PAM:-}" ]; then
+  check "sudo's PAM file is restored" [ "$(sha256sum < /etc/pam.d/sudo)" = "$ORIGINAL_SUDO_PAM" ]
+else
+  check "sudo's PAM file is removed again" [ ! -e /etc/pam.d/sudo ]
+fi
 
 summary
