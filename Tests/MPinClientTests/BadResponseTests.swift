@@ -47,7 +47,9 @@ final class BadResponseTests: XCTestCase {
         XCTAssertEqual(registrationStatus(200, "{\"mpinId\": 5, \"regOTT\": true}"), .responseParseError)
         XCTAssertEqual(registrationStatus(200, "{\"mpinId\": \"zz\", \"regOTT\": \"00\"}"), .responseParseError)
         XCTAssertEqual(registrationStatus(200, "{}"), .responseParseError)
-        XCTAssertEqual(registrationStatus(200, String(repeating: "[", count: 100_000)), .responseParseError, "deep nesting")
+        // A well-formed object nested 100,000 deep: refused for its depth alone.
+        let deep = String(repeating: "{\"a\": ", count: 100_000) + "1" + String(repeating: "}", count: 100_000)
+        XCTAssertEqual(registrationStatus(200, deep), .responseParseError, "deep nesting")
         let huge = "{\"a\": \"" + String(repeating: "x", count: 2 << 20) + "\"}"
         XCTAssertEqual(registrationStatus(200, huge), .responseParseError, "bodies over the parser's limit")
     }

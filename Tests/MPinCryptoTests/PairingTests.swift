@@ -117,7 +117,7 @@ final class PairingTests: XCTestCase {
                 XCTAssertEqual(enc.count, 65)
                 XCTAssertEqual(enc[0], 0x04)
                 assertSamePoint(try G1Point(bytes: enc), p, "G1 round trip \(i)")
-                guard let (x, y) = p.affine else { continue }
+                guard let (x, y) = p.affine else { XCTFail("k·P is not at infinity for k in [1, r)"); continue }
                 assertSamePoint(try G1Point(compressedBytes: [0x02 | UInt8(y.parity)] + x.bytes), p,
                                 "G1 compressed round trip \(i)")
                 if i < 3 {

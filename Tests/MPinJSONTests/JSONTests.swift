@@ -36,8 +36,11 @@ final class JSONParserTests: XCTestCase {
         XCTAssertThrowsError(try small.parse("\"" + String(repeating: "a", count: 20) + "\"")) {
             XCTAssertEqual($0 as? JSONError, .tooLarge(limit: 16))
         }
-        // The default depth limit holds for hostile nesting without exhausting the stack.
-        XCTAssertThrowsError(try parser.parse(String(repeating: "[", count: 100_000)))
+        // The default depth limit holds for hostile (but well-formed) nesting without exhausting
+        // the stack.
+        XCTAssertThrowsError(try parser.parse(String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000))) {
+            XCTAssertEqual($0 as? JSONError, .tooDeep(limit: 64))
+        }
     }
 
     func testSerialisationRoundTrip() throws {

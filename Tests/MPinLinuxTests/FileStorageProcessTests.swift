@@ -45,6 +45,7 @@ final class FileStorageProcessTests: XCTestCase {
             process.waitUntilExit()
             XCTAssertEqual(process.terminationStatus, 0, "a writer failed")
         }
+        XCTAssertGreaterThan(reads, 0, "no read overlapped the writers")
         XCTAssertEqual(torn, 0, "\(torn) of \(reads) concurrent reads saw a torn value")
         let final = try XCTUnwrap(try store.read("shared"))
         let decoded = try XCTUnwrap(decodeStressValue(final, size: size), "final value is torn")
@@ -56,7 +57,7 @@ final class FileStorageProcessTests: XCTestCase {
         let executable = try stressExecutable()
         let size = 2 << 20
         try store.write("shared", stressValue(writer: 99, iteration: 0, size: size))
-        var replaced = 0
+        var replaced = 0, interrupted = 0
         for round in 0..<6 {
             let process = try startStressWriter(executable, directory: directory, name: "shared",
                                                 writer: round, count: 0, size: size)
@@ -67,12 +68,16 @@ final class FileStorageProcessTests: XCTestCase {
             let value = try XCTUnwrap(try store.read("shared"))
             let decoded = try XCTUnwrap(decodeStressValue(value, size: size), "round \(round): torn value after SIGKILL")
             if decoded.writer == round { replaced += 1 }
+            // A temporary left behind: the kill landed in the middle of a write.
+            if directoryEntries(directory).contains(where: { $0 != ".lock" && $0 != "shared" }) { interrupted += 1 }
         }
+        // The kills must have hit writers at work, or the test showed nothing.
+        XCTAssertGreaterThan(replaced + interrupted, 0, "no killed writer had started writing")
         // The next write clears whatever temporaries the killed writers left.
         try store.write("shared", stressValue(writer: 100, iteration: 0, size: size))
         XCTAssertEqual(decodeStressValue(try XCTUnwrap(try store.read("shared")), size: size)?.writer, 100)
         XCTAssertEqual(directoryEntries(directory), [".lock", "shared"])
-        print("killed writers had replaced the value in \(replaced) of 6 rounds")
+        print("killed writers: \(replaced) of 6 had replaced the value, \(interrupted) were killed mid-write")
     }
 
     func testFullDiskKeepsTheOldValue() throws {

@@ -29,6 +29,14 @@ final class TestHTTPServer: @unchecked Sendable {
     private var stopped = false
     private var held: [Int32] = []
     private var accepted = 0
+    private var hugeBytesSent = 0
+
+    /// Body bytes a `.huge` server managed to send before the client hung up (read after stop()).
+    var bodyBytesSent: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return hugeBytesSent
+    }
 
     /// How many connections the server has accepted.
     var acceptedConnections: Int {
@@ -137,7 +145,10 @@ final class TestHTTPServer: @unchecked Sendable {
                 sendAll(client, Array((head + "\r\n").utf8))
                 let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
                 var sent = 0
-                while sent < bytes, sendAll(client, Array(chunk.prefix(bytes - sent))) { sent += chunk.count }
+                while sent < bytes, sendAll(client, Array(chunk.prefix(bytes - sent))) { sent += min(chunk.count, bytes - sent) }
+                lock.lock()
+                hugeBytesSent += sent
+                lock.unlock()
             case .raw(let bytes, let readFirst):
                 if readFirst { _ = readRequest(client) }
                 sendAll(client, bytes)

@@ -15,7 +15,9 @@ final class CommandLineTests: XCTestCase {
                 let url = candidate.appendingPathComponent("mpin-server")
                 if FileManager.default.isExecutableFile(atPath: url.path) { return url }
             }
-            throw XCTSkip("mpin-server binary not next to the test bundle (\(dir.path))")
+            // `swift build` builds it with the tests; its absence is a broken build, not a skip.
+            XCTFail("mpin-server binary not next to the test bundle (\(dir.path))")
+            throw CocoaError(.fileNoSuchFile)
         }
     }
 
