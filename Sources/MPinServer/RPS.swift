@@ -13,7 +13,8 @@ final class RPS: Sendable {
     /// Where clients fetch the second shares (`certivoxURL`): `/dta/` when embedded.
     let certivoxURL: String
     private let appKey: String
-    let serverSecret: G2Point
+    /// The recombined server secret sQ, with its Miller-loop lines computed once.
+    let serverSecret: PreparedG2
     let logger: Logger
     let spool: MailSpool
     let pass1Store = Pass1Store()
@@ -33,7 +34,7 @@ final class RPS: Sendable {
               let sum = try? MPin.recombineG2(w1, w2), let point = try? G2Point(bytes: sum) else {
             throw ServerError(500, "Server secret recombination failed")
         }
-        serverSecret = point
+        serverSecret = PreparedG2(point)
     }
 
     private var prefix: String { "/" + config.rpsPrefix }

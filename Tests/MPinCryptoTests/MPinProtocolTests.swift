@@ -52,8 +52,13 @@ final class MPinProtocolTests: XCTestCase {
         let server1 = try MPin.server1(date: serverDate, mpinID: s.mpinID)
         let y = try SystemRandom.scalar()
         let v = try MPin.client2(x: x, y: y, sec: pass1.sec)
-        return MPin.server2(date: serverDate, hid: server1.hid, htid: server1.htid, y: y,
-                            serverSecret: s.serverSecret, u: pass1.u, ut: pass1.ut, v: v)
+        let result = MPin.server2(date: serverDate, hid: server1.hid, htid: server1.htid, y: y,
+                                  serverSecret: s.serverSecret, u: pass1.u, ut: pass1.ut, v: v)
+        // The server's way, with the secret's lines prepared once, must give the same answer.
+        let prepared = PreparedG2(try G2Point(bytes: s.serverSecret))
+        XCTAssertEqual(MPin.server2(date: serverDate, hid: server1.hid, htid: server1.htid, y: y,
+                                    serverSecret: prepared, u: pass1.u, ut: pass1.ut, v: v), result, "prepared server secret")
+        return result
     }
 
     func testTwoPassWithTimePermit() throws {

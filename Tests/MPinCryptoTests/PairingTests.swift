@@ -97,6 +97,22 @@ final class PairingTests: XCTestCase {
         XCTAssertEqual(Pairing.doublePairing(Self.q, Self.p, Self.q, .infinity), Self.base)
     }
 
+    func testPreparedPairingsEqualThePairings() throws {
+        XCTAssertEqual(Pairing.pairing(prepared: .generator, Self.p), Self.base)
+        for _ in 0..<2 {
+            let p1 = Self.p.multiplied(by: try randomFr().value), p2 = Self.p.multiplied(by: try randomFr().value)
+            let q1 = Self.q.multiplied(by: try randomFr().value), q2 = Self.q.multiplied(by: try randomFr().value)
+            let (r1, r2) = (PreparedG2(q1), PreparedG2(q2))
+            XCTAssertEqual(Pairing.pairing(prepared: r1, p1), Pairing.pairing(q1, p1))
+            XCTAssertEqual(Pairing.doublePairing(prepared: r1, p1, prepared: r2, p2), Pairing.doublePairing(q1, p1, q2, p2))
+            // A prepared point serves any number of pairings.
+            XCTAssertEqual(Pairing.pairing(prepared: r1, p2), Pairing.pairing(q1, p2))
+        }
+        // Infinity on either side contributes 1, as in the unprepared loop.
+        XCTAssertEqual(Pairing.doublePairing(prepared: PreparedG2(.infinity), Self.p, prepared: .generator, Self.p), Self.base)
+        XCTAssertEqual(Pairing.doublePairing(prepared: .generator, .infinity, prepared: .generator, Self.p), Self.base)
+    }
+
     func testInverseCancels() throws {
         let k = try randomNonZeroFr()
         let p = Self.p.multiplied(by: k.value)

@@ -197,6 +197,23 @@ public enum MPin {
     /// server that decodes its secret once at start-up calls it.
     public static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], serverSecret: G2Point,
                                u: [UInt8], ut: [UInt8]?, v: [UInt8]) -> ServerResult {
+        server2(date: date, hid: hid, htid: htid, y: y, u: u, ut: ut, v: v) { v, pPrime in
+            Pairing.doublePairing(.generator, v, serverSecret, pPrime)
+        }
+    }
+
+    /// Server pass 2 with the server secret's Miller-loop lines computed once (`PreparedG2`),
+    /// as a long-running server calls it: the same answer, without the G2 arithmetic.
+    public static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], serverSecret: PreparedG2,
+                               u: [UInt8], ut: [UInt8]?, v: [UInt8]) -> ServerResult {
+        server2(date: date, hid: hid, htid: htid, y: y, u: u, ut: ut, v: v) { v, pPrime in
+            Pairing.doublePairing(prepared: .generator, v, prepared: serverSecret, pPrime)
+        }
+    }
+
+    /// MPIN_SERVER_2 with `check(V, P')` computing e(Q, V)·e(sQ, P').
+    private static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], u: [UInt8], ut: [UInt8]?,
+                                v: [UInt8], check: (G1Point, G1Point) -> Fp12) -> ServerResult {
         do throws(MPinCryptoError) {
             let p: G1Point, r: G1Point
             if date != 0 {
@@ -211,8 +228,7 @@ public enum MPin {
             let ys = try scalar(y)
             let pPrime = p.multiplied(by: ys) + r
             if pPrime.isInfinity { return .badPIN }
-            let g = Pairing.doublePairing(.generator, vPoint, serverSecret, pPrime)
-            return g.isOne ? .ok : .badPIN
+            return check(vPoint, pPrime).isOne ? .ok : .badPIN
         } catch {
             return .invalidPoint
         }

@@ -58,29 +58,38 @@ public enum Pairing {
         for digit in loopDigits {
             f = f.squared
             for k in states.indices {
-                f = f.multipliedBySparse(doublingStep(&states[k]))
+                let (px, py) = (states[k].px, states[k].py)
+                f = f.multipliedBySparse(doublingStep(&states[k].a).at(px, py))
                 if digit == 1 {
-                    f = f.multipliedBySparse(additionStep(&states[k], x2: states[k].qx, y2: states[k].qy))
+                    f = f.multipliedBySparse(additionStep(&states[k].a, x2: states[k].qx, y2: states[k].qy).at(px, py))
                 } else if digit == -1 {
-                    f = f.multipliedBySparse(additionStep(&states[k], x2: states[k].qx, y2: -states[k].qy))
+                    f = f.multipliedBySparse(additionStep(&states[k].a, x2: states[k].qx, y2: -states[k].qy).at(px, py))
                 }
             }
         }
         // u < 0: f_{6u+2} is the conjugate (inverse up to the final exponentiation) of f_n.
         f = f.conjugate
-        let frob = FrobeniusConstants.shared
         for k in states.indices {
-            states[k].a = -states[k].a
-            // K = π(Q): conj(x)·f², conj(y)·f³ on the twist.
-            let k1x = states[k].qx.conjugate * frob.f2
-            let k1y = states[k].qy.conjugate * frob.f3
-            f = f.multipliedBySparse(additionStep(&states[k], x2: k1x, y2: k1y))
-            // K = −π²(Q).
-            let k2x = k1x.conjugate * frob.f2
-            let k2y = -(k1y.conjugate * frob.f3)
-            f = f.multipliedBySparse(lineThrough(states[k], x2: k2x, y2: k2y))
+            let (first, second) = finalSteps(&states[k].a, qx: states[k].qx, qy: states[k].qy)
+            f = f.multipliedBySparse(first.at(states[k].px, states[k].py))
+            f = f.multipliedBySparse(second.at(states[k].px, states[k].py))
         }
         return f
+    }
+
+    /// The two lines after the loop, for A = [n]Q: A ← −A, then the line through A and π(Q)
+    /// (A ← A + π(Q)) and the line through A and −π²(Q).
+    static func finalSteps(_ a: inout G2Point, qx: Fp2, qy: Fp2) -> (LineCoefficients, LineCoefficients) {
+        let frob = FrobeniusConstants.shared
+        a = -a
+        // K = π(Q): conj(x)·f², conj(y)·f³ on the twist.
+        let k1x = qx.conjugate * frob.f2
+        let k1y = qy.conjugate * frob.f3
+        let first = additionStep(&a, x2: k1x, y2: k1y)
+        // K = −π²(Q).
+        let k2x = k1x.conjugate * frob.f2
+        let k2y = -(k1y.conjugate * frob.f3)
+        return (first, lineThrough(a, x2: k2x, y2: k2y))
     }
 
     /// A line value a.a + a.b·t³ + b.a·t (the D-type sparse layout).
@@ -90,34 +99,41 @@ public enum Pairing {
         var l1: Fp2 // coefficient of t¹
     }
 
-    /// The tangent at A evaluated at P, then A ← 2A. With A = (X : Y : Z) the tangent
-    /// y − λx − c, scaled by 2YZ and using Y²Z = X³ + b'Z³, is
-    /// 2YZ·yP − 3X²·xP·t + (Y² − 3b'Z²)·t³.
-    static func doublingStep(_ s: inout PairState) -> Line {
-        let a = s.a
+    /// A line before P is put in: its value at P = (xP, yP) is c0·yP + c1·xP·t + c3·t³. Only
+    /// these depend on Q, so a fixed Q's lines can be computed once (`PreparedG2`).
+    struct LineCoefficients: Sendable {
+        var c0: Fp2
+        var c3: Fp2
+        var c1: Fp2
+
+        @inline(__always)
+        func at(_ px: Fp, _ py: Fp) -> Line { Line(l0: c0.scaled(by: py), l3: c3, l1: c1.scaled(by: px)) }
+    }
+
+    /// The tangent at A, then A ← 2A. With A = (X : Y : Z) the tangent y − λx − c, scaled by
+    /// 2YZ and using Y²Z = X³ + b'Z³, is 2YZ·yP − 3X²·xP·t + (Y² − 3b'Z²)·t³.
+    static func doublingStep(_ a: inout G2Point) -> LineCoefficients {
         let yz = a.y * a.z
         let x2 = a.x.squared
         let y2 = a.y.squared
         let z2 = a.z.squared
-        let line = Line(l0: yz.doubled.scaled(by: s.py),
-                        l3: y2 - BN254G2Curve.timesB3(z2),
-                        l1: -(x2.doubled + x2).scaled(by: s.px))
-        s.a = a.doubled
+        let line = LineCoefficients(c0: yz.doubled, c3: y2 - BN254G2Curve.timesB3(z2), c1: -(x2.doubled + x2))
+        a = a.doubled
         return line
     }
 
-    /// The line through A and the affine point B = (x2, y2) evaluated at P, scaled by
-    /// D = X − Z·x2: D·yP − N·xP·t + (N·x2 − D·y2)·t³ with N = Y − Z·y2. Then A ← A + B.
-    static func additionStep(_ s: inout PairState, x2: Fp2, y2: Fp2) -> Line {
-        let line = lineThrough(s, x2: x2, y2: y2)
-        s.a = s.a + G2Point(affineX: x2, y: y2)
+    /// The line through A and the affine point B = (x2, y2), scaled by D = X − Z·x2:
+    /// D·yP − N·xP·t + (N·x2 − D·y2)·t³ with N = Y − Z·y2. Then A ← A + B.
+    static func additionStep(_ a: inout G2Point, x2: Fp2, y2: Fp2) -> LineCoefficients {
+        let line = lineThrough(a, x2: x2, y2: y2)
+        a = a + G2Point(affineX: x2, y: y2)
         return line
     }
 
-    static func lineThrough(_ s: PairState, x2: Fp2, y2: Fp2) -> Line {
-        let d = s.a.x - s.a.z * x2
-        let n = s.a.y - s.a.z * y2
-        return Line(l0: d.scaled(by: s.py), l3: n * x2 - d * y2, l1: -(n.scaled(by: s.px)))
+    static func lineThrough(_ a: G2Point, x2: Fp2, y2: Fp2) -> LineCoefficients {
+        let d = a.x - a.z * x2
+        let n = a.y - a.z * y2
+        return LineCoefficients(c0: d, c3: n * x2 - d * y2, c1: -n)
     }
 
     // MARK: Final exponentiation
