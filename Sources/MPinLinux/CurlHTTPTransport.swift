@@ -8,7 +8,6 @@ import MPinClient
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// An `HTTPTransport` backed by libcurl.
 ///
@@ -280,124 +279,10 @@ public struct CurlHTTPTransport: HTTPTransport {
     }
 }
 
-/// The easy handle a transport keeps between requests, with the process that created it. A
-/// handle is parked only after a successful request, reset to default options (so it points at
-/// nothing of the finished request; `curl_easy_reset` keeps the connection); concurrent
-/// requests each get their own handle.
-private final class IdleHandle: Sendable {
-    /// The handle's address (0: none) and the pid that created it.
-    private let slot = Mutex((address: UInt(0), owner: getpid()))
-
-    /// The parked handle, if this process owns one.
-    func take() -> UnsafeMutableRawPointer? {
-        let (address, inherited): (UInt, UInt) = slot.withLock { s in
-            if s.owner != getpid() {
-                // A forked child: the handle and its connection belong to the parent. Never use
-                // or clean them up (that would end the parent's TLS session); only close this
-                // process's copy of the socket, then start afresh.
-                let parents = s.address
-                s = (0, getpid())
-                return (0, parents)
-            }
-            defer { s.address = 0 }
-            return (s.address, 0)
-        }
-        if let parents = UnsafeMutableRawPointer(bitPattern: inherited) {
-            var socket: Int32 = -1
-            if mpin_curl_info_socket(parents, &socket) == CURLE_OK, socket >= 0 { close(socket) }
-        }
-        return UnsafeMutableRawPointer(bitPattern: address)
-    }
-
-    /// Parks `handle` for the next request, or cleans it up if one is already parked.
-    func put(_ handle: UnsafeMutableRawPointer) {
-        mpin_curl_easy_reset(handle)
-        let address = UInt(bitPattern: handle)
-        let kept: Bool = slot.withLock { s in
-            guard s.owner == getpid(), s.address == 0 else { return false }
-            s.address = address
-            return true
-        }
-        if !kept { mpin_curl_easy_cleanup(handle) }
-    }
-
-    deinit {
-        let s = slot.withLock { $0 }
-        if s.owner == getpid(), let handle = UnsafeMutableRawPointer(bitPattern: s.address) { mpin_curl_easy_cleanup(handle) }
-    }
-}
-
 /// Collects the first failing `curl_easy_setopt` result.
 private struct SetupResult {
     var failure: CURLcode?
     mutating func check(_ code: CURLcode) {
         if failure == nil, code != CURLE_OK { failure = code }
     }
-}
-
-// MARK: - Receiving
-
-/// Accumulates one response; touched only by the thread running `curl_easy_perform`.
-final class ResponseSink {
-    let limit: Int
-    var received = 0
-    var tooLarge = false
-    var body: [UInt8] = []
-    var headers: [String: String] = [:]
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Counts `count` more bytes; false once the response is past the limit.
-    func admit(_ count: Int) -> Bool {
-        received += count
-        if received > limit { tooLarge = true }
-        return !tooLarge
-    }
-
-    func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == 13 || bytes[end - 1] == 10 { end -= 1 }
-        let line = String(decoding: bytes[0..<end], as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            // A new status line: a 100 Continue or a proxy's reply came first; keep only the last.
-            headers = [:]
-            return
-        }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingSpaces()
-        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
-    }
-}
-
-private extension Substring {
-    func trimmingSpaces() -> String {
-        var slice = self
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
-    }
-}
-
-private func curlReceiveBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                             _ context: UnsafeMutableRawPointer?) -> Int {
-    guard let context else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    guard length > 0, let data else { return length }
-    // Returning less than `length` makes curl abort with CURLE_WRITE_ERROR.
-    guard sink.admit(length) else { return 0 }
-    sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
-    return length
-}
-
-private func curlReceiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                               _ context: UnsafeMutableRawPointer?) -> Int {
-    guard let context else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    guard length > 0, let data else { return length }
-    guard sink.admit(length) else { return 0 }
-    sink.addHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-    return length
 }

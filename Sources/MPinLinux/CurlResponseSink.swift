@@ -1,0 +1,66 @@
+// Receiving a response through libcurl's write and header callbacks, with a size limit.
+
+/// Accumulates one response; touched only by the thread running `curl_easy_perform`.
+final class ResponseSink {
+    let limit: Int
+    var received = 0
+    var tooLarge = false
+    var body: [UInt8] = []
+    var headers: [String: String] = [:]
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts `count` more bytes; false once the response is past the limit.
+    func admit(_ count: Int) -> Bool {
+        received += count
+        if received > limit { tooLarge = true }
+        return !tooLarge
+    }
+
+    func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 13 || bytes[end - 1] == 10 { end -= 1 }
+        let line = String(decoding: bytes[0..<end], as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            // A new status line: a 100 Continue or a proxy's reply came first; keep only the last.
+            headers = [:]
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingSpaces()
+        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+    }
+}
+
+private extension Substring {
+    func trimmingSpaces() -> String {
+        var slice = self
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+func curlReceiveBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                             _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return length }
+    // Returning less than `length` makes curl abort with CURLE_WRITE_ERROR.
+    guard sink.admit(length) else { return 0 }
+    sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
+
+func curlReceiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                               _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return length }
+    guard sink.admit(length) else { return 0 }
+    sink.addHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
