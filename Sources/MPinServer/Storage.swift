@@ -188,9 +188,9 @@ public final class Storage: Sendable {
     /// that exists and is not revoked.
     func permitStatus(mpinID: String) async throws -> PermitOutcome {
         try readNow { db in
-            let state = try String.fetchOne(db, sql: """
+            let state = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
-                """, arguments: [mpinID])
+                """), arguments: [mpinID])
             return state == nil || state == "revoked" ? .revoked : .allowed
         }
     }
@@ -208,9 +208,9 @@ public final class Storage: Sendable {
                                              arguments: [wid, now.timeIntervalSince1970]) ?? false
                 guard live else { return false }
             }
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [authOTTHash, mpinID, success, wid, otp, expires.timeIntervalSince1970])
+                """).execute(arguments: [authOTTHash, mpinID, success, wid, otp, expires.timeIntervalSince1970])
             return true
         }
     }
@@ -244,9 +244,9 @@ public final class Storage: Sendable {
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession? = nil) async throws -> Verdict? {
         try writeNow { db in
-            guard let row = try Row.fetchOne(db, sql: """
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
-                """, arguments: [authOTTHash]) else { return nil }
+                """), arguments: [authOTTHash]) else { return nil }
             let expires: Double = row["expires"]
             let wid: String = row["wid"]
             let mpinID: String = row["mpin_id"]
@@ -256,10 +256,10 @@ public final class Storage: Sendable {
                 try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
                 return nil
             }
-            let identity = try Row.fetchOne(db, sql: """
+            let identity = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
                 WHERE i.mpin_id = ?
-                """, arguments: [mpinID])
+                """), arguments: [mpinID])
             let userID: String = identity?["user_id"] ?? ""
             switch flow {
             case .direct where !wid.isEmpty:
@@ -307,10 +307,10 @@ public final class Storage: Sendable {
             }
             switch flow {
             case .direct:
-                try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
                 if status == 200, let session {
-                    try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
-                                   arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)")
+                        .execute(arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
                 }
             case .mobile(let authOTT):
                 try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
