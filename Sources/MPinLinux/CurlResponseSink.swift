@@ -42,25 +42,26 @@ private extension Substring {
     }
 }
 
+/// libcurl's write callback: the body bytes, counted against the limit.
 func curlReceiveBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                             _ context: UnsafeMutableRawPointer?) -> Int {
-    guard let context else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    guard length > 0, let data else { return length }
-    // Returning less than `length` makes curl abort with CURLE_WRITE_ERROR.
-    guard sink.admit(length) else { return 0 }
-    sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
-    return length
+                     _ context: UnsafeMutableRawPointer?) -> Int {
+    receive(data, size * count, context) { sink, bytes in sink.body.append(contentsOf: bytes) }
 }
 
+/// libcurl's header callback: one header line, counted against the same limit.
 func curlReceiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                               _ context: UnsafeMutableRawPointer?) -> Int {
+                       _ context: UnsafeMutableRawPointer?) -> Int {
+    receive(data, size * count, context) { sink, bytes in sink.addHeaderLine(bytes) }
+}
+
+/// Admits `length` bytes to the sink behind `context` and hands them on; returning less than
+/// `length` makes curl abort the transfer (CURLE_WRITE_ERROR).
+private func receive(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ context: UnsafeMutableRawPointer?,
+                     _ deliver: (ResponseSink, UnsafeRawBufferPointer) -> Void) -> Int {
     guard let context else { return 0 }
     let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
     guard length > 0, let data else { return length }
     guard sink.admit(length) else { return 0 }
-    sink.addHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    deliver(sink, UnsafeRawBufferPointer(start: data, count: length))
     return length
 }

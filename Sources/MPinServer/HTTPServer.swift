@@ -45,23 +45,11 @@ struct Dispatcher: HTTPResponder {
         if let dta = standaloneDTA {
             guard parts.count == 1 else { throw ServerError(404, "URI NOT FOUND") }
             try allow(.get)
-            switch parts[0] {
-            case "clientSecret": return json(200, try dta.clientSecret(query: query))
-            case "timePermit": return json(200, try dta.timePermit(query: query))
-            case "serverSecret": return json(200, try dta.serverSecret(query: query))
-            case "status": return json(200, StatusResponse(message: "OK"))
-            default: throw ServerError(404, "URI NOT FOUND")
-            }
+            return try routeDTA(dta, endpoint: parts[0], query: query)
         }
         if parts.count == 2, parts[0] == "dta", let dta = embeddedDTA {
             try allow(.get)
-            switch parts[1] {
-            case "clientSecret": return json(200, try dta.clientSecret(query: query))
-            case "timePermit": return json(200, try dta.timePermit(query: query))
-            case "serverSecret": return json(200, try dta.serverSecret(query: query))
-            case "status": return json(200, StatusResponse(message: "OK"))
-            default: throw ServerError(404, "URI NOT FOUND")
-            }
+            return try routeDTA(dta, endpoint: parts[1], query: query)
         }
         guard let rps else { throw ServerError(404, "URI NOT FOUND") }
         let p = rps.config.rpsPrefix
@@ -97,6 +85,17 @@ struct Dispatcher: HTTPResponder {
         default: break
         }
         throw ServerError(404, "URI NOT FOUND")
+    }
+
+    /// A D-TA's endpoints (Appendix A), alone at the root or embedded under `/dta/`.
+    private func routeDTA(_ dta: DTAHandlers, endpoint: String, query: String?) throws(ServerError) -> Response {
+        switch endpoint {
+        case "clientSecret": return json(200, try dta.clientSecret(query: query))
+        case "timePermit": return json(200, try dta.timePermit(query: query))
+        case "serverSecret": return json(200, try dta.serverSecret(query: query))
+        case "status": return json(200, StatusResponse(message: "OK"))
+        default: throw ServerError(404, "URI NOT FOUND")
+        }
     }
 
     private func routeRPS(_ rps: RPS, method: HTTPRequest.Method, parts: [String], query: String?, body: [UInt8]) async throws(ServerError) -> Response {
