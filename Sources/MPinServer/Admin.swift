@@ -63,11 +63,8 @@ public struct Admin: Sendable {
     /// Creates the user if needed and issues a fresh one-time activation code (returned once,
     /// stored hashed), which StartRegistration's `activateCode` accepts.
     public func add(userID: String) throws -> String {
-        guard let raw = try? SystemRandom.bytes(8) else { throw AdminError.randomFailure }
         // 12 decimal digits: easy to type, 40 bits of entropy, single use.
-        var n: UInt64 = 0
-        for b in raw { n = n << 8 | UInt64(b) }
-        let code = String(n % 1_000_000_000_000).leftPadded(12)
+        guard let code = Secrets.randomDigits(12) else { throw AdminError.randomFailure }
         let hash = Secrets.hash(code)
         try storage.queue.write { db in
             let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
@@ -122,6 +119,17 @@ public struct Admin: Sendable {
 enum Secrets {
     static func hash(_ s: String) -> String { Hex.encode(SHA256.hash(Array(s.utf8))) }
 
+    /// `n` (at most 18) random decimal digits (OTPs, access numbers, activation codes); nil
+    /// when the system's random source fails.
+    static func randomDigits(_ n: Int) -> String? {
+        guard n <= 18, let b = try? SystemRandom.bytes(8) else { return nil }
+        var x: UInt64 = 0
+        for byte in b { x = x << 8 | UInt64(byte) }
+        var m: UInt64 = 1
+        for _ in 0..<n { m *= 10 }
+        return String(x % m).leftPadded(to: n)
+    }
+
     /// `count` random bytes as lower-case hex.
     static func randomHex(_ count: Int) throws(ServerError) -> String {
         guard let b = try? SystemRandom.bytes(count) else { throw ServerError(500, "Random source failed") }
@@ -129,8 +137,3 @@ enum Secrets {
     }
 }
 
-extension String {
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}

@@ -54,7 +54,7 @@ public struct DTA: Sendable {
         guard let hashed = Hex.decode(hashMpinID, length: 32) else { throw ServerError(403, "Invalid hash_mpin_id") }
         let today = WireTime.day(now)
         var day: Int32? = nil
-        for d in [today, today - 1] where d == today || isGraceHour(now) {
+        for d in [today, today - 1] where d == today || WireTime.isGraceHour(now) {
             if WireSignature.verify(signature, message: DTA.timePermitMessage(appID: appID, hashMpinID: hashMpinID, day: d),
                                     key: appKey) { day = d; break }
         }
@@ -68,10 +68,6 @@ public struct DTA: Sendable {
     /// The message of a day-bound time-permit signature.
     static func timePermitMessage(appID: String, hashMpinID: String, day: Int32) -> String {
         "timePermit" + appID + (Hex.canonical(hashMpinID) ?? hashMpinID) + String(day)
-    }
-
-    private func isGraceHour(_ now: Date) -> Bool {
-        Int(now.timeIntervalSince1970) % 86_400 < 3600
     }
 
     private func checkExpiry(_ expires: String, now: Date) throws(ServerError) {

@@ -49,9 +49,12 @@ public struct DataDirectory: Sendable {
     /// Reads `config.json`.
     public func loadConfig() throws -> ServerConfig {
         guard let data = FileManager.default.contents(atPath: configPath) else { throw SetupError.missingFile(configPath) }
-        do { return try JSONDecoder().decode(ServerConfig.self, from: data) } catch {
+        let config: ServerConfig
+        do { config = try JSONDecoder().decode(ServerConfig.self, from: data) } catch {
             throw SetupError.corruptFile(configPath)
         }
+        if let key = config.outOfRangeSetting { throw SetupError.invalidSetting(configPath, key) }
+        return config
     }
 
     /// The app key, checking that the file is private.

@@ -15,8 +15,6 @@ struct Dispatcher: HTTPResponder {
     let standaloneDTA: DTAHandlers?
     let maxBodyBytes: Int
 
-    private static let version = "0.3"
-
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
         var request = request
         let method = request.method
@@ -79,9 +77,6 @@ struct Dispatcher: HTTPResponder {
             return json(200, StatusResponse(message: "OK"))
         case (p, 2), (p, 3):
             return try await routeRPS(rps, method: method, parts: Array(parts.dropFirst()), query: query, body: body)
-        case (p, _) where parts.count > 3 && parts[1] == "timePermitsStorage":
-            // No public time-permit cache: clients fall back to the second D-TA, as on an S3 miss.
-            throw ServerError(404, "URI NOT FOUND")
         default: break
         }
         throw ServerError(404, "URI NOT FOUND")
@@ -149,10 +144,15 @@ struct Dispatcher: HTTPResponder {
         return r
     }
 
+    /// One encoder for every response (its configuration is only read while encoding).
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = .withoutEscapingSlashes
+        return e
+    }()
+
     private func json(_ status: Int, _ value: some Encodable) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        let data = (try? Self.encoder.encode(value)) ?? Data("{}".utf8)
         var headers = Self.cors()
         headers[.contentType] = "application/json; charset=UTF-8"
         return Response(status: .init(code: status), headers: headers,

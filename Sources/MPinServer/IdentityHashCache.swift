@@ -26,6 +26,4 @@ final class IdentityHashCache: Sendable {
             e[key] = (hid, htid)
         }
     }
-
-    var count: Int { entries.withLock { $0.count } }
 }

@@ -23,9 +23,14 @@ struct MailSpool: Sendable {
                               expires: WireTime.signatureExpires(expires))
         guard var line = try? JSONEncoder().encode(message) else { throw ServerError(500, "Spool failure") }
         line.append(0x0A)
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServerError(503, "Spool unavailable") }
         defer { close(fd) }
+        // Activation links are secrets: never append them to a file others can read.
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o077 == 0, st.st_uid == geteuid() else {
+            throw ServerError(503, "Spool unavailable")
+        }
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == line.count else { throw ServerError(503, "Spool unavailable") }
     }

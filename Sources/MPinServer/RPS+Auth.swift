@@ -23,7 +23,7 @@ extension RPS {
         guard let y = try? SystemRandom.scalar() else { throw ServerError(500, "Random source failed") }
         let now = Date()
         let expires = now.addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
-        guard pass1Store.save(mpinID: Hex.encode(mpinBytes), u: u, ut: ut, y: y, expires: expires, now: now) else {
+        guard pass1Store.save(mpinID: mpinBytes, u: u, ut: ut, y: y, expires: expires, now: now) else {
             throw ServerError(503, "Too many pending authentications")
         }
         return Pass1Response(y: Hex.encode(y))
@@ -40,11 +40,11 @@ extension RPS {
         let mpinID = Hex.encode(mpinBytes)
         let now = Date()
         // Pass-1 state is consumed here: a replayed pass 2 finds nothing.
-        guard let p1 = pass1Store.take(mpinID: mpinID, now: now) else {
+        guard let p1 = pass1Store.take(mpinID: mpinBytes, now: now) else {
             throw ServerError(403, "Invalid pass one data")
         }
         let success = verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now)
-        let otp = req.OTP ? try randomDigits(6) : nil
+        let otp = req.OTP ? try digits(6) : nil
         let authOTT = try Secrets.randomHex(16)
         let expires = now.addingTimeInterval(TimeInterval(config.authOTTExpireSeconds))
         try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: success,
@@ -68,8 +68,7 @@ extension RPS {
     /// MPIN_SERVER_2 for today, and yesterday during the first UTC hour (§4.7).
     private func verify(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], v: [UInt8], now: Date) -> Bool {
         let today = WireTime.day(now)
-        let graceHour = Int(now.timeIntervalSince1970) % 86_400 < 3600
-        for date in graceHour ? [today, today - 1] : [today] {
+        for date in WireTime.isGraceHour(now) ? [today, today - 1] : [today] {
             let cached = identityHashes.lookup(date: date, mpinID: mpinID)
             guard let (hid, htid) = cached ?? (try? MPin.server1(date: date, mpinID: mpinID)) else { return false }
             let r = MPin.server2(date: date, hid: hid, htid: htid, y: y, serverSecret: serverSecret, u: u, ut: ut, v: v)
@@ -84,13 +83,9 @@ extension RPS {
         return false
     }
 
-    private func randomDigits(_ n: Int) throws(ServerError) -> String {
-        guard let b = try? SystemRandom.bytes(8) else { throw ServerError(500, "Random source failed") }
-        var x: UInt64 = 0
-        for byte in b { x = x << 8 | UInt64(byte) }
-        var m: UInt64 = 1
-        for _ in 0..<n { m *= 10 }
-        return String(x % m).leftPadded(n)
+    private func digits(_ n: Int) throws(ServerError) -> String {
+        guard let d = Secrets.randomDigits(n) else { throw ServerError(500, "Random source failed") }
+        return d
     }
 
     // MARK: Final step (§4.5, §5.4)
@@ -121,20 +116,19 @@ extension RPS {
     func tokenAuthenticate(body: [UInt8]) async throws(ServerError) -> Reply<TokenAuthenticateResponse> {
         let req: TokenAuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
         guard let ott = Hex.canonical(req.authOTT), !ott.isEmpty else { throw ServerError(400, "Invalid authOTT") }
-        let v = try await evaluateDirect(authOTT: ott)
-        if v.status == 200, let logout = req.logoutData {
-            try await run { try await self.storage.setLogoutData(authOTTHash: Secrets.hash(ott), userID: logout.userId,
-                                                                 token: logout.sessionToken) }
-        }
+        // The RPA's logout data goes to a waiting mobile (access-number login), in the verdict's transaction.
+        let v = try await evaluateDirect(authOTT: ott, logoutData: req.logoutData)
         let message = v.status == 200 ? "Authentication successful" : (v.status == 410 ? "Blocked." : "Wrong PIN.")
         return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
                                                                        status: v.status, message: message, otp: v.otp))
     }
 
-    private func evaluateDirect(authOTT: String, session: Storage.NewSession? = nil) async throws(ServerError) -> Storage.Verdict {
+    private func evaluateDirect(authOTT: String, session: Storage.NewSession? = nil,
+                                logoutData: LogoutData? = nil) async throws(ServerError) -> Storage.Verdict {
         let max = config.maxInvalidLoginAttempts
         guard let v = try await run({ try await self.storage.evaluate(
-            authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date(), session: session) }) else {
+            authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date(), session: session,
+            logoutData: logoutData) }) else {
             throw ServerError(408, "Expired authentication request")
         }
         return v
@@ -158,7 +152,7 @@ extension RPS {
         let deadline = Date().addingTimeInterval(config.mobileWaitSeconds)
         while Date() < deadline {
             if try await run({ try await self.storage.browserReady(authOTTHash: hash) }) { break }
-            try? await Task.sleep(nanoseconds: 100_000_000)
+            do { try await Task.sleep(nanoseconds: 100_000_000) } catch { break }  // shutting down
         }
         guard let logout = try await run({ try await self.storage.finishMobile(authOTTHash: hash) }) else {
             throw ServerError(408, "Authentication timed out")
@@ -175,7 +169,7 @@ extension RPS {
         let ttl = config.accessNumberExpireSeconds
         let expires = now.addingTimeInterval(TimeInterval(ttl + config.accessNumberExtendValiditySeconds))
         for _ in 0..<100 {
-            guard let body = Int(try randomDigits(6)), let number = AccessNumber.issue(body: body) else { continue }
+            guard let body = Int(try digits(6)), let number = AccessNumber.issue(body: body) else { continue }
             let stored = try await run { try await self.storage.createAccessNumber(
                 wid: number, webOTTHash: Secrets.hash(webOTT), expires: expires, now: now) }
             if stored {

@@ -66,7 +66,7 @@ final class RPS: Sendable {
                 throw ServerError(400, "BAD REQUEST. INVALID MPIN ID")
             }
             let matches = try await run { try await self.storage.registrationMatches(
-                mpinID: canonical, regOTTHash: Secrets.hash(req.regOTT ?? ""), now: now) }
+                mpinID: canonical, regOTTHash: Secrets.hash(req.regOTT.flatMap { Hex.canonical($0) } ?? ""), now: now) }
             switch matches {
             case .none: break  // expired or consumed: start afresh
             case .some(false): throw ServerError(400, "BAD REQUEST. INVALID REGOTT")
@@ -76,7 +76,11 @@ final class RPS: Sendable {
         if mpinIDHex == nil {
             guard let salt = try? SystemRandom.bytes(16) else { throw ServerError(500, "Random source failed") }
             let mobile = req.mobile ?? 0
-            mpinIDHex = Hex.encode(MPinIdentity.build(userID: userID, mobile: mobile, issued: now, salt: salt))
+            let built = MPinIdentity.build(userID: userID, mobile: mobile, issued: now, salt: salt)
+            // An mpinId the authentication endpoints would refuse (escaped control characters
+            // make it grow) is refused here, before anything is issued for it.
+            guard built.count <= Self.maxMpinIDBytes else { throw ServerError(400, "BAD REQUEST. INVALID USERID") }
+            mpinIDHex = Hex.encode(built)
         }
         let ott: String
         if let regOTT { ott = regOTT } else { ott = try Secrets.randomHex(16) }
@@ -175,8 +179,10 @@ final class RPS: Sendable {
 
     // MARK: Helpers
 
+    private static let decoder = JSONDecoder()
+
     func decode<T: Decodable>(_ body: [UInt8], status: Int, what: String) throws(ServerError) -> T {
-        do { return try JSONDecoder().decode(T.self, from: Data(body)) } catch {
+        do { return try Self.decoder.decode(T.self, from: Data(body)) } catch {
             throw ServerError(status, "BAD REQUEST. " + what + describe(error))
         }
     }

@@ -50,4 +50,21 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public var maxBodyBytes: Int = 64 * 1024
 
     public init(appID: String) { self.appID = appID }
+
+    /// The first setting outside the range the server can work with (lifetimes up to ten years,
+    /// so that millisecond and date arithmetic cannot overflow), nil when all are fine.
+    var outOfRangeSetting: String? {
+        let decade = 10 * 365 * 86_400
+        let lifetimes: [(String, Int?)] = [
+            ("verifyUserExpireSeconds", verifyUserExpireSeconds), ("signatureExpireSeconds", signatureExpireSeconds),
+            ("pass1ExpireSeconds", pass1ExpireSeconds), ("authOTTExpireSeconds", authOTTExpireSeconds),
+            ("accessNumberExpireSeconds", accessNumberExpireSeconds),
+            ("accessNumberExtendValiditySeconds", accessNumberExtendValiditySeconds), ("otpTTLSeconds", otpTTLSeconds),
+        ]
+        for (key, value) in lifetimes { if let value, !(0...decade).contains(value) { return key } }
+        if !(1...1_000).contains(maxInvalidLoginAttempts) { return "maxInvalidLoginAttempts" }
+        if !(mobileWaitSeconds.isFinite && (0...600).contains(mobileWaitSeconds)) { return "mobileWaitSeconds" }
+        if !(1_024...(16 << 20)).contains(maxBodyBytes) { return "maxBodyBytes" }
+        return nil
+    }
 }

@@ -19,6 +19,8 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     case corruptFile(String)
     case insecurePermissions(String)
     case io(String)
+    /// A config.json value outside its range (file, key).
+    case invalidSetting(String, String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,7 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingFile(let p): return "missing file: \(p)"
         case .corruptFile(let p): return "unreadable or corrupt file: \(p)"
         case .insecurePermissions(let p): return "file is readable by other users: \(p)"
+        case .invalidSetting(let p, let key): return "\(p): \(key) is out of range"
         case .io(let m): return "I/O error: \(m)"
         }
     }

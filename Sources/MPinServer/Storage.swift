@@ -1,10 +1,13 @@
 import Foundation
 import GRDB
+import MPinWire
 
 /// The server's state in one SQLite file (GRDB). Every multi-step change is one transaction,
 /// so concurrent requests and the `user` command can share the file safely. Secrets that are
 /// only ever compared (regOTT, activation codes, authOTT, webOTT, session tokens) are stored
-/// as SHA-256 hashes.
+/// as SHA-256 hashes. Three values must be handed out again and are stored as they are, for
+/// their short lives: an access-number login's authOTT (for the polling browser), its logout
+/// token (for the waiting mobile) and a pass-2 OTP; the file, like its directory, is owner-only.
 public final class Storage: Sendable {
     let queue: DatabaseQueue
 
@@ -242,7 +245,7 @@ public final class Storage: Sendable {
     }
 
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
-                  session: NewSession? = nil) async throws -> Verdict? {
+                  session: NewSession? = nil, logoutData: LogoutData? = nil) async throws -> Verdict? {
         try writeNow { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
@@ -274,6 +277,9 @@ public final class Storage: Sendable {
                                    arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
                     try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
                                    arguments: [userID, session.token, authOTTHash])
+                } else if priorStatus == 200, let logoutData {
+                    try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
+                                   arguments: [logoutData.userId, logoutData.sessionToken, authOTTHash])
                 }
                 return Verdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp)
             case .mobile where wid.isEmpty:
@@ -346,13 +352,6 @@ public final class Storage: Sendable {
         }
     }
 
-    /// Records the logout data the RPA created for an access-number login.
-    func setLogoutData(authOTTHash: String, userID: String, token: String) async throws {
-        try writeNow { db in
-            try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
-                           arguments: [userID, token, authOTTHash])
-        }
-    }
 
     // MARK: Access numbers and sessions
 

@@ -15,6 +15,8 @@ extension WireTime {
     static func signatureExpires(_ date: Date) -> String { signatureExpires(WireTimestamp(date)) }
     static func pythonISO(_ date: Date) -> String { pythonISO(WireTimestamp(date)) }
     static func parseSignatureExpiresDate(_ text: String) -> Date? { parseSignatureExpires(text)?.date }
+    /// The first hour of a UTC day, when yesterday's time permits are still accepted (§4.7).
+    static func isGraceHour(_ date: Date) -> Bool { Int(date.timeIntervalSince1970) % 86_400 < 3600 }
 }
 
 extension MPinIdentity {

@@ -38,7 +38,8 @@ public enum AccessNumber {
 }
 
 extension String {
-    func leftPadded(to width: Int, with pad: Character = "0") -> String {
+    /// The string padded on the left to `width` characters (zeros by default).
+    public func leftPadded(to width: Int, with pad: Character = "0") -> String {
         count >= width ? self : String(repeating: pad, count: width - count) + self
     }
 }

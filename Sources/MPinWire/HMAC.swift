@@ -37,9 +37,6 @@ public enum WireSignature {
         "clientSecret" + appID + hashMpinID + hashUserID + expires
     }
 
-    /// Message of the original time-permit request: the hash of the mpinId only, no expiry.
-    public static func timePermitMessage(hashMpinID: String) -> String { hashMpinID }
-
     /// Message of the activation key given to the RPA.
     public static func activationMessage(mpinIDHex: String, regOTT: String) -> String { mpinIDHex + regOTT }
 

@@ -140,15 +140,6 @@ public struct DTATimePermitResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// D-TA `GET timePermits?…` 200 response: day number (decimal string) → share.
-public struct DTATimePermitsResponse: Codable, Sendable, Equatable {
-    public var timePermits: [String: String]
-    public var message: String
-    public init(timePermits: [String: String], message: String = "OK") {
-        self.timePermits = timePermits; self.message = message
-    }
-}
-
 /// `POST {mpinAuthServerURL}/pass1` request (§4.3).
 public struct Pass1Request: Codable, Sendable, Equatable {
     public var pass: Int?

@@ -181,7 +181,11 @@ let perClient = Int(expectedRate * seconds / Double(clients) * 1.3) + 10
 let elapsed = runLoad(runs, port: port, seconds: seconds, perClient: perClient)
 await running?.stop()
 
-if let e = runs.compactMap(\.error).first { print("server bench failed: \(e)"); exit(1) }
+if let e = runs.compactMap(\.error).first {
+    print("server bench failed: \(e)")
+    try? FileManager.default.removeItem(atPath: dir)  // exit skips the defer; the directory holds key shares
+    exit(1)
+}
 let latencies = runs.flatMap(\.latencies).sorted()
 solo.sort()
 print("server_auth_rate \(Int((Double(latencies.count) / elapsed).rounded()))")

@@ -219,6 +219,36 @@ final class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
+    func testRestartedRegistrationAcceptsEitherHexCaseAndRefusesOverlongIdentities() async throws {
+        let server = try TestServer()
+        try await server.start()
+        do {
+            var rae = MPinTestClient(http: server.client)
+            let first = try await rae.register("rae")
+            let again = try await server.client.put("/rps/user/\(first.mpinId.uppercased())",
+                                                    RegisterRequest(userId: "rae", regOTT: first.regOTT.uppercased()))
+            XCTAssertEqual(again.status, 200, String(decoding: again.body, as: UTF8.self))
+            XCTAssertEqual(try again.decode(RegisterResponse.self).mpinId, first.mpinId, "the same registration continues")
+            // 256 control characters are escaped to 6 bytes each: an mpinId pass 1 would refuse.
+            let odd = String(repeating: "\u{1}", count: 256)
+            let refused = try await server.client.put("/rps/user", RegisterRequest(userId: odd))
+            XCTAssertEqual(refused.status, 400)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    func testOutOfRangeSettingsAreRefusedAtStart() async throws {
+        let server = try TestServer { $0.authOTTExpireSeconds = Int.max / 2 }
+        defer { try? FileManager.default.removeItem(atPath: server.dataDir) }
+        do {
+            try await server.start()
+            XCTFail("a server started with authOTTExpireSeconds = Int.max / 2")
+            await server.stop()
+        } catch let error as SetupError {
+            XCTAssertEqual(error, .invalidSetting(server.dataDir + "/config.json", "authOTTExpireSeconds"))
+        }
+    }
+
     func testExpiredAccessNumberIsRefused() async throws {
         let server = try TestServer { $0.accessNumberExpireSeconds = 0; $0.accessNumberExtendValiditySeconds = 0 }
         try await server.start()
