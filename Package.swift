@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
-        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinJSON"]),
+        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON"]),
         // libpam's conversation and pam_syslog behind non-variadic C functions.
         .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
         // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
@@ -69,7 +69,7 @@ let package = Package(
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [
-            "MPinLogin", "MPinLinux", "MPinClient", "MPinJSON",
+            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -1,4 +1,5 @@
 import MPinClient
+import MPinCrypto
 
 /// One authentication of a Unix user, exactly as the PAM module does it (and `mpinctl auth`):
 /// look the user up, ask for the PIN, StartAuthentication + FinishAuthentication, all within
@@ -68,7 +69,7 @@ public struct Login {
         default: return (.unknownUser, account.identity)
         }
         guard var pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
-        defer { for i in pin.indices { pin[i] = 0 } }
+        defer { pin.wipe() }
 
         let backendStatus = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)
         guard backendStatus.isOK else { return (Self.outcome(backendStatus), account.identity) }
@@ -118,9 +119,13 @@ struct BoundedTransport: HTTPTransport {
 }
 
 enum URLHost {
+    /// `scheme://host[:port]` of an absolute URL for messages and syslog: never its path,
+    /// query or user information.
     static func of(_ url: String) -> String {
-        guard let sep = url.firstRange(of: "://") else { return url }
-        return String(url[sep.upperBound...].prefix { $0 != "/" && $0 != "?" })
+        guard let sep = url.firstRange(of: "://") else { return "the backend" }
+        var authority = url[sep.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return String(url[..<sep.upperBound]) + authority
     }
 }
 

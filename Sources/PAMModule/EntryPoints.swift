@@ -46,7 +46,15 @@ struct PAMSession {
         self.options = ModuleOptions(arguments: arguments)
     }
 
-    func log(_ priority: Int32, _ line: String) { mpin_pam_log(handle, priority, line) }
+    /// One syslog line. Control characters (a PAM_USER from a remote client may contain line
+    /// breaks) become `?`, so no value can forge or split a log line.
+    func log(_ priority: Int32, _ line: String) {
+        var clean = String.UnicodeScalarView()
+        for scalar in line.unicodeScalars.prefix(2048) {
+            clean.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "?" : scalar)
+        }
+        mpin_pam_log(handle, priority, String(clean))
+    }
     func debug(_ line: String) { if options.debug { log(LOG_DEBUG, line) } }
 
     func tell(_ style: Int32, _ message: String) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MPinClient
+import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinLogin
@@ -32,10 +33,10 @@ struct Register: ParsableCommand {
         try check(sdk.startRegistration(mpinUser, activateCode: activationCode ?? ""))
         try confirm(sdk, mpinUser)
         var pin = try global.readPIN("New M-Pin PIN for \(identity): ")
-        defer { wipe(&pin) }
+        defer { pin.wipe() }
         if !global.pinStdin {
             var again = try global.readPIN("Repeat the PIN: ")
-            defer { wipe(&again) }
+            defer { again.wipe() }
             guard pin == again else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
         }
         try check(sdk.finishRegistration(mpinUser, pin: pin))
@@ -166,7 +167,7 @@ struct OTP: ParsableCommand {
         }
         try check(sdk.startAuthentication(u))
         var pin = try global.readPIN(config.prompt)
-        defer { wipe(&pin) }
+        defer { pin.wipe() }
         let (status, otp) = sdk.finishAuthenticationOTP(u, pin: pin)
         try check(status)
         try check(otp.status)

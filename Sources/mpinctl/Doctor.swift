@@ -33,7 +33,7 @@ struct Doctor: ParsableCommand {
                fix: "run `sudo mpinctl doctor`")
 
         var st = stat()
-        if stat(config.store, &st) != 0 {
+        if lstat(config.store, &st) != 0 {  // lstat: a symlinked store is refused by every login too
             report(false, "store", "\(config.store) does not exist",
                    fix: "mkdir -m 700 \(config.store) && chown root:root \(config.store)")
         } else {

@@ -118,18 +118,24 @@ enum Terminal {
         return readLine(fd: fd)
     }
 
-    /// One line from `fd` as bytes, without the newline (and a trailing CR). Reads a byte at a
-    /// time so that nothing after the line is consumed.
+    /// One line from `fd` as bytes, without the newline (and a trailing CR), at most
+    /// `maxPINBytes` of it (the rest of the line is read and dropped). Reads a byte at a time so
+    /// that nothing after the line is consumed; the buffer never grows, so no copy of the PIN
+    /// is left in freed memory.
     static func readLine(fd: Int32) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(maxPINBytes)
         var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1, byte != 10 { out.append(byte) }
+        while read(fd, &byte, 1) == 1, byte != 10 {
+            if out.count < maxPINBytes { out.append(byte) }
+        }
         if out.last == 13 { out.removeLast() }
         byte = 0
         return out
     }
+
+    static let maxPINBytes = 256
 }
 
-func wipe(_ bytes: inout [UInt8]) { for i in bytes.indices { bytes[i] = 0 } }
 
 func printError(_ text: String) { FileHandle.standardError.write(Data("mpinctl: \(text)\n".utf8)) }

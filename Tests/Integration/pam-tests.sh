@@ -153,6 +153,11 @@ check "delete of an unknown user fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf
 pamt mpin carol 4321
 check "a deleted user is unknown to the module" grep -q 'User not known' <<<"$OUT"
 
+# A user name with a line break (as a remote client may send) cannot forge a syslog line.
+pamt mpin $'mallory\noutcome=OK' 1234
+check_all "control characters in the user name are masked in syslog" \
+  'grep -q "user=mallory?outcome=OK" <<<"$OUT" && ! grep -q "^outcome=OK" <<<"$OUT"'
+
 # The tools' own failures must fail these checks, so their output is taken only if they succeed.
 LDD_OUT=$(ldd "$MODULE") && LDD_RC=0 || LDD_RC=$?
 NM_OUT=$(nm -D --defined-only "$MODULE" | awk '$2 ~ /[A-Z]/ {print $3}') && NM_RC=0 || NM_RC=$?

@@ -54,6 +54,21 @@ final class BadResponseTests: XCTestCase {
         XCTAssertEqual(registrationStatus(200, huge), .responseParseError, "bodies over the parser's limit")
     }
 
+    func testMessagesNameNeitherUserInformationNorQuery() {
+        // A backend URL carrying credentials, and an answer the SDK reports with its URL.
+        let t = ScriptedTransport { (r) throws(HTTPTransportError) -> HTTPResponse in
+            if r.url.hasSuffix("/clientSettings") { return HTTPResponse(status: 200, body: Array(Self.settings.utf8)) }
+            return HTTPResponse(status: 500, body: [])
+        }
+        let s = MPinSDK(context: TestContext(transport: t, secureStorage: MemoryStorage(), nonSecureStorage: MemoryStorage()))
+        XCTAssertEqual(s.initialize(config: ["backend": "http://admin:hunter2@rps.test"]).code, .ok)
+        let status = s.startRegistration(s.makeNewUser(id: "alice"))
+        XCTAssertEqual(status.code, .httpServerError)
+        XCTAssertTrue(status.message.contains("rps.test"), status.message)
+        XCTAssertFalse(status.message.contains("hunter2"), status.message)
+        XCTAssertFalse(status.message.contains("admin"), status.message)
+    }
+
     func testTransportFailures() {
         for error in [HTTPTransportError.connectionRefused(host: "rps.test"), .timedOut(host: "rps.test", seconds: 1),
                       .tlsFailure(host: "rps.test", detail: "bad certificate"), .hostNotFound(host: "rps.test")] {

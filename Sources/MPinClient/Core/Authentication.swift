@@ -51,7 +51,7 @@ extension MPinSDK {
         // A fetched share is cached only once a login with it has succeeded (see
         // settlePermitCache), so a bad share is never kept for the rest of the day.
         user.permitFromDevice = fromDevice
-        if !fromDevice, let cacheName, (try? G1Point(bytes: share2)) != nil {
+        if !fromDevice, let cacheName {
             user.permitToCache = (cacheName, date, share2)
         }
         user.timePermitShare1 = share1
@@ -200,8 +200,7 @@ extension MPinSDK {
 
         // Pass 1. Every secret (token, x, SEC, the combined permit) is wiped on the way out.
         var token: [UInt8] = [], x: [UInt8] = [], sec: [UInt8] = [], permit: [UInt8] = []
-        defer { for i in token.indices { token[i] = 0 }; for i in x.indices { x[i] = 0 }
-                for i in sec.indices { sec[i] = 0 }; for i in permit.indices { permit[i] = 0 } }
+        defer { token.wipe(); x.wipe(); sec.wipe(); permit.wipe() }
         let u: [UInt8], ut: [UInt8]?
         do {
             token = try storedToken(user)

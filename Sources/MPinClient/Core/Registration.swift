@@ -97,8 +97,8 @@ extension MPinSDK {
         var clientSecret: [UInt8] = []
         var token: [UInt8] = []
         defer {
-            for i in clientSecret.indices { clientSecret[i] = 0 }
-            for i in token.indices { token[i] = 0 }
+            clientSecret.wipe()
+            token.wipe()
         }
         do {
             clientSecret = try MPin.recombineG1(user.clientSecretShare1, user.clientSecretShare2)

@@ -83,9 +83,17 @@ extension MPinSDK {
         }
     }
 
-    /// The URL without its query, which may carry signatures or OTTs.
+    /// The URL for messages: without its query or fragment (signatures, OTTs) and without
+    /// user information (`user:password@`).
     static func redacted(_ url: String) -> String {
-        String(url.prefix { $0 != "?" })
+        var shown = String(url.prefix { $0 != "?" && $0 != "#" })
+        if let sep = shown.firstRange(of: "://") {
+            let authorityEnd = shown[sep.upperBound...].firstIndex(of: "/") ?? shown.endIndex
+            if let at = shown[sep.upperBound..<authorityEnd].lastIndex(of: "@") {
+                shown.removeSubrange(sep.upperBound...at)
+            }
+        }
+        return shown
     }
 
     /// With trusted domains set, only https URLs whose host is, or is below, one of them.

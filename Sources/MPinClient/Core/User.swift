@@ -1,3 +1,4 @@
+import MPinCrypto
 import MPinWire
 
 /// A user of the client core (the SDK's `UserPtr`): an identity on one backend.
@@ -43,15 +44,15 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "\(id) [\(state.rawValue)]" }
 
     func wipeShares() {
-        for i in clientSecretShare1.indices { clientSecretShare1[i] = 0 }
-        for i in clientSecretShare2.indices { clientSecretShare2[i] = 0 }
+        clientSecretShare1.wipe()
+        clientSecretShare2.wipe()
         clientSecretShare1 = []
         clientSecretShare2 = []
     }
 
     func wipePermits() {
-        for i in timePermitShare1.indices { timePermitShare1[i] = 0 }
-        for i in timePermitShare2.indices { timePermitShare2[i] = 0 }
+        timePermitShare1.wipe()
+        timePermitShare2.wipe()
         timePermitShare1 = []
         timePermitShare2 = []
         timePermitDate = 0

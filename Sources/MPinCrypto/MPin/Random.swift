@@ -32,11 +32,20 @@ public enum SystemRandom {
     /// reduced mod r, so the bias is below 2^-250). 32 big-endian bytes.
     public static func scalar() throws(MPinCryptoError) -> [UInt8] {
         var raw = try bytes(64)
-        defer { for i in raw.indices { raw[i] = 0 } }
+        defer { raw.wipe() }
         let hi = Fr(UInt256(bigEndian: raw[0..<32])!)
         let lo = Fr(UInt256(bigEndian: raw[32..<64])!)
         // hi·2^256 + lo (mod r); 2^256 mod r is Fr's Montgomery constant R.
         let twoTo256 = Fr(BN254ScalarModulus.rModM)
         return (hi * twoTo256 + lo).bytes
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Overwrites every byte with zero (explicit_bzero: the writes cannot be optimised away),
+    /// for buffers that held a PIN, token, secret share or random scalar.
+    @inline(never)
+    public mutating func wipe() {
+        withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
     }
 }
