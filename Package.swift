@@ -32,7 +32,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         // MARK: Cryptography and wire format
@@ -86,7 +85,6 @@ let package = Package(
             "MPinServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ]),
 
         // MARK: Tools
@@ -99,7 +97,6 @@ let package = Package(
         // `make bench`: authentications per second against a local release server.
         .executableTarget(name: "mpin-server-bench", dependencies: [
             "MPinServer", "MPinWire", "MPinCrypto", "MPinJSON", .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // `make demo`: the protocol end to end in one process.
         .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),

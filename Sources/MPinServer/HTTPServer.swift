@@ -204,8 +204,8 @@ public final class MPinServer: Sendable {
                                     maxBodyBytes: config.maxBodyBytes)
             storage = nil
         case .all, .rps:
-            // Transactions run on the event loops: a lock held elsewhere (the `user` command)
-            // may stall a loop at most this long before the request fails with 503.
+            // Transactions run on the request's thread: a lock held elsewhere (the `user`
+            // command) may stall it at most this long before the request fails with 503.
             let storage = try dir.openStorage(busyTimeout: 2)
             let d1: any DTAEndpoint, d2: any DTAEndpoint, embedded: DTAHandlers?, certivox: String
             if case .rps(let u1, let u2) = role {

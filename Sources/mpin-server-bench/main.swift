@@ -11,14 +11,9 @@ import Logging
 import MPinCrypto
 import MPinServer
 import MPinWire
-import NIOCore
-import NIOPosix
 
 let env = ProcessInfo.processInfo.environment
 
-// The server's async handlers run on its event loops: no hop to the cooperative pool per request.
-let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-if env["BENCH_DEBUG"] != nil { print("event-loop executor installed: \(installed)") }
 
 
 let clients = Int(env["BENCH_CLIENTS"] ?? "") ?? 8

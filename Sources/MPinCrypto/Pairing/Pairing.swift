@@ -37,44 +37,11 @@ public enum Pairing {
 
     // MARK: Miller loop
 
-    /// One pair's running state: the multiple A of Q, the affine Q, and P's coordinates.
-    struct PairState {
-        var a: G2Point
-        let qx: Fp2, qy: Fp2
-        let px: Fp, py: Fp
-    }
-
     /// The product of the Miller functions of all pairs, before the final exponentiation.
-    /// Pairs with a point at infinity contribute 1.
+    /// Pairs with a point at infinity contribute 1. Each Q's lines are computed (`PreparedG2`)
+    /// and then evaluated, the one loop both plain and prepared pairings run.
     static func millerLoop(_ pairs: [(G2Point, G1Point)]) -> Fp12 {
-        var states = [PairState]()
-        for (q, p) in pairs {
-            guard let (qx, qy) = q.affine, let (px, py) = p.affine else { continue }
-            states.append(PairState(a: G2Point(affineX: qx, y: qy), qx: qx, qy: qy, px: px, py: py))
-        }
-        if states.isEmpty { return .one }
-
-        var f = Fp12.one
-        for digit in loopDigits {
-            f = f.squared
-            for k in states.indices {
-                let (px, py) = (states[k].px, states[k].py)
-                f = f.multipliedBySparse(doublingStep(&states[k].a).at(px, py))
-                if digit == 1 {
-                    f = f.multipliedBySparse(additionStep(&states[k].a, x2: states[k].qx, y2: states[k].qy).at(px, py))
-                } else if digit == -1 {
-                    f = f.multipliedBySparse(additionStep(&states[k].a, x2: states[k].qx, y2: -states[k].qy).at(px, py))
-                }
-            }
-        }
-        // u < 0: f_{6u+2} is the conjugate (inverse up to the final exponentiation) of f_n.
-        f = f.conjugate
-        for k in states.indices {
-            let (first, second) = finalSteps(&states[k].a, qx: states[k].qx, qy: states[k].qy)
-            f = f.multipliedBySparse(first.at(states[k].px, states[k].py))
-            f = f.multipliedBySparse(second.at(states[k].px, states[k].py))
-        }
-        return f
+        millerLoop(prepared: pairs.map { (PreparedG2($0.0), $0.1) })
     }
 
     /// The two lines after the loop, for A = [n]Q: A ← −A, then the line through A and π(Q)
