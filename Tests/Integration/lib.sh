@@ -53,9 +53,18 @@ restart_server() {
   echo "mpin-server did not start:"; cat "$WORK/server.log"; return 1
 }
 
+# stop_server: SIGTERM, then at most 10 s for a graceful stop (a hang is a failure, not a hung
+# test run: the server is then killed).
 stop_server() {
   kill "$SERVER_PID" 2>/dev/null
+  for _ in $(seq 1 100); do
+    kill -0 "$SERVER_PID" 2>/dev/null || { wait "$SERVER_PID" 2>/dev/null; return 0; }
+    sleep 0.1
+  done
+  echo "mpin-server did not stop within 10 s of SIGTERM" >&2
+  kill -9 "$SERVER_PID" 2>/dev/null
   wait "$SERVER_PID" 2>/dev/null
+  return 1
 }
 
 # write_config FILE BACKEND [extra lines...]

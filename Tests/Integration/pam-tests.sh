@@ -88,7 +88,7 @@ check "a backend that never answers is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentica
 check_all "a backend that never answers is cut at the 3 s budget (${took} ms)" '[ "$took" -ge 2500 ] && [ "$took" -lt 4500 ]'
 
 # Backend down: nothing listens on its port any more.
-stop_server
+check "the server stops on SIGTERM within 10 s" stop_server
 start=$(millis); pamt mpin alice 1234; took=$(( $(millis) - start ))
 check "backend down fails" [ "$RC" -ne 0 ]
 check "backend down is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentication service cannot retrieve authentication info' <<<"$OUT"
