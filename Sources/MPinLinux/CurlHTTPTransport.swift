@@ -21,40 +21,10 @@ import Glibc
 /// * Redirects are not followed; only `http` and `https` URLs are accepted.
 public struct CurlHTTPTransport: HTTPTransport {
     /// The User-Agent sent unless configured otherwise: the project and its version.
-    public static let defaultUserAgent = "mpin-pam/0.1"
+    public static let defaultUserAgent = LinuxHTTPConfiguration.defaultUserAgent
 
-    /// How requests are made.
-    public struct Configuration: Sendable, Equatable {
-        /// A PEM file of trusted CA certificates, instead of the system's bundle.
-        public var caFile: String?
-        /// A directory of hashed CA certificates (`c_rehash`), instead of the system's.
-        public var caDirectory: String?
-        /// Time allowed to establish the connection (TCP and TLS).
-        public var connectTimeout: Duration
-        /// Time allowed for a whole request, unless the request sets its own `timeout`.
-        public var timeout: Duration
-        /// Largest response accepted, headers and body together.
-        public var maxResponseBytes: Int
-        /// The User-Agent header.
-        public var userAgent: String
-        /// Whether consecutive requests reuse one handle and its keep-alive connection (one TCP
-        /// and TLS handshake per login instead of one per request).
-        public var reusesConnection: Bool
-
-        /// Creates a configuration; the defaults suit a login: 10 s to connect, 30 s in all, 1 MiB.
-        public init(caFile: String? = nil, caDirectory: String? = nil,
-                    connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(30),
-                    maxResponseBytes: Int = 1 << 20, userAgent: String = CurlHTTPTransport.defaultUserAgent,
-                    reusesConnection: Bool = true) {
-            self.caFile = caFile
-            self.caDirectory = caDirectory
-            self.connectTimeout = connectTimeout
-            self.timeout = timeout
-            self.maxResponseBytes = maxResponseBytes
-            self.userAgent = userAgent
-            self.reusesConnection = reusesConnection
-        }
-    }
+    /// How requests are made (shared with the other Linux transports).
+    public typealias Configuration = LinuxHTTPConfiguration
 
     /// libcurl's version line (e.g. `libcurl/7.88.1 OpenSSL/3.0.17 ...`), loading libcurl if it
     /// is not loaded yet; nil when it cannot be loaded.
@@ -153,6 +123,9 @@ public struct CurlHTTPTransport: HTTPTransport {
                              errorBuffer: errorBuffer, connectMilliseconds: connectMilliseconds,
                              totalMilliseconds: totalMilliseconds)
         }
+        guard sink.headComplete else {
+            throw .connectionFailed(host: origin.display, detail: "the server closed the connection inside the response head")
+        }
         var status = 0
         _ = mpin_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
         keepHandle = true
@@ -166,13 +139,7 @@ public struct CurlHTTPTransport: HTTPTransport {
     static func headerLines(for request: HTTPRequest) throws(HTTPTransportError) -> [String] {
         var lines: [String] = []
         var seen = Set<String>()
-        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
-                throw .invalidRequest(reason: "a header name is empty or has characters not allowed in names")
-            }
-            guard value.utf8.allSatisfy({ $0 != 13 && $0 != 10 && $0 != 0 }) else {
-                throw .invalidRequest(reason: "the value of header \(name) contains CR, LF or NUL")
-            }
+        for (name, value) in try HTTPRequestRules.validatedHeaders(request) {
             // curl drops `Name:` with an empty value; `Name;` is its way to send one.
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
             seen.insert(name.lowercased())
@@ -180,23 +147,12 @@ public struct CurlHTTPTransport: HTTPTransport {
         // Without this curl waits up to a second for `100 Continue` on larger bodies.
         if !seen.contains("expect") { lines.append("Expect:") }
         // Without this curl labels any body as a form upload.
-        if request.body != nil, !seen.contains("content-type") { lines.append("Content-Type:") }
+        if HTTPRequestRules.sendsBody(request), !seen.contains("content-type") { lines.append("Content-Type:") }
         return lines
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
-    }
-
     private static func setMethodAndBody(_ handle: UnsafeMutableRawPointer, _ request: HTTPRequest) -> CURLcode {
-        let sendsBody = request.body != nil || [.post, .put, .patch].contains(request.method)
-        if sendsBody {
+        if HTTPRequestRules.sendsBody(request) {
             let body = request.body ?? []
             var code = mpin_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
             if code != CURLE_OK { return code }
@@ -214,12 +170,7 @@ public struct CurlHTTPTransport: HTTPTransport {
         return mpin_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
     }
 
-    static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 1 }
-        let capped = min(seconds, Int64(Int32.max / 1000))
-        return max(1, Int(capped) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
-    }
+    static func milliseconds(_ duration: Duration) -> Int { HTTPRequestRules.milliseconds(duration) }
 
     // MARK: - Errors
 

@@ -7,6 +7,10 @@ final class ResponseSink {
     var tooLarge = false
     var body: [UInt8] = []
     var headers: [String: String] = [:]
+    /// Whether the blank line ending the final head has arrived: curl reports a reply cut off
+    /// inside its head as a success, so the transport checks this.
+    private(set) var headComplete = false
+    private var inHead = false
 
     init(limit: Int) { self.limit = limit }
 
@@ -24,9 +28,17 @@ final class ResponseSink {
         if line.hasPrefix("HTTP/") {
             // A new status line: a 100 Continue or a proxy's reply came first; keep only the last.
             headers = [:]
+            inHead = true
+            headComplete = false
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
+        if end == 0 {
+            if inHead { headComplete = true }
+            inHead = false
+            return
+        }
+        // Lines after the head's end are chunked trailers: dropped, as PlainHTTPTransport does.
+        guard inHead, let colon = line.firstIndex(of: ":") else { return }
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingSpaces()
         if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }

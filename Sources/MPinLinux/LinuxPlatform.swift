@@ -2,7 +2,8 @@
 
 import MPinClient
 
-/// libcurl for HTTP and one private directory for both stores: secure values in files named
+/// HTTP through `LinuxHTTPTransport` (own sockets for plain HTTP to an IP address, libcurl for
+/// the rest) and one private directory for both stores: secure values in files named
 /// `secure-<name>`, non-secure ones in `state-<name>`, sharing the directory's write lock.
 public struct LinuxPlatform: PlatformContext {
     public let transport: any HTTPTransport
@@ -12,8 +13,8 @@ public struct LinuxPlatform: PlatformContext {
     /// Creates the platform. `requiredOwner` is the uid the store's directory and files must
     /// belong to (root in production).
     public init(storageDirectory: String = FileStorage.defaultDirectory, requiredOwner: UInt32 = 0,
-                http: CurlHTTPTransport.Configuration = CurlHTTPTransport.Configuration()) {
-        transport = CurlHTTPTransport(configuration: http)
+                http: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
+        transport = LinuxHTTPTransport(configuration: http)
         secureStorage = FileStorage(directory: storageDirectory,
                                     options: .init(requiredOwner: requiredOwner, filePrefix: "secure-"))
         nonSecureStorage = FileStorage(directory: storageDirectory,

@@ -6,6 +6,8 @@ struct URLOrigin: Equatable {
     var scheme: String
     var host: String
     var port: Int?
+    /// Whether the URL names a user (`user[:password]@host`).
+    var hasUserInfo = false
 
     /// `scheme://host[:port]`, safe for messages: no user info, path or query.
     var display: String {
@@ -29,7 +31,8 @@ struct URLOrigin: Equatable {
         let rest = url[separator.upperBound...]
         let authorityEnd = rest.firstIndex(where: isPathStart) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") {
+        let userInfo = authority.lastIndex(of: "@")
+        if let at = userInfo {
             authority = authority[authority.index(after: at)...]
         }
         var host: Substring
@@ -58,7 +61,7 @@ struct URLOrigin: Equatable {
             }
             port = value
         }
-        return .success(URLOrigin(scheme: scheme, host: host.lowercased(), port: port))
+        return .success(URLOrigin(scheme: scheme, host: host.lowercased(), port: port, hasUserInfo: userInfo != nil))
     }
 }
 

@@ -1,11 +1,11 @@
-// Test helper for CurlHTTPTransport, in a process of its own.
+// Test helper for the HTTP transports, in a process of its own.
 //
-//   mpin-fork-check URL
+//   mpin-fork-check [--plain] URL
 // The transport keeps working across fork(), as in sshd's privilege-separated children. The
 // parent makes a request (libcurl and OpenSSL now loaded and initialised, the connection kept),
 // forks, the child makes one with the same transport (it must open its own connection), then
 // the parent again (on its kept connection). Exit 0 when all three got status 200; another code
-// names the step that failed.
+// names the step that failed. CurlHTTPTransport by default, PlainHTTPTransport with --plain.
 //
 //   mpin-fork-check --without-libcurl URL
 // With libcurl missing (a library name that does not exist is loaded instead), a request fails
@@ -31,7 +31,10 @@ if arguments.first == "--without-libcurl" {
     }
 }
 
-let transport = CurlHTTPTransport(configuration: .init(timeout: .seconds(5)))
+let plain = arguments.first == "--plain"
+if plain { arguments.removeFirst() }
+let transport: any HTTPTransport = plain ? PlainHTTPTransport(configuration: .init(timeout: .seconds(5)))
+    : CurlHTTPTransport(configuration: .init(timeout: .seconds(5)))
 
 func fetchSucceeds(_ url: String) -> Bool {
     guard let response = try? transport.send(HTTPRequest(method: .get, url: url)) else { return false }

@@ -45,8 +45,12 @@ struct Doctor: ParsableCommand {
         let module = Self.moduleDirectories.map { $0 + "/pam_mpin.so" }.first { FileManager.default.fileExists(atPath: $0) }
         report(module != nil, "module", module ?? "pam_mpin.so is not installed", fix: "run `make install`")
 
+        // Plain http to an IP address never loads libcurl; https and host names need it.
         let curl = CurlHTTPTransport.libraryVersion
-        report(curl != nil, "libcurl", curl ?? "libcurl.so.4 could not be loaded (logins answer PAM_AUTHINFO_UNAVAIL)",
+        let needsCurl = !PlainHTTPTransport.canSend(to: config.backend.trimmingSuffix("/") + "/")
+        report(curl != nil || !needsCurl, "libcurl",
+               curl ?? (needsCurl ? "libcurl.so.4 could not be loaded (logins answer PAM_AUTHINFO_UNAVAIL)"
+                                  : "not installed; not needed for \(config.backend)"),
                fix: "apt-get install libcurl4")
 
         // Backend reachability, TLS and clock skew from one clientSettings request.

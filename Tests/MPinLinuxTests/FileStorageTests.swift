@@ -194,7 +194,7 @@ final class FileStorageTests: XCTestCase {
         XCTAssertEqual(try platform.secureStorage.readText("data"), "{\"token\": 1}")
         XCTAssertEqual(try platform.nonSecureStorage.readText("data"), "{\"state\": 2}")
         XCTAssertEqual(directoryEntries(directory), [".lock", "secure-data", "state-data"])
-        XCTAssertTrue(platform.transport is CurlHTTPTransport)
+        XCTAssertTrue(platform.transport is LinuxHTTPTransport)
     }
 
     func testErrorDescriptionsNameThePathAndTheReason() {

@@ -1,5 +1,6 @@
 // A tiny HTTP/1.1 server for the transport tests: POSIX sockets, 127.0.0.1 only, a port the
-// kernel picks, one thread, stopped (and joined) by the test.
+// kernel picks, one accepting thread (plus one per connection for the keep-alive behaviours),
+// stopped (and joined) by the test.
 
 import Foundation
 #if canImport(Glibc)
@@ -7,28 +8,59 @@ import Glibc
 #endif
 
 final class TestHTTPServer: @unchecked Sendable {
+    /// How a `.huge` body is framed.
+    enum BodyFraming {
+        /// `Content-Length`.
+        case length
+        /// `Transfer-Encoding: chunked`, 64 KiB chunks.
+        case chunked
+        /// Neither: the body ends when the server closes.
+        case untilClose
+    }
+
     enum Behaviour {
         /// Replies with the raw request as the body; `/status/NNN` picks the status code.
         case echo
         /// Accepts connections and never answers.
         case silent
-        /// Replies 200 with `bytes` bytes of body, with or without a Content-Length.
-        case huge(bytes: Int, declareLength: Bool)
+        /// Replies 200 with `bytes` bytes of body, framed as `framing` says.
+        case huge(bytes: Int, framing: BodyFraming)
         /// Reads the request (unless `readFirst` is false), sends these bytes and closes.
         case raw([UInt8], readFirst: Bool = true)
-        /// As `echo`, but keeps each connection open for further requests (a thread per
-        /// connection); `acceptedConnections` counts the connections.
-        case keepAliveEcho
+        /// Reads the request, sends each piece on its own with a pause in between (so that the
+        /// client receives a reply cut at these places), and closes.
+        case rawInPieces([[UInt8]], pauseMicroseconds: UInt32)
+        /// Reads the request, sends these bytes and keeps the connection open without a word
+        /// more until the server stops (a reply that stalls half-way).
+        case rawThenStall([UInt8])
+        /// Answers every request on a connection with `head` (a status line and header lines,
+        /// each ending in CRLF), `Content-Length` and the raw request as the body, and keeps the
+        /// connection open whatever `head` says (a thread per connection).
+        case persistent(head: String)
+        /// Answers every request on a connection with these bytes and keeps the connection open
+        /// (a thread per connection).
+        case persistentRaw([UInt8])
+        /// Answers the first request on each connection as `.persistent` does (keep-alive
+        /// implied), then closes the connection: at once, or only after reading the next
+        /// request without answering it (the server gave up on the idle connection just as the
+        /// client reused it).
+        case keepAliveThenClose(readsNextRequest: Bool)
+
+        /// HTTP/1.1 keep-alive: every request on one connection.
+        static let keepAliveEcho = Behaviour.persistent(head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
     }
 
     let port: UInt16
     private let behaviour: Behaviour
     private let listenFD: Int32
     private let finished = DispatchSemaphore(value: 0)
+    private let connectionThreads = DispatchGroup()
     private let lock = NSLock()
     private var stopped = false
-    private var held: [Int32] = []
+    /// Every open connection: shut down by stop(), closed once no thread uses it any more.
+    private var held: Set<Int32> = []
     private var accepted = 0
+    private var requests = 0
     private var hugeBytesSent = 0
 
     /// Body bytes a `.huge` server managed to send before the client hung up (read after stop()).
@@ -43,6 +75,13 @@ final class TestHTTPServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return accepted
+    }
+
+    /// How many complete request heads the server has read, answered or not.
+    var requestsReceived: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return requests
     }
 
     init(_ behaviour: Behaviour) throws {
@@ -75,61 +114,92 @@ final class TestHTTPServer: @unchecked Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Stops accepting, closes every connection and waits for the server thread to end.
+    /// Stops accepting, shuts every connection down, waits for the server's threads to end and
+    /// closes the sockets (only then, so that no thread touches a descriptor number reused since).
     func stop() {
         lock.lock()
-        let alreadyStopped = stopped
+        guard !stopped else {
+            lock.unlock()
+            return
+        }
         stopped = true
-        let connections = held
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        for fd in held { shutdown(fd, Int32(SHUT_RDWR)) }
+        lock.unlock()
+        finished.wait()
+        connectionThreads.wait()
+        lock.lock()
+        for fd in held { close(fd) }
         held = []
         lock.unlock()
-        guard !alreadyStopped else { return }
-        shutdown(listenFD, Int32(SHUT_RDWR))
-        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
-        finished.wait()
         close(listenFD)
     }
 
     deinit { stop() }
 
-    private var isStopped: Bool {
+    /// Registers a new connection; false (and closed) when the server is stopping.
+    private func adopt(_ fd: Int32) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return stopped
+        guard !stopped else {
+            close(fd)
+            return false
+        }
+        accepted += 1
+        held.insert(fd)
+        return true
+    }
+
+    /// Closes a connection the accepting thread has finished with.
+    private func release(_ fd: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        shutdown(fd, Int32(SHUT_RDWR))
+        if held.remove(fd) != nil { close(fd) }
     }
 
     private func acceptLoop() {
-        while !isStopped {
+        while true {
             let client = accept(listenFD, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            lock.lock()
-            accepted += 1
-            lock.unlock()
+            guard adopt(client) else { return }
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var on: Int32 = 1  // pieces leave at once, not when the previous one is acknowledged
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             switch behaviour {
             case .silent:
-                lock.lock()
-                held.append(client)
-                lock.unlock()
                 continue
-            case .keepAliveEcho:
-                lock.lock()
-                held.append(client)
-                lock.unlock()
-                Thread { [self] in
+            case .rawThenStall(let bytes):
+                _ = readRequest(client)
+                sendAll(client, bytes)
+                continue
+            case .persistent(let head):
+                onOwnThread(client) { [self] in
                     while true {
                         let request = readRequest(client)
                         guard headEnd(request) != nil else { break }
-                        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(request.count)\r\n\r\n"
-                        guard sendAll(client, Array(head.utf8) + request) else { break }
+                        guard sendAll(client, Array((head + "Content-Length: \(request.count)\r\n\r\n").utf8) + request) else { break }
                     }
-                    shutdown(client, Int32(SHUT_RDWR))
-                }.start()
+                }
+                continue
+            case .persistentRaw(let reply):
+                onOwnThread(client) { [self] in
+                    while headEnd(readRequest(client)) != nil, sendAll(client, reply) {}
+                }
+                continue
+            case .keepAliveThenClose(let readsNextRequest):
+                onOwnThread(client) { [self] in
+                    let request = readRequest(client)
+                    guard headEnd(request) != nil else { return }
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(request.count)\r\n\r\n"
+                    guard sendAll(client, Array(head.utf8) + request) else { return }
+                    if readsNextRequest { _ = readRequest(client) }
+                }
                 continue
             case .echo:
                 let request = readRequest(client)
@@ -138,24 +208,56 @@ final class TestHTTPServer: @unchecked Sendable {
                 head += "X-Repeated: one\r\nX-Repeated: two\r\n"
                 head += "Content-Length: \(request.count)\r\nConnection: close\r\n\r\n"
                 sendAll(client, Array(head.utf8) + request)
-            case .huge(let bytes, let declareLength):
+            case .huge(let bytes, let framing):
                 _ = readRequest(client)
-                var head = "HTTP/1.1 200 OK\r\nConnection: close\r\n"
-                if declareLength { head += "Content-Length: \(bytes)\r\n" }
-                sendAll(client, Array((head + "\r\n").utf8))
+                sendAll(client, Array(Self.hugeHead(bytes: bytes, framing: framing).utf8))
                 let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
                 var sent = 0
-                while sent < bytes, sendAll(client, Array(chunk.prefix(bytes - sent))) { sent += min(chunk.count, bytes - sent) }
+                while sent < bytes {
+                    let piece = Array(chunk.prefix(bytes - sent))
+                    let framed = framing == .chunked
+                        ? Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10] : piece
+                    guard sendAll(client, framed) else { break }
+                    sent += piece.count
+                }
+                if sent == bytes, framing == .chunked { sendAll(client, Array("0\r\n\r\n".utf8)) }
                 lock.lock()
                 hugeBytesSent += sent
                 lock.unlock()
             case .raw(let bytes, let readFirst):
                 if readFirst { _ = readRequest(client) }
                 sendAll(client, bytes)
+            case .rawInPieces(let pieces, let pause):
+                _ = readRequest(client)
+                for (index, piece) in pieces.enumerated() {
+                    if index > 0 { usleep(pause) }
+                    guard sendAll(client, piece) else { break }
+                }
             }
-            shutdown(client, Int32(SHUT_RDWR))
-            close(client)
+            release(client)
         }
+    }
+
+    /// The head a `.huge` server sends before the body.
+    static func hugeHead(bytes: Int, framing: BodyFraming) -> String {
+        var head = "HTTP/1.1 200 OK\r\nConnection: close\r\n"
+        switch framing {
+        case .length: head += "Content-Length: \(bytes)\r\n"
+        case .chunked: head += "Transfer-Encoding: chunked\r\n"
+        case .untilClose: break
+        }
+        return head + "\r\n"
+    }
+
+    /// Serves `client` on a thread of its own, which shuts the connection down when `body`
+    /// returns; stop() waits for it and closes the socket.
+    private func onOwnThread(_ client: Int32, _ body: @escaping @Sendable () -> Void) {
+        connectionThreads.enter()
+        Thread { [self] in
+            body()
+            shutdown(client, Int32(SHUT_RDWR))
+            connectionThreads.leave()
+        }.start()
     }
 
     /// Reads the head and, if it announces one, the body.
@@ -169,7 +271,12 @@ final class TestHTTPServer: @unchecked Sendable {
                 for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
                     expected = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
                 }
-                if data.count >= end + 4 + expected { return data }
+                if data.count >= end + 4 + expected {
+                    lock.lock()
+                    requests += 1
+                    lock.unlock()
+                    return data
+                }
             }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { return data }
@@ -206,6 +313,71 @@ final class TestHTTPServer: @unchecked Sendable {
         }
         return true
     }
+}
+
+/// The servers one test started, stopped together by its tearDown.
+final class TestServers {
+    private var servers: [TestHTTPServer] = []
+
+    func start(_ behaviour: TestHTTPServer.Behaviour) throws -> TestHTTPServer {
+        let server = try TestHTTPServer(behaviour)
+        servers.append(server)
+        return server
+    }
+
+    func stopAll() {
+        for server in servers { server.stop() }
+        servers = []
+    }
+}
+
+/// A 127.0.0.1 port whose listen queue is full and never drained: the kernel drops further
+/// connection attempts (no reply at all, as from a host behind a dropping firewall), so a
+/// client's connect can only time out.
+final class FullBacklogListener {
+    let port: UInt16
+    private var sockets: [Int32] = []
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listener >= 0 else { throw POSIXError(.EIO) }
+        sockets.append(listener)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        // Backlog 0 holds one established connection; this one fills it.
+        guard bound == 0, listen(listener, 0) == 0 else {
+            stop()
+            throw POSIXError(.EADDRINUSE)
+        }
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        sockets.append(filler)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            stop()
+            throw POSIXError(.ECONNREFUSED)
+        }
+        usleep(50_000)  // the handshake's last ACK has put it in the accept queue
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func stop() {
+        for fd in sockets { close(fd) }
+        sockets = []
+    }
+
+    deinit { stop() }
 }
 
 /// A 127.0.0.1 port nothing listens on: bound to reserve a number, then closed.

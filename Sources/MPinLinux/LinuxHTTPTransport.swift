@@ -1,0 +1,28 @@
+// The transport the Linux platform uses: plain HTTP to an IP address goes over a socket of our
+// own, everything else (TLS, host names, proxies) through libcurl, loaded only when needed.
+
+import MPinClient
+
+/// Sends each request with `PlainHTTPTransport` when it can (an `http` URL with an IP-address
+/// host and no proxy), else with `CurlHTTPTransport`. Both share one configuration and behave
+/// alike: the same errors, timeouts, size limit and keep-alive. A PAM login against a backend on
+/// the local machine or a private address then never loads libcurl.
+public struct LinuxHTTPTransport: HTTPTransport {
+    /// The configuration both transports use.
+    public let configuration: LinuxHTTPConfiguration
+    private let plain: PlainHTTPTransport
+    private let curl: CurlHTTPTransport
+
+    /// Creates a transport.
+    public init(configuration: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
+        self.configuration = configuration
+        plain = PlainHTTPTransport(configuration: configuration)
+        curl = CurlHTTPTransport(configuration: configuration)
+    }
+
+    /// Performs `request` with the transport that suits its URL.
+    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+        if PlainHTTPTransport.canSend(to: request.url) { return try plain.send(request) }
+        return try curl.send(request)
+    }
+}
