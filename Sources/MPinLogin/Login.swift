@@ -1,5 +1,6 @@
 import MPinClient
 import MPinCrypto
+import MPinJSON
 
 /// One authentication of a Unix user, exactly as the PAM module does it (and `mpinctl auth`):
 /// look the user up, ask for the PIN, StartAuthentication + FinishAuthentication, all within
@@ -71,13 +72,38 @@ public struct Login {
         guard var pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
         defer { pin.wipe() }
 
-        let backendStatus = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)
-        guard backendStatus.isOK else { return (Self.outcome(backendStatus), account.identity) }
+        // Client settings kept from an earlier login spare a round trip. If a login with them
+        // fails for any reason but the PIN or the identity's state (say the backend moved its
+        // endpoints), they are dropped and the login runs once more with fresh ones.
+        let cache = SettingsCache(storage: platform.nonSecureStorage, backend: account.backend, rpsPrefix: config.rpsPrefix)
+        if let cached = cache.read() {
+            let outcome = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: cached)
+            switch outcome {
+            case .success, .wrongPIN, .blocked, .revoked: return (outcome, account.identity)
+            default: cache.delete()
+            }
+        }
+        let outcome = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: nil)
+        switch outcome {
+        case .success, .wrongPIN, .blocked, .revoked:
+            if let settings = sdk.clientSettingsDocument { cache.write(settings) }
+        default: break
+        }
+        return (outcome, account.identity)
+    }
+
+    /// StartAuthentication + FinishAuthentication, after setting the backend from `cachedSettings`
+    /// or from the backend's clientSettings.
+    private func authenticate(_ sdk: MPinSDK, _ user: MPinUser, backend: String, pin: [UInt8],
+                              cachedSettings: JSONValue?) -> Outcome {
+        let backendStatus = cachedSettings.map { sdk.setBackend(backend, cachedSettings: $0) }
+            ?? sdk.setBackend(backend, rpsPrefix: config.rpsPrefix)
+        guard backendStatus.isOK else { return Self.outcome(backendStatus) }
         let start = sdk.startAuthentication(user)
-        guard start.isOK else { return (Self.outcome(start), account.identity) }
+        guard start.isOK else { return Self.outcome(start) }
         let finish = sdk.finishAuthentication(user, pin: pin).status
-        if finish.code == .incorrectPIN, user.state == .blocked { return (.blocked, account.identity) }
-        return (Self.outcome(finish), account.identity)
+        if finish.code == .incorrectPIN, user.state == .blocked { return .blocked }
+        return Self.outcome(finish)
     }
 
     static func outcome(_ status: MPinStatus) -> Outcome {

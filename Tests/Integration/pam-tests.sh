@@ -56,6 +56,52 @@ PAM_AUTHTOK=1234 pamt mpin-first alice ""
 check "use_first_pass takes PAM_AUTHTOK" [ "$RC" -eq 0 ]
 check "use_first_pass does not prompt" bash -c '! grep -q "M-Pin PIN:" <<<"$1"' _ "$OUT"
 
+# The transport: plain http to an IP address is the module's own; a host name goes through
+# libcurl (LD_DEBUG=files lists every library the process loads).
+LD_DEBUG=files pamt mpin alice 1234
+check_all "an IP-address backend logs in without loading libcurl" \
+  '[ "$RC" -eq 0 ] && grep -q "file=.*libpam_mpin.so" <<<"$OUT" && ! grep -q "file=libcurl" <<<"$OUT"'
+echo 5678 | ctl register dora --identity dora@example.org --backend "http://localhost:$PORT" --pin-stdin >/dev/null
+check "mpinctl registers dora on a host-name backend" [ "$?" -eq 0 ]
+LD_DEBUG=files pamt mpin dora 5678
+check_all "a host-name backend logs in through libcurl" '[ "$RC" -eq 0 ] && grep -q "file=libcurl.so.4" <<<"$OUT"'
+pamt mpin dora 5679
+check_all "a wrong PIN through libcurl is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
+check "delete dora" [ "$(ctl delete dora >/dev/null 2>&1; echo $?)" -eq 0 ]
+
+# Client settings are kept in the store between logins (10 minutes); a login with kept settings
+# that no longer work drops them and succeeds with fresh ones.
+SETTINGS=$(ls "$WORK"/store/state-settings-* 2>/dev/null | head -1)
+check_all "the client settings are kept, root-only" '[ -n "$SETTINGS" ] && [ "$(stat -c %a "$SETTINGS")" = 600 ]'
+# edit_settings PYTHON: rewrites the kept document `d` in place (the file keeps its mode).
+edit_settings() {
+  python3 - "$SETTINGS" "$1" <<'EOF'
+import json, sys, time
+path, code = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+exec(code)
+open(path, "w").write(json.dumps(d))
+EOF
+}
+edit_settings 'd["fetched"] = int(time.time()) - 5'
+KEPT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fetched"])' "$SETTINGS")
+pamt mpin alice 1234
+check_all "a login within 10 minutes uses the kept settings (no refetch)" \
+  '[ "$RC" -eq 0 ] && [ "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"fetched\"])" "$SETTINGS")" = "$KEPT" ]'
+DEAD=$(free_port)
+edit_settings "d['settings']['mpinAuthServerURL'] = 'http://127.0.0.1:$DEAD/rps'"
+pamt mpin alice 1234
+check_all "kept settings that fail are replaced and the login succeeds" \
+  '[ "$RC" -eq 0 ] && ! grep -q "$DEAD" "$SETTINGS" && grep -q mpinAuthServerURL "$SETTINGS"'
+edit_settings 'd["fetched"] = int(time.time()) - 700'
+KEPT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fetched"])' "$SETTINGS")
+pamt mpin alice 1234
+check_all "settings older than 10 minutes are fetched again" \
+  '[ "$RC" -eq 0 ] && [ "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"fetched\"])" "$SETTINGS")" -gt "$KEPT" ]'
+printf 'not json' > "$SETTINGS"
+pamt mpin alice 1234
+check_all "an unreadable settings file is ignored and rewritten" '[ "$RC" -eq 0 ] && grep -q mpinAuthServerURL "$SETTINGS"'
+
 pamt mpin-strict bob 1234
 check "unknown user is refused without nouserok" [ "$RC" -ne 0 ]
 pamt mpin bob 1234

@@ -72,11 +72,33 @@ public final class MPinSDK: @unchecked Sendable {
         return .ok
     }
 
+    /// The client settings in use, relative URLs already resolved against the backend; nil
+    /// before a backend is set. A short-lived process keeps them for `setBackend(_:cachedSettings:)`.
+    public var clientSettingsDocument: JSONValue? { settings?.raw }
+
+    /// Sets the backend from client settings an earlier `setBackend` fetched (see
+    /// `clientSettingsDocument`), without a request. A long-lived app fetches them once; a PAM
+    /// module is a new process per login and saves that round trip this way. The document
+    /// must be an object naming the authentication server (`mpinAuthServerURL`).
+    public func setBackend(_ server: String, cachedSettings: JSONValue) -> MPinStatus {
+        guard initialized else { return MPinStatus(.flowError, "the SDK is not initialised") }
+        let base = Self.trimmedBackend(server)
+        guard URLParts(base) != nil else { return MPinStatus(.networkError, "\(server) is not an absolute URL") }
+        guard case .object = cachedSettings, cachedSettings["mpinAuthServerURL"]?.stringValue != nil else {
+            return MPinStatus(.flowError, "the cached client settings are not usable")
+        }
+        backend = base
+        settings = ClientSettingsView(cachedSettings, backend: base)
+        return .ok
+    }
+
     func fetchSettings(_ server: String, rpsPrefix: String) -> (status: MPinStatus, view: ClientSettingsView?) {
         let base = Self.trimmedBackend(server)
         guard URLParts(base) != nil else { return (MPinStatus(.networkError, "\(server) is not an absolute URL"), nil) }
-        let prefix = String(rpsPrefix.trimmingPrefix("/").reversed().trimmingPrefix("/").reversed())
-        let url = base + "/" + (prefix.isEmpty ? "" : prefix + "/") + "clientSettings"
+        var prefix = Substring(rpsPrefix)
+        while prefix.utf8.first == UInt8(ascii: "/") { prefix = prefix.dropFirst() }
+        while prefix.utf8.last == UInt8(ascii: "/") { prefix = prefix.dropLast() }
+        let url = base + "/" + (prefix.isEmpty ? "" : String(prefix) + "/") + "clientSettings"
         switch request(.get, url) {
         case .failed(let s, _): return (s, nil)
         case .ok(let json, _): return (.ok, ClientSettingsView(json, backend: base))
@@ -182,7 +204,9 @@ struct ClientSettingsView {
         guard case .object(let members) = json else { raw = .object([]); return }
         raw = .object(members.map { m in
             guard case .string(let s) = m.value else { return m }
-            if s.hasPrefix("/") { return (m.key, .string(backend + s)) }
+            if s.utf8.first == UInt8(ascii: "/") { return (m.key, .string(backend + s)) }
+            // Only strings that can hold a WebSocket URL pay for the (generic, slow) replacing.
+            guard s.utf8.contains(UInt8(ascii: ":")) else { return m }
             return (m.key, .string(s.replacing("wss://", with: "https://").replacing("ws://", with: "http://")))
         })
     }
