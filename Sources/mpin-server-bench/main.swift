@@ -75,6 +75,13 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 
 func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// CPU seconds used so far by the calling thread (CLOCK_THREAD_CPUTIME_ID) or by the whole process.
+func cpuSeconds(_ clock: clockid_t) -> Double {
+    var now = timespec()
+    clock_gettime(clock, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
 // The server, in process unless BENCH_PORT is set.
 var running: RunningServer?
 let dir = NSTemporaryDirectory() + "mpin-bench-" + UUID().uuidString
@@ -109,23 +116,31 @@ final class ClientRun: @unchecked Sendable {
     let identity: Identity
     var pool: [Pass1Material] = []
     var latencies: [Double] = []
+    /// CPU seconds this client's thread used during the run (the load generator's share).
+    var cpu = 0.0
     var error: String?
     init(_ identity: Identity) { self.identity = identity }
 }
 
-/// Runs every client on its own thread until the deadline; returns the runs and the elapsed seconds.
-func runLoad(_ runs: [ClientRun], port: Int, seconds: Double, perClient: Int) -> Double {
+/// Runs every client on its own thread until the deadline; returns the elapsed seconds and the
+/// CPU seconds the whole process used meanwhile (server and load generator together).
+func runLoad(_ runs: [ClientRun], port: Int, seconds: Double, perClient: Int) -> (elapsed: Double, processCPU: Double) {
     // Enough pass-1 values for every client at the expected rate, computed on all cores.
     DispatchQueue.concurrentPerform(iterations: runs.count) { i in
         runs[i].pool = (0..<perClient).compactMap { _ in try? pass1(runs[i].identity) }
     }
     let start = nowNanos()
+    let startCPU = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID)
     let deadline = start + UInt64(seconds * 1e9)
     let group = DispatchGroup()
     for run in runs {
         group.enter()
         Thread {
-            defer { group.leave() }
+            let threadStart = cpuSeconds(CLOCK_THREAD_CPUTIME_ID)
+            defer {
+                run.cpu = cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - threadStart
+                group.leave()
+            }
             let c = LoadClient(port: port)
             var k = 0
             do {
@@ -140,7 +155,7 @@ func runLoad(_ runs: [ClientRun], port: Int, seconds: Double, perClient: Int) ->
         }.start()
     }
     group.wait()
-    return Double(nowNanos() - start) / 1e9
+    return (Double(nowNanos() - start) / 1e9, cpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - startCPU)
 }
 
 /// Median seconds of one MPIN_SERVER_2 as the server runs it (prepared server secret): what
@@ -173,7 +188,7 @@ let pass2Seconds = try serverPass2Seconds()
 
 let runs = identities.map(ClientRun.init)
 let perClient = Int(expectedRate * seconds / Double(clients) * 1.3) + 10
-let elapsed = runLoad(runs, port: port, seconds: seconds, perClient: perClient)
+let (elapsed, processCPU) = runLoad(runs, port: port, seconds: seconds, perClient: perClient)
 await running?.stop()
 
 if let e = runs.compactMap(\.error).first {
@@ -192,3 +207,11 @@ print("server_auth_single_ms \(String(format: "%.1f", percentile(solo, 0.5)))")
 let bound = Double(ProcessInfo.processInfo.activeProcessorCount) / pass2Seconds
 print("server_auth_crypto_bound \(Int(bound.rounded()))")
 print("server_auth_bound_pct \(Int((Double(latencies.count) / elapsed / bound * 100).rounded()))")
+// The server's own CPU per login (the process's CPU minus the load-generator threads'), and the
+// share of it that is pass 2's crypto: the bound percentage the server would reach with the
+// load generator on other cores. Only when the server runs in this process.
+if running != nil, !latencies.isEmpty {
+    let serverCPU = (processCPU - runs.map(\.cpu).reduce(0, +)) / Double(latencies.count)
+    print("server_auth_server_cpu_ms \(String(format: "%.2f", serverCPU * 1000))")
+    print("server_auth_server_pct \(Int((pass2Seconds / serverCPU * 100).rounded()))")
+}
