@@ -34,6 +34,11 @@ struct HTTPResponseReader {
     let limit: Int
     /// Bytes received so far and not yet parsed.
     private var pending: [UInt8] = []
+    /// Where the unparsed bytes of `pending` start (consumed bytes are dropped in batches, so
+    /// hostile one-byte chunks cost no quadratic copying).
+    private var start = 0
+    /// Where the search for the end of the head resumes.
+    private var headScan = 0
     private var consumed = 0
     private var framing: Framing?
     private var chunkState = ChunkState.sizeLine
@@ -70,7 +75,7 @@ struct HTTPResponseReader {
             return .failed(error)
         }
         guard isComplete else { return .needsMore }
-        if !pending.isEmpty { keepsConnection = false }
+        if unreadCount > 0 { keepsConnection = false }
         return .complete
     }
 
@@ -100,16 +105,19 @@ struct HTTPResponseReader {
 
     /// Parses a complete head if one has arrived; false when more bytes are needed.
     private mutating func parseHead() throws(HTTPReplyError) -> Bool {
-        guard let (headLength, headEnd) = Self.findHeadEnd(pending) else {
-            if pending.count > Self.maxHeadBytes { throw .tooLarge }
-            if pending.count >= 5, !pending.starts(with: Array("HTTP/".utf8)) {
+        guard let (headLength, headEnd) = Self.findHeadEnd(pending, from: max(start, headScan)) else {
+            if unreadCount > Self.maxHeadBytes { throw .tooLarge }
+            if unreadCount >= 5, !pending[start...].starts(with: Array("HTTP/".utf8)) {
                 throw .malformed("the reply is not HTTP/1.x")
             }
+            headScan = max(start, pending.count - 3)  // a line end may straddle the next read
             return false
         }
-        var lines = pending[..<headLength].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard headEnd - start <= Self.maxHeadBytes else { throw .tooLarge }
+        var lines = pending[start..<headLength].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             .map { $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0 }
-        pending.removeFirst(headEnd)
+        consume(headEnd - start)
+        headScan = start
         let statusLine = lines.removeFirst()
         let (version, code) = try Self.parseStatusLine(statusLine)
 
@@ -152,7 +160,7 @@ struct HTTPResponseReader {
             if fields["content-length"] != nil { keepsConnection = false }
         } else if let lengthText = fields["content-length"] {
             let length = try Self.parseContentLength(lengthText)
-            guard consumed - pending.count + length <= limit else { throw .tooLarge }
+            guard consumed - unreadCount + length <= limit else { throw .tooLarge }
             framing = .length(length)
         } else {
             framing = .untilClose
@@ -167,13 +175,13 @@ struct HTTPResponseReader {
         case .none?:
             isComplete = true
         case .length(let length)?:
-            let take = min(length - body.count, pending.count)
-            body.append(contentsOf: pending[..<take])
-            pending.removeFirst(take)
+            let take = min(length - body.count, unreadCount)
+            body.append(contentsOf: pending[start..<(start + take)])
+            consume(take)
             if body.count == length { isComplete = true } else { return false }
         case .untilClose?:
-            body.append(contentsOf: pending)
-            pending.removeAll()
+            body.append(contentsOf: pending[start...])
+            consume(unreadCount)
             return false
         case .chunked?:
             return try parseChunk()
@@ -189,13 +197,13 @@ struct HTTPResponseReader {
             guard let line = try takeLine() else { return false }
             let digits = line.prefix { $0 != UInt8(ascii: ";") }
             let size = try Self.parseChunkSize(Self.trimmed(digits[...]))
-            guard consumed - pending.count + size <= limit, body.count + size <= limit else { throw .tooLarge }
+            guard consumed - unreadCount + size <= limit, body.count + size <= limit else { throw .tooLarge }
             chunkState = size == 0 ? .trailers : .data(remaining: size)
         case .data(let remaining):
-            let take = min(remaining, pending.count)
+            let take = min(remaining, unreadCount)
             guard take > 0 else { return false }
-            body.append(contentsOf: pending[..<take])
-            pending.removeFirst(take)
+            body.append(contentsOf: pending[start..<(start + take)])
+            consume(take)
             chunkState = take == remaining ? .dataEnd : .data(remaining: remaining - take)
         case .dataEnd:
             guard let line = try takeLine() else { return false }
@@ -210,21 +218,33 @@ struct HTTPResponseReader {
 
     /// The next line of `pending` without its line end, or nil when it has not fully arrived.
     private mutating func takeLine() throws(HTTPReplyError) -> [UInt8]? {
-        guard let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else {
-            if pending.count > Self.maxChunkLineBytes { throw .malformed("a chunk line is too long") }
+        guard let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+            if unreadCount > Self.maxChunkLineBytes { throw .malformed("a chunk line is too long") }
             return nil
         }
-        var line = Array(pending[..<newline])
-        pending.removeFirst(newline + 1)
+        var line = Array(pending[start..<newline])
+        consume(newline + 1 - start)
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         return line
     }
 
+    private var unreadCount: Int { pending.count - start }
+
+    /// Marks `count` unread bytes as parsed; drops parsed bytes once they are most of the buffer.
+    private mutating func consume(_ count: Int) {
+        start += count
+        guard start == pending.count || (start >= 4096 && start * 2 >= pending.count) else { return }
+        pending.removeFirst(start)
+        headScan = max(0, headScan - start)
+        start = 0
+    }
+
     // MARK: - Pieces
 
-    /// The head's length (without the blank line) and the offset just past the blank line.
-    private static func findHeadEnd(_ bytes: [UInt8]) -> (Int, Int)? {
-        var index = 0
+    /// Where the head ends (without the blank line) and the offset just past the blank line,
+    /// searching from `from`.
+    private static func findHeadEnd(_ bytes: [UInt8], from: Int) -> (Int, Int)? {
+        var index = from
         while let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n")) {
             var next = newline + 1
             if next < bytes.count, bytes[next] == UInt8(ascii: "\r") { next += 1 }
@@ -248,7 +268,7 @@ struct HTTPResponseReader {
             throw .malformed("the status line has no valid status code")
         }
         let code = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-        guard code >= 100 else { throw .malformed("the status line has no valid status code") }
+        guard (100...599).contains(code) else { throw .malformed("the status line has no valid status code") }
         return (Int(bytes[7] - UInt8(ascii: "0")), code)
     }
 

@@ -4,9 +4,10 @@
 import MPinClient
 
 /// Sends each request with `PlainHTTPTransport` when it can (an `http` URL with an IP-address
-/// host and no proxy), else with `CurlHTTPTransport`. Both share one configuration and behave
-/// alike: the same errors, timeouts, size limit and keep-alive. A PAM login against a backend on
-/// the local machine or a private address then never loads libcurl.
+/// host and no proxy), else with `CurlHTTPTransport`. Both share one configuration and report
+/// the same errors for the same failures; PlainHTTPTransport is the stricter parser, counts
+/// the size limit on the bytes as received, and never resends a POST. A PAM login against a
+/// backend on the local machine or a private address then never loads libcurl.
 public struct LinuxHTTPTransport: HTTPTransport {
     /// The configuration both transports use.
     public let configuration: LinuxHTTPConfiguration

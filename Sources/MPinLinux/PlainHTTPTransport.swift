@@ -62,8 +62,8 @@ public struct PlainHTTPTransport: HTTPTransport {
         let deadline = start + total
 
         if let reused = idle?.take(origin: origin.display) {
-            switch try exchange(reused, message: message, deadline: deadline, totalLimit: total, origin: origin,
-                                reused: true) {
+            switch try exchange(reused, message: message, method: request.method, deadline: deadline,
+                                totalLimit: total, origin: origin, reused: true) {
             case .response(let response, let keep):
                 park(reused, keep: keep, origin: origin)
                 return response
@@ -71,14 +71,15 @@ public struct PlainHTTPTransport: HTTPTransport {
                 close(reused)  // the server had closed it while idle; try once on a new one
             }
         }
-        let socket = try connect(address, deadline: min(deadline, start + connectLimit), limit: connectLimit,
-                                 origin: origin)
-        switch try exchange(socket, message: message, deadline: deadline, totalLimit: total, origin: origin,
-                            reused: false) {
+        // The connect limit counts from now: a stale kept connection must not have used it up.
+        let socket = try connect(address, deadline: min(deadline, monotonicMilliseconds() + connectLimit),
+                                 limit: connectLimit, origin: origin)
+        switch try exchange(socket, message: message, method: request.method, deadline: deadline,
+                            totalLimit: total, origin: origin, reused: false) {
         case .response(let response, let keep):
             park(socket, keep: keep, origin: origin)
             return response
-        case .stale:
+        case .stale:  // only a reused connection is ever stale; kept so that the switch is total
             close(socket)
             throw .connectionFailed(host: origin.display, detail: "the server closed the connection without replying")
         }
@@ -158,12 +159,16 @@ public struct PlainHTTPTransport: HTTPTransport {
 
     private enum Outcome {
         case response(HTTPResponse, keepConnection: Bool)
-        /// A reused connection the server had closed: nothing was received.
+        /// A reused connection the server had closed: the request can be sent again on a new
+        /// one. That is so when sending failed (the server cannot have a whole request), or when
+        /// nothing came back to an idempotent request. A POST that was sent whole and got no
+        /// reply is not repeated (RFC 9110 section 9.2.2): the server may have processed it,
+        /// and a pass 2 sent twice would count a wrong PIN twice.
         case stale
     }
 
-    private func exchange(_ socket: Int32, message: [UInt8], deadline: Int, totalLimit: Int, origin: URLOrigin,
-                          reused: Bool) throws(HTTPTransportError) -> Outcome {
+    private func exchange(_ socket: Int32, message: [UInt8], method: HTTPMethod, deadline: Int, totalLimit: Int,
+                          origin: URLOrigin, reused: Bool) throws(HTTPTransportError) -> Outcome {
         let host = origin.display
         func fail(_ error: HTTPTransportError) -> HTTPTransportError {
             close(socket)
@@ -186,6 +191,7 @@ public struct PlainHTTPTransport: HTTPTransport {
             throw fail(.connectionFailed(host: host, detail: errnoText(code)))
         }
 
+        let resendable = reused && Self.isIdempotent(method)
         var reader = HTTPResponseReader(limit: configuration.maxResponseBytes)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         receiving: while true {
@@ -195,7 +201,7 @@ public struct PlainHTTPTransport: HTTPTransport {
             if count > 0 {
                 progress = reader.receive(buffer[..<count])
             } else if count == 0 {
-                if reused, reader.receivedNothing { return .stale }
+                if resendable, reader.receivedNothing { return .stale }
                 progress = reader.receiveEnd()
             } else if code == EAGAIN || code == EWOULDBLOCK {
                 switch wait(socket, for: Int16(POLLIN), until: deadline) {
@@ -204,7 +210,7 @@ public struct PlainHTTPTransport: HTTPTransport {
                 case .failed(let failure): throw fail(.connectionFailed(host: host, detail: errnoText(failure)))
                 }
             } else if code != EINTR {
-                if reused, reader.receivedNothing, code == ECONNRESET { return .stale }
+                if resendable, reader.receivedNothing, code == ECONNRESET { return .stale }
                 throw fail(.connectionFailed(host: host, detail: errnoText(code)))
             }
             switch progress {
@@ -216,6 +222,14 @@ public struct PlainHTTPTransport: HTTPTransport {
         }
         let response = HTTPResponse(status: reader.status, headers: reader.headers, body: reader.body)
         return .response(response, keepConnection: reader.keepsConnection)
+    }
+
+    /// Methods RFC 9110 lets a client repeat on its own.
+    private static func isIdempotent(_ method: HTTPMethod) -> Bool {
+        switch method {
+        case .get, .put, .delete, .options: true
+        case .post, .patch: false
+        }
     }
 
     private enum WaitResult {

@@ -72,18 +72,22 @@ public struct Login {
         guard var pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
         defer { pin.wipe() }
 
-        // Client settings kept from an earlier login spare a round trip. If a login with them
+        // Client settings kept from an earlier login spare a round trip. A login with them that
         // fails for any reason but the PIN or the identity's state (say the backend moved its
-        // endpoints), they are dropped and the login runs once more with fresh ones.
+        // endpoints) drops them. It runs once more with fresh ones only if it failed before
+        // FinishAuthentication: pass 2 carries the PIN proof, and sending it twice could count
+        // one wrong PIN twice.
         let cache = SettingsCache(storage: platform.nonSecureStorage, backend: account.backend, rpsPrefix: config.rpsPrefix)
         if let cached = cache.read() {
-            let outcome = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: cached)
+            let (outcome, reachedPIN) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: cached)
             switch outcome {
             case .success, .wrongPIN, .blocked, .revoked: return (outcome, account.identity)
-            default: cache.delete()
+            default:
+                cache.delete()
+                if reachedPIN { return (outcome, account.identity) }
             }
         }
-        let outcome = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: nil)
+        let (outcome, _) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: nil)
         switch outcome {
         case .success, .wrongPIN, .blocked, .revoked:
             if let settings = sdk.clientSettingsDocument { cache.write(settings) }
@@ -93,17 +97,18 @@ public struct Login {
     }
 
     /// StartAuthentication + FinishAuthentication, after setting the backend from `cachedSettings`
-    /// or from the backend's clientSettings.
+    /// or from the backend's clientSettings; `reachedPIN` tells whether FinishAuthentication
+    /// (which may have sent the PIN proof) ran.
     private func authenticate(_ sdk: MPinSDK, _ user: MPinUser, backend: String, pin: [UInt8],
-                              cachedSettings: JSONValue?) -> Outcome {
+                              cachedSettings: JSONValue?) -> (outcome: Outcome, reachedPIN: Bool) {
         let backendStatus = cachedSettings.map { sdk.setBackend(backend, cachedSettings: $0) }
             ?? sdk.setBackend(backend, rpsPrefix: config.rpsPrefix)
-        guard backendStatus.isOK else { return Self.outcome(backendStatus) }
+        guard backendStatus.isOK else { return (Self.outcome(backendStatus), false) }
         let start = sdk.startAuthentication(user)
-        guard start.isOK else { return Self.outcome(start) }
+        guard start.isOK else { return (Self.outcome(start), false) }
         let finish = sdk.finishAuthentication(user, pin: pin).status
-        if finish.code == .incorrectPIN, user.state == .blocked { return .blocked }
-        return Self.outcome(finish)
+        if finish.code == .incorrectPIN, user.state == .blocked { return (.blocked, true) }
+        return (Self.outcome(finish), true)
     }
 
     static func outcome(_ status: MPinStatus) -> Outcome {

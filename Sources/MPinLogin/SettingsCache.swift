@@ -12,7 +12,8 @@ import Glibc
 /// `{"backend": url, "rpsPrefix": p, "fetched": unix-seconds, "settings": {...}}`.
 ///
 /// The settings are URLs and flags the backend publishes to anyone, so the cache holds no
-/// secret; a login that fails with cached settings drops them and tries once more afresh.
+/// secret. A login that fails with cached settings drops them (see `Login.run` for when it
+/// tries again at once).
 struct SettingsCache {
     /// How long fetched settings are used: long enough to serve a burst of logins, short enough
     /// that a reconfigured backend is picked up soon even without a failure.
@@ -32,7 +33,7 @@ struct SettingsCache {
         guard let bytes = try? storage.read(name), let document = try? JSONParser().parse(bytes),
               document["backend"]?.stringValue == backend, document["rpsPrefix"]?.stringValue == rpsPrefix,
               let fetched = document["fetched"]?.int64Value, let settings = document["settings"],
-              fetched <= now + 60, now - fetched < Self.maxAge else {
+              fetched <= now + 60, fetched > now - Self.maxAge else {  // no `now - fetched`: it can overflow
             return nil
         }
         return settings

@@ -71,7 +71,16 @@ check "delete dora" [ "$(ctl delete dora >/dev/null 2>&1; echo $?)" -eq 0 ]
 
 # Client settings are kept in the store between logins (10 minutes); a login with kept settings
 # that no longer work drops them and succeeds with fresh ones.
-SETTINGS=$(ls "$WORK"/store/state-settings-* 2>/dev/null | head -1)
+# (dora's host-name backend has its own file; pick the one for $BACKEND.)
+SETTINGS=$(python3 - "$BACKEND" "$WORK"/store/state-settings-* <<'EOF'
+import json, sys
+for path in sys.argv[2:]:
+    try:
+        if json.load(open(path)).get("backend") == sys.argv[1]: print(path)
+    except (OSError, ValueError):
+        pass
+EOF
+)
 check_all "the client settings are kept, root-only" '[ -n "$SETTINGS" ] && [ "$(stat -c %a "$SETTINGS")" = 600 ]'
 # edit_settings PYTHON: rewrites the kept document `d` in place (the file keeps its mode).
 edit_settings() {
@@ -89,10 +98,18 @@ pamt mpin alice 1234
 check_all "a login within 10 minutes uses the kept settings (no refetch)" \
   '[ "$RC" -eq 0 ] && [ "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"fetched\"])" "$SETTINGS")" = "$KEPT" ]'
 DEAD=$(free_port)
+edit_settings "d['settings']['timePermitsURL'] = 'http://127.0.0.1:$DEAD/rps/timePermit'"
+pamt mpin alice 1234
+check_all "kept settings that fail before the PIN is used are replaced and the login succeeds" \
+  '[ "$RC" -eq 0 ] && ! grep -q "$DEAD" "$SETTINGS" && grep -q mpinAuthServerURL "$SETTINGS"'
+# Past StartAuthentication the PIN proof may have been sent: no second attempt (it could count
+# a wrong PIN twice); the settings are dropped and the next login fetches them.
 edit_settings "d['settings']['mpinAuthServerURL'] = 'http://127.0.0.1:$DEAD/rps'"
 pamt mpin alice 1234
-check_all "kept settings that fail are replaced and the login succeeds" \
-  '[ "$RC" -eq 0 ] && ! grep -q "$DEAD" "$SETTINGS" && grep -q mpinAuthServerURL "$SETTINGS"'
+check_all "kept settings that fail later fail this login, as backend unavailable" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && [ ! -e "$SETTINGS" ]'
+pamt mpin alice 1234
+check_all "... and the next login fetches them again and succeeds" '[ "$RC" -eq 0 ] && grep -q mpinAuthServerURL "$SETTINGS"'
 edit_settings 'd["fetched"] = int(time.time()) - 700'
 KEPT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fetched"])' "$SETTINGS")
 pamt mpin alice 1234

@@ -28,6 +28,19 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.store, "/var/lib/mpin")
     }
 
+    /// The parser works on bytes: CRLF line ends (a file edited on Windows) parse, and UTF-8
+    /// values come through unchanged.
+    func testCRLFLinesAndUTF8Values() throws {
+        let c = try LoginConfig.parse("# é\r\nbackend = http://127.0.0.1:8005\r\nprompt = Código PIN:\r\n\r\ntimeout = 4\r\n",
+                                      file: "crlf.conf")
+        XCTAssertEqual(c.backend, "http://127.0.0.1:8005")
+        XCTAssertEqual(c.prompt, "Código PIN: ")
+        XCTAssertEqual(c.timeout, 4)
+        XCTAssertThrowsError(try LoginConfig.parse("backend = http://127.0.0.1:1\r\nbogus\r\n", file: "crlf.conf")) { error in
+            XCTAssertEqual((error as? ConfigError)?.line, 2)
+        }
+    }
+
     func testErrorsNameFileAndLine() {
         let cases: [(String, Int, String)] = [
             ("backend = ftp://x", 1, "backend must be"),

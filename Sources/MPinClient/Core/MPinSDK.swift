@@ -95,10 +95,10 @@ public final class MPinSDK: @unchecked Sendable {
     func fetchSettings(_ server: String, rpsPrefix: String) -> (status: MPinStatus, view: ClientSettingsView?) {
         let base = Self.trimmedBackend(server)
         guard URLParts(base) != nil else { return (MPinStatus(.networkError, "\(server) is not an absolute URL"), nil) }
-        var prefix = Substring(rpsPrefix)
-        while prefix.utf8.first == UInt8(ascii: "/") { prefix = prefix.dropFirst() }
-        while prefix.utf8.last == UInt8(ascii: "/") { prefix = prefix.dropLast() }
-        let url = base + "/" + (prefix.isEmpty ? "" : String(prefix) + "/") + "clientSettings"
+        var prefix = Substring(rpsPrefix).unicodeScalars
+        while prefix.first == "/" { prefix = prefix.dropFirst() }
+        while prefix.last == "/" { prefix = prefix.dropLast() }
+        let url = base + "/" + (prefix.isEmpty ? "" : String(Substring(prefix)) + "/") + "clientSettings"
         switch request(.get, url) {
         case .failed(let s, _): return (s, nil)
         case .ok(let json, _): return (.ok, ClientSettingsView(json, backend: base))
