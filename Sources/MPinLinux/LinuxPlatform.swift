@@ -11,13 +11,16 @@ public struct LinuxPlatform: PlatformContext {
     public let nonSecureStorage: any Storage
 
     /// Creates the platform. `requiredOwner` is the uid the store's directory and files must
-    /// belong to (root in production).
+    /// belong to (root in production); `storeLockTimeout` bounds a write's wait for the store's
+    /// lock (a login keeps it short so that a stuck writer cannot stretch its time budget).
     public init(storageDirectory: String = FileStorage.defaultDirectory, requiredOwner: UInt32 = 0,
-                http: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
+                http: LinuxHTTPConfiguration = LinuxHTTPConfiguration(), storeLockTimeout: Duration = .seconds(10)) {
         transport = LinuxHTTPTransport(configuration: http)
         secureStorage = FileStorage(directory: storageDirectory,
-                                    options: .init(requiredOwner: requiredOwner, filePrefix: "secure-"))
+                                    options: .init(requiredOwner: requiredOwner, filePrefix: "secure-",
+                                                   lockTimeout: storeLockTimeout))
         nonSecureStorage = FileStorage(directory: storageDirectory,
-                                       options: .init(requiredOwner: requiredOwner, filePrefix: "state-"))
+                                       options: .init(requiredOwner: requiredOwner, filePrefix: "state-",
+                                                      lockTimeout: storeLockTimeout))
     }
 }

@@ -118,6 +118,15 @@ check_all "settings older than 10 minutes are fetched again" \
 printf 'not json' > "$SETTINGS"
 pamt mpin alice 1234
 check_all "an unreadable settings file is ignored and rewritten" '[ "$RC" -eq 0 ] && grep -q mpinAuthServerURL "$SETTINGS"'
+# A writer stuck holding the store's lock: the login's cache writes give up after 1 s instead
+# of stretching the login by the store's default 10 s wait.
+rm -f "$SETTINGS"
+flock "$WORK/store/.lock" sleep 8 &
+LOCKER=$!
+sleep 0.2
+t0=$(millis); pamt mpin alice 1234; took=$(( $(millis) - t0 ))
+kill "$LOCKER" 2>/dev/null; wait "$LOCKER" 2>/dev/null
+check_all "a held store lock delays a login by at most ~1 s (${took} ms)" '[ "$RC" -eq 0 ] && [ "$took" -lt 3000 ] && [ "$took" -ge 900 ]'
 
 pamt mpin-strict bob 1234
 check "unknown user is refused without nouserok" [ "$RC" -ne 0 ]
