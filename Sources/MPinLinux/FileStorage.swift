@@ -93,7 +93,7 @@ public struct FileStorage: SecureStorage {
         guard Int(info.st_size) <= options.maxValueBytes else {
             throw StorageError(path: path, reason: .valueTooLarge(limit: options.maxValueBytes))
         }
-        return try readWhole(fd, path: path, limit: options.maxValueBytes)
+        return try readWhole(fd, path: path, limit: options.maxValueBytes, expectedSize: Int(info.st_size))
     }
 
     public func write(_ name: String, _ value: [UInt8]) throws(StorageError) {

@@ -55,9 +55,14 @@ func checkValueFile(_ info: stat, path: String, owner: UInt32) throws(StorageErr
 }
 
 /// Reads `fd` to its end, refusing more than `limit` bytes.
-func readWhole(_ fd: Int32, path: String, limit: Int) throws(StorageError) -> [UInt8] {
+/// Secure values are read through this too, so the scratch buffer is wiped on the way out and
+/// the result is allocated once for the size `fstat` reported (no half-filled copies left
+/// behind by growing it).
+func readWhole(_ fd: Int32, path: String, limit: Int, expectedSize: Int = 0) throws(StorageError) -> [UInt8] {
     var result: [UInt8] = []
+    result.reserveCapacity(min(max(expectedSize, 0), limit) + 1)
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    defer { chunk.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
     while true {
         let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if count < 0 {

@@ -1,3 +1,4 @@
+import MPinCrypto
 import MPinJSON
 import MPinWire
 
@@ -54,9 +55,12 @@ extension MPinSDK {
     }
 
     func readDocument(_ storage: any Storage, _ name: String) throws(MPinStatus) -> JSONValue {
-        let bytes: [UInt8]?
-        do { bytes = try storage.read(name) } catch { throw MPinStatus(.storageError, error.description) }
-        guard let bytes, !bytes.isEmpty else { return .object([]) }
+        var bytes: [UInt8] = []
+        do { bytes = try storage.read(name) ?? [] } catch { throw MPinStatus(.storageError, error.description) }
+        // The secure document's text holds every token: wipe the raw copy once it is parsed
+        // (one variable, no second reference, so the wipe reaches the buffer that was read).
+        defer { bytes.wipe() }
+        guard !bytes.isEmpty else { return .object([]) }
         guard let v = try? JSONParser().parse(bytes), case .object = v else {
             throw MPinStatus(.storageError, "the stored \(name) document is not valid JSON")
         }
