@@ -45,7 +45,7 @@ public struct CurlHTTPTransport: HTTPTransport {
         let origin: URLOrigin
         switch URLOrigin.parse(request.url) {
         case .success(let parsed): origin = parsed
-        case .failure(let reason): throw .invalidURL(reason: reason.text)
+        case .failure(let error): throw .invalidURL(reason: error.reason)
         }
         let headerLines = try Self.headerLines(for: request)
 
@@ -218,13 +218,9 @@ public struct CurlHTTPTransport: HTTPTransport {
         let generic = String(cString: mpin_curl_easy_strerror(code))
         let specific = String(cString: errorBuffer)
         guard !specific.isEmpty else { return generic }
-        if let separator = url.firstRange(of: "://") {
-            let afterScheme = url[separator.upperBound...]
-            if let pathStart = afterScheme.firstIndex(where: isPathStart) {
-                let pathAndQuery = afterScheme[pathStart...]
-                if pathAndQuery.count > 1, specific.contains(pathAndQuery) { return generic }
-            }
-            if afterScheme.contains("@") { return generic }
+        guard case .success(let origin) = URLOrigin.parse(url), !origin.hasUserInfo else { return generic }
+        for part in [Substring(origin.target), origin.path] where part.count > 1 && specific.contains(part) {
+            return generic
         }
         return specific
     }

@@ -48,7 +48,7 @@ public struct PlainHTTPTransport: HTTPTransport {
         let origin: URLOrigin
         switch URLOrigin.parse(request.url) {
         case .success(let parsed): origin = parsed
-        case .failure(let reason): throw .invalidURL(reason: reason.text)
+        case .failure(let error): throw .invalidURL(reason: error.reason)
         }
         guard origin.scheme == "http", !origin.hasUserInfo,
               let address = SocketAddress(ipLiteral: origin.host, port: origin.port ?? 80) else {
@@ -98,7 +98,10 @@ public struct PlainHTTPTransport: HTTPTransport {
                                userAgent: String) throws(HTTPTransportError) -> [UInt8] {
         let headers = try HTTPRequestRules.validatedHeaders(request)
         let names = Set(headers.map { $0.name.lowercased() })
-        let target = try requestTarget(request.url)
+        guard request.url.utf8.allSatisfy({ $0 < 0x80 }) else {
+            throw .invalidURL(reason: "URL has characters outside ASCII; percent-encode them")
+        }
+        let target = origin.target
         var hostField = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
         if let port = origin.port, port != 80 { hostField += ":\(port)" }
 
@@ -109,19 +112,6 @@ public struct PlainHTTPTransport: HTTPTransport {
         if HTTPRequestRules.sendsBody(request) { head += "Content-Length: \(request.body?.count ?? 0)\r\n" }
         head += "\r\n"
         return Array(head.utf8) + (request.body ?? [])
-    }
-
-    /// The path and query of an absolute URL (`/` when empty), without its fragment.
-    private static func requestTarget(_ url: String) throws(HTTPTransportError) -> String {
-        guard url.utf8.allSatisfy({ $0 < 0x80 }) else {
-            throw .invalidURL(reason: "URL has characters outside ASCII; percent-encode them")
-        }
-        guard let separator = url.firstRange(of: "://") else { throw .invalidURL(reason: "URL is not absolute") }
-        let rest = url[separator.upperBound...]
-        var target = rest.firstIndex(where: isPathStart).map { rest[$0...] } ?? ""
-        if let hash = target.firstIndex(of: "#") { target = target[..<hash] }
-        if target.isEmpty { return "/" }
-        return target.hasPrefix("/") ? String(target) : "/" + target
     }
 
     // MARK: - The connection

@@ -153,10 +153,8 @@ enum URLHost {
     /// `scheme://host[:port]` of an absolute URL for messages and syslog: never its path,
     /// query or user information.
     static func of(_ url: String) -> String {
-        guard let sep = url.firstRange(of: "://") else { return "the backend" }
-        var authority = url[sep.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        return String(url[..<sep.upperBound]) + authority
+        guard case .success(let origin) = URLOrigin.parse(url) else { return "the backend" }
+        return origin.display
     }
 }
 

@@ -83,7 +83,7 @@ public final class MPinSDK: @unchecked Sendable {
     public func setBackend(_ server: String, cachedSettings: JSONValue) -> MPinStatus {
         guard initialized else { return MPinStatus(.flowError, "the SDK is not initialised") }
         let base = Self.trimmedBackend(server)
-        guard URLParts(base) != nil else { return MPinStatus(.networkError, "\(server) is not an absolute URL") }
+        guard case .success = URLOrigin.parse(base) else { return MPinStatus(.networkError, "\(server) is not an absolute URL") }
         guard case .object = cachedSettings, cachedSettings["mpinAuthServerURL"]?.stringValue != nil else {
             return MPinStatus(.flowError, "the cached client settings are not usable")
         }
@@ -94,7 +94,7 @@ public final class MPinSDK: @unchecked Sendable {
 
     func fetchSettings(_ server: String, rpsPrefix: String) -> (status: MPinStatus, view: ClientSettingsView?) {
         let base = Self.trimmedBackend(server)
-        guard URLParts(base) != nil else { return (MPinStatus(.networkError, "\(server) is not an absolute URL"), nil) }
+        guard case .success = URLOrigin.parse(base) else { return (MPinStatus(.networkError, "\(server) is not an absolute URL"), nil) }
         var prefix = Substring(rpsPrefix).unicodeScalars
         while prefix.first == "/" { prefix = prefix.dropFirst() }
         while prefix.last == "/" { prefix = prefix.dropLast() }

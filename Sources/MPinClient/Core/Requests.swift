@@ -86,20 +86,14 @@ extension MPinSDK {
     /// The URL for messages: without its query or fragment (signatures, OTTs) and without
     /// user information (`user:password@`).
     static func redacted(_ url: String) -> String {
-        var shown = String(url.prefix { $0 != "?" && $0 != "#" })
-        if let sep = shown.firstRange(of: "://") {
-            let authorityEnd = shown[sep.upperBound...].firstIndex(of: "/") ?? shown.endIndex
-            if let at = shown[sep.upperBound..<authorityEnd].lastIndex(of: "@") {
-                shown.removeSubrange(sep.upperBound...at)
-            }
-        }
-        return shown
+        guard case .success(let origin) = URLOrigin.parse(url) else { return "a URL that is not absolute http(s)" }
+        return origin.display + origin.path
     }
 
     /// With trusted domains set, only https URLs whose host is, or is below, one of them.
     func checkTrusted(_ url: String) -> MPinStatus? {
         guard !trustedDomains.isEmpty else { return nil }
-        guard let parts = URLParts(url), parts.scheme == "https" else {
+        guard case .success(let parts) = URLOrigin.parse(url), parts.scheme == "https" else {
             return MPinStatus(.untrustedDomainError, "\(Self.redacted(url)) is not an https URL of a trusted domain")
         }
         let host = parts.host.lowercased()
@@ -108,23 +102,4 @@ extension MPinSDK {
     }
 }
 
-/// The scheme and host of an absolute URL (enough for trust decisions and backend keys).
-struct URLParts {
-    let scheme: String
-    let host: String
 
-    init?(_ url: String) {
-        guard let sep = url.firstRange(of: "://") else { return nil }
-        scheme = url[..<sep.lowerBound].lowercased()
-        var rest = url[sep.upperBound...]
-        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            host = String(rest[rest.index(after: rest.startIndex)..<close])
-        } else {
-            host = String(rest.prefix { $0 != ":" })
-        }
-        guard !host.isEmpty else { return nil }
-    }
-}
