@@ -6,7 +6,7 @@
 SWIFT       ?= swift
 SHARED      ?= ../shared
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper \
+APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -4,7 +4,7 @@
 # module as installed (stripped); `pam_unregistered_ms`: the same for a user without a
 # registration under `nouserok`. For reference, `pam_libcurl_floor_ms`: what a PAM module that
 # does nothing but link the system's libcurl adds (loading libcurl and its dependencies), when a
-# C compiler is available.
+# C compiler is available; `pam_added_tls_ms`: a login against the same server over TLS.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -45,6 +45,22 @@ if command -v cc >/dev/null; then
     stub=$(median_us stubcurl) || exit 1
     awk -v a="$stub" -v b="$permit" 'BEGIN { printf "pam_libcurl_floor_ms %.1f\n", (a - b) / 1000 }'
   fi
+fi
+# For reference, `pam_added_tls_ms`: the same login against the server behind a TLS terminator
+# (socat, P-256 certificate for 127.0.0.1): libcurl is loaded and a TLS handshake made.
+if command -v socat >/dev/null && command -v openssl >/dev/null; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
+    -out "$WORK/tls.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+  TLSPORT=$(free_port)
+  socat "OPENSSL-LISTEN:$TLSPORT,bind=127.0.0.1,reuseaddr,fork,nodelay,cert=$WORK/tls.pem,key=$WORK/tls.key,verify=0" \
+    "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$TLSPORT") 2>/dev/null && break; sleep 0.1; done
+  write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $WORK/tls.pem"
+  echo 1234 | "$BIN/mpinctl" --config "$WORK/tls.conf" register benchtls --identity benchtls@example.org --pin-stdin >/dev/null || exit 1
+  printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/tls.conf" > "$WORK/pam.d/tls"
+  tls=$(median_us tls benchtls) || exit 1
+  awk -v a="$tls" -v b="$permit" 'BEGIN { printf "pam_added_tls_ms %.1f\n", (a - b) / 1000 }'
 fi
 cp "$BIN/libpam_mpin.so" "$WORK/pam_mpin.so" && strip --strip-unneeded "$WORK/pam_mpin.so"
 echo "pam_so_bytes $(stat -c %s "$WORK/pam_mpin.so")"

@@ -69,6 +69,31 @@ pamt mpin dora 5679
 check_all "a wrong PIN through libcurl is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
 check "delete dora" [ "$(ctl delete dora >/dev/null 2>&1; echo $?)" -eq 0 ]
 
+# TLS: the same server behind a TLS terminator (socat) with a throw-away certificate for
+# 127.0.0.1; the module trusts it through `cacert`, and a TLS failure is PAM_AUTHINFO_UNAVAIL.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
+  -out "$WORK/tls.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+TLSPORT=$(free_port)
+socat "OPENSSL-LISTEN:$TLSPORT,bind=127.0.0.1,reuseaddr,fork,nodelay,cert=$WORK/tls.pem,key=$WORK/tls.key,verify=0" \
+  "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$TLSPORT") 2>/dev/null && break; sleep 0.1; done
+write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $WORK/tls.pem"
+service mpin-tls "auth required $MODULE config=$WORK/tls.conf" "account required pam_permit.so"
+service mpin-tls-untrusted "auth required $MODULE config=$WORK/tls.conf cacert=/etc/ssl/certs/ca-certificates.crt" \
+  "account required pam_permit.so"
+echo 2468 | "$BIN/mpinctl" --config "$WORK/tls.conf" register erin --identity erin@example.org --pin-stdin >/dev/null
+check "mpinctl registers erin on an https backend (cacert)" [ "$?" -eq 0 ]
+LD_DEBUG=files pamt mpin-tls erin 2468
+check_all "an https backend logs in through libcurl with the configured CA" \
+  '[ "$RC" -eq 0 ] && grep -q "file=libcurl.so.4" <<<"$OUT" && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
+pamt mpin-tls erin 2469
+check_all "a wrong PIN over https is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
+pamt mpin-tls-untrusted erin 2468
+check_all "an untrusted certificate is PAM_AUTHINFO_UNAVAIL, logged as a TLS failure" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && grep -q "outcome=UNAVAILABLE.*TLS" <<<"$OUT"'
+check "delete erin" [ "$(ctl delete erin >/dev/null 2>&1; echo $?)" -eq 0 ]
+
 # Client settings are kept in the store between logins (10 minutes); a login with kept settings
 # that no longer work drops them and succeeds with fresh ones.
 # (dora's host-name backend has its own file; pick the one for $BACKEND.)
