@@ -56,6 +56,17 @@ PAM_AUTHTOK=1234 pamt mpin-first alice ""
 check "use_first_pass takes PAM_AUTHTOK" [ "$RC" -eq 0 ]
 check "use_first_pass does not prompt" bash -c '! grep -q "M-Pin PIN:" <<<"$1"' _ "$OUT"
 
+# No thread left behind: a PAM application of our own counts its threads around
+# pam_authenticate and pam_end (pamtester cannot). Built with the toolchain's C compiler.
+TCC=$(command -v clang || command -v cc)
+"$TCC" -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
+check "the thread-check harness builds" [ -x "$WORK/pam-thread-check" ]
+threads_of() { # SERVICE USER PIN: the harness's output line
+  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" "$@" 2>/dev/null
+}
+check "a login through plain HTTP starts no thread (1 before, after and at the end)" \
+  [ "$(threads_of mpin alice 1234)" = "rc=0 threads=1,1,1" ]
+
 # The transport: plain http to an IP address is the module's own; a host name goes through
 # libcurl (LD_DEBUG=files lists every library the process loads).
 LD_DEBUG=files pamt mpin alice 1234
@@ -87,6 +98,7 @@ check "mpinctl registers erin on an https backend (cacert)" [ "$?" -eq 0 ]
 LD_DEBUG=files pamt mpin-tls erin 2468
 check_all "an https backend logs in through libcurl with the configured CA" \
   '[ "$RC" -eq 0 ] && grep -q "file=libcurl.so.4" <<<"$OUT" && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
+check "a login through libcurl and TLS starts no thread either" [ "$(threads_of mpin-tls erin 2468)" = "rc=0 threads=1,1,1" ]
 pamt mpin-tls erin 2469
 check_all "a wrong PIN over https is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
 pamt mpin-tls-untrusted erin 2468
