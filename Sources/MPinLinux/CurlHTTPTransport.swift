@@ -83,8 +83,8 @@ public struct CurlHTTPTransport: HTTPTransport {
 
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
         let total = request.timeout ?? configuration.timeout
-        let totalMilliseconds = Self.milliseconds(total)
-        let connectMilliseconds = min(Self.milliseconds(configuration.connectTimeout), totalMilliseconds)
+        let totalMilliseconds = HTTPRequestRules.milliseconds(total)
+        let connectMilliseconds = min(HTTPRequestRules.milliseconds(configuration.connectTimeout), totalMilliseconds)
 
         var setup = SetupResult()
         setup.check(mpin_curl_set_string(handle, CURLOPT_URL, request.url))
@@ -123,6 +123,7 @@ public struct CurlHTTPTransport: HTTPTransport {
                              errorBuffer: errorBuffer, connectMilliseconds: connectMilliseconds,
                              totalMilliseconds: totalMilliseconds)
         }
+        guard !sink.tooLarge else { throw .responseTooLarge(limit: sink.limit) }
         guard sink.headComplete else {
             throw .connectionFailed(host: origin.display, detail: "the server closed the connection inside the response head")
         }
@@ -169,8 +170,6 @@ public struct CurlHTTPTransport: HTTPTransport {
         if request.method == .get { return mpin_curl_set_long(handle, CURLOPT_HTTPGET, 1) }
         return mpin_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
     }
-
-    static func milliseconds(_ duration: Duration) -> Int { HTTPRequestRules.milliseconds(duration) }
 
     // MARK: - Errors
 

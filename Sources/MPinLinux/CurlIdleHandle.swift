@@ -17,21 +17,17 @@ final class IdleHandle: Sendable {
 
     /// The parked handle, if this process owns one.
     func take() -> UnsafeMutableRawPointer? {
-        let (address, inherited): (UInt, UInt) = slot.withLock { s in
+        let address: UInt = slot.withLock { s in
             if s.owner != getpid() {
                 // A forked child: the handle and its connection belong to the parent. Never use
-                // or clean them up (that would end the parent's TLS session); only close this
-                // process's copy of the socket, then start afresh.
-                let parents = s.address
+                // or clean them up (that would end the parent's TLS session), and do not close
+                // the socket's descriptor either: the child may have reused that number by now
+                // (curl's sockets are close-on-exec). Forget them and start afresh.
                 s = (0, getpid())
-                return (0, parents)
+                return 0
             }
             defer { s.address = 0 }
-            return (s.address, 0)
-        }
-        if let parents = UnsafeMutableRawPointer(bitPattern: inherited) {
-            var socket: Int32 = -1
-            if mpin_curl_info_socket(parents, &socket) == CURLE_OK, socket >= 0 { close(socket) }
+            return s.address
         }
         return UnsafeMutableRawPointer(bitPattern: address)
     }

@@ -11,6 +11,8 @@ final class ResponseSink {
     /// inside its head as a success, so the transport checks this.
     private(set) var headComplete = false
     private var inHead = false
+    /// Bytes of the current head: capped as PlainHTTPTransport caps it.
+    private var headBytes = 0
 
     init(limit: Int) { self.limit = limit }
 
@@ -22,35 +24,26 @@ final class ResponseSink {
     }
 
     func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == 13 || bytes[end - 1] == 10 { end -= 1 }
-        let line = String(decoding: bytes[0..<end], as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        headBytes += bytes.count
+        if headBytes > HTTPResponseReader.maxHeadBytes { tooLarge = true }
+        var line = ArraySlice(bytes)
+        while let last = line.last, last == 13 || last == 10 { line.removeLast() }
+        if line.starts(with: Array("HTTP/".utf8)) {
             // A new status line: a 100 Continue or a proxy's reply came first; keep only the last.
             headers = [:]
             inHead = true
             headComplete = false
+            headBytes = bytes.count
             return
         }
-        if end == 0 {
+        if line.isEmpty {
             if inHead { headComplete = true }
             inHead = false
             return
         }
         // Lines after the head's end are chunked trailers: dropped, as PlainHTTPTransport does.
-        guard inHead, let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingSpaces()
-        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
-    }
-}
-
-private extension Substring {
-    func trimmingSpaces() -> String {
-        var slice = self
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
+        guard inHead, let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        addHeaderField(name: line[..<colon], value: trimmingBlanks(line[(colon + 1)...]), to: &headers)
     }
 }
 

@@ -27,7 +27,8 @@ struct HTTPResponseReader {
         case trailers
     }
 
-    private static let maxHeadBytes = 64 * 1024
+    /// The largest response head accepted (CurlResponseSink uses it too).
+    static let maxHeadBytes = 64 * 1024
     private static let maxChunkLineBytes = 1024
 
     /// Largest response accepted, head and body together.
@@ -130,11 +131,9 @@ struct HTTPResponseReader {
             guard !name.isEmpty, name.allSatisfy(HTTPRequestRules.isTokenByte) else {
                 throw .malformed("a header name is not a token (or the header is folded)")
             }
-            let value = Self.trimmed(line[(colon + 1)...])
+            let value = trimmingBlanks(line[(colon + 1)...])
             guard !value.contains(0) else { throw .malformed("a header value contains NUL") }
-            let key = String(decoding: name, as: UTF8.self).lowercased()
-            let text = String(decoding: value, as: UTF8.self)
-            if let existing = fields[key] { fields[key] = existing + ", " + text } else { fields[key] = text }
+            addHeaderField(name: name, value: value, to: &fields)
         }
 
         // Interim responses (100 Continue, 103 Early Hints) precede the real one.
@@ -196,7 +195,7 @@ struct HTTPResponseReader {
         case .sizeLine:
             guard let line = try takeLine() else { return false }
             let digits = line.prefix { $0 != UInt8(ascii: ";") }
-            let size = try Self.parseChunkSize(Self.trimmed(digits[...]))
+            let size = try Self.parseChunkSize(trimmingBlanks(digits[...]))
             guard consumed - unreadCount + size <= limit, body.count + size <= limit else { throw .tooLarge }
             chunkState = size == 0 ? .trailers : .data(remaining: size)
         case .data(let remaining):
@@ -276,7 +275,7 @@ struct HTTPResponseReader {
     private static func parseContentLength(_ text: String) throws(HTTPReplyError) -> Int {
         var length: Int?
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let digits = Array(trimmed(ArraySlice(part.utf8)))
+            let digits = Array(trimmingBlanks(ArraySlice(part.utf8)))
             guard !digits.isEmpty, digits.count <= 15,
                   digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
                 throw .malformed("Content-Length is not a number")
@@ -308,13 +307,25 @@ struct HTTPResponseReader {
     /// Lower-cased comma-separated tokens of a header value.
     private static func tokens(_ value: String?) -> [String] {
         guard let value else { return [] }
-        return value.split(separator: ",").map { String(decoding: trimmed(ArraySlice($0.utf8)), as: UTF8.self).lowercased() }
+        return value.split(separator: ",").map { String(decoding: trimmingBlanks(ArraySlice($0.utf8)), as: UTF8.self).lowercased() }
     }
 
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var slice = bytes
-        while let first = slice.first, first == 32 || first == 9 { slice.removeFirst() }
-        while let last = slice.last, last == 32 || last == 9 { slice.removeLast() }
-        return slice
-    }
+}
+
+// Shared with CurlResponseSink, so both transports report headers alike.
+
+/// Without leading and trailing spaces and tabs (RFC 9110 OWS).
+func trimmingBlanks(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    var slice = bytes
+    while let first = slice.first, first == 32 || first == 9 { slice.removeFirst() }
+    while let last = slice.last, last == 32 || last == 9 { slice.removeLast() }
+    return slice
+}
+
+/// Adds one field under its lower-cased name; a repeated name joins the values with ", ".
+func addHeaderField(name: ArraySlice<UInt8>, value: ArraySlice<UInt8>, to fields: inout [String: String]) {
+    let key = String(decoding: name, as: UTF8.self).lowercased()
+    let text = String(decoding: value, as: UTF8.self)
+    // Appended in place: a head repeating one name must not copy the growing value each time.
+    if let index = fields.index(forKey: key) { fields.values[index] += ", " + text } else { fields[key] = text }
 }

@@ -23,7 +23,9 @@ public struct LinuxHTTPTransport: HTTPTransport {
 
     /// Performs `request` with the transport that suits its URL.
     public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
-        if PlainHTTPTransport.canSend(to: request.url) { return try plain.send(request) }
+        if let destination = PlainHTTPTransport.destination(of: request.url) {
+            return try plain.send(request, to: destination)
+        }
         return try curl.send(request)
     }
 }

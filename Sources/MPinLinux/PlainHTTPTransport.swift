@@ -30,30 +30,42 @@ public struct PlainHTTPTransport: HTTPTransport {
         idle = configuration.reusesConnection ? IdleConnection() : nil
     }
 
-    /// Whether `url` is one this transport sends by itself (see the type's description). Proxy
-    /// variables are read as libcurl reads them for `http`: `http_proxy`, `all_proxy`, `ALL_PROXY`.
-    public static func canSend(to url: String) -> Bool {
-        guard case .success(let origin) = URLOrigin.parse(url), origin.scheme == "http",
-              !origin.hasUserInfo, SocketAddress(ipLiteral: origin.host, port: origin.port ?? 80) != nil else {
-            return false
+    /// Where a URL this transport can send goes: the parsed URL and the socket address.
+    struct Destination {
+        let origin: URLOrigin
+        let address: SocketAddress
+    }
+
+    /// The destination of `url` if this transport sends it by itself: plain http, an IP
+    /// address, no user info, ASCII only, and no proxy variable set (read as libcurl reads
+    /// them for `http`: `http_proxy`, `all_proxy`, `ALL_PROXY`).
+    static func destination(of url: String) -> Destination? {
+        guard case .success(let origin) = URLOrigin.parse(url), origin.scheme == "http", !origin.hasUserInfo,
+              url.utf8.allSatisfy({ $0 < 0x80 }),
+              let address = SocketAddress(ipLiteral: origin.host, port: origin.port ?? 80) else {
+            return nil
         }
         for name in ["http_proxy", "all_proxy", "ALL_PROXY"] {
-            if let value = getenv(name), value.pointee != 0 { return false }
+            if let value = getenv(name), value.pointee != 0 { return nil }
         }
-        return true
+        return Destination(origin: origin, address: address)
     }
+
+    /// Whether `url` is one this transport sends by itself (see the type's description).
+    public static func canSend(to url: String) -> Bool { destination(of: url) != nil }
 
     /// Performs `request`, blocking until the response is complete or the timeout expires.
     public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
-        let origin: URLOrigin
-        switch URLOrigin.parse(request.url) {
-        case .success(let parsed): origin = parsed
-        case .failure(let error): throw .invalidURL(reason: error.reason)
-        }
-        guard origin.scheme == "http", !origin.hasUserInfo,
-              let address = SocketAddress(ipLiteral: origin.host, port: origin.port ?? 80) else {
-            throw .invalidURL(reason: "this transport sends only http URLs with an IP address and no user info")
-        }
+        if let destination = Self.destination(of: request.url) { return try send(request, to: destination) }
+        if case .failure(let error) = URLOrigin.parse(request.url) { throw .invalidURL(reason: error.reason) }
+        throw .invalidURL(reason: "this transport sends only ASCII http URLs with an IP address, no user info "
+                          + "and no proxy set")
+    }
+
+    /// Performs `request` to a destination `destination(of:)` accepted (LinuxHTTPTransport
+    /// routes with it, so the URL is parsed once).
+    func send(_ request: HTTPRequest, to destination: Destination) throws(HTTPTransportError) -> HTTPResponse {
+        let origin = destination.origin, address = destination.address
         let message = try Self.requestMessage(request, origin: origin, userAgent: configuration.userAgent)
 
         let total = HTTPRequestRules.milliseconds(request.timeout ?? configuration.timeout)
@@ -98,14 +110,7 @@ public struct PlainHTTPTransport: HTTPTransport {
                                userAgent: String) throws(HTTPTransportError) -> [UInt8] {
         let headers = try HTTPRequestRules.validatedHeaders(request)
         let names = Set(headers.map { $0.name.lowercased() })
-        guard request.url.utf8.allSatisfy({ $0 < 0x80 }) else {
-            throw .invalidURL(reason: "URL has characters outside ASCII; percent-encode them")
-        }
-        let target = origin.target
-        var hostField = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
-        if let port = origin.port, port != 80 { hostField += ":\(port)" }
-
-        var head = "\(request.method.rawValue) \(target) HTTP/1.1\r\nHost: \(hostField)\r\n"
+        var head = "\(request.method.rawValue) \(origin.target) HTTP/1.1\r\nHost: \(origin.authority)\r\n"
         if !names.contains("user-agent") { head += "User-Agent: \(userAgent)\r\n" }
         if !names.contains("accept") { head += "Accept: */*\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -249,13 +254,15 @@ final class IdleConnection: Sendable {
     /// The parked socket if it is connected to `origin`, still open at the other end, and this
     /// process's own; nil otherwise (a socket that fails those checks is closed).
     func take(origin wanted: String) -> Int32? {
-        let (candidate, matches): (Int32, Bool) = slot.withLock { s in
+        let (candidate, inherited, matches): (Int32, Bool, Bool) = slot.withLock { s in
             defer { s = (-1, "", getpid()) }
-            return (s.socket, s.owner == getpid() && s.origin == wanted)
+            return (s.socket, s.owner != getpid(), s.origin == wanted)
         }
-        guard candidate >= 0 else { return nil }
-        // A forked child closes only its own copy of the descriptor; the parent's connection
-        // stays open. Readable while idle means closed by the server (or stray bytes): drop it.
+        // A forked child forgets the parent's connection without closing it: by now the child
+        // may have closed that descriptor and reused its number for something of its own (the
+        // copy is close-on-exec, so at worst it stays open until the child exits or execs).
+        guard candidate >= 0, !inherited else { return nil }
+        // Readable while idle means closed by the server (or stray bytes): drop it.
         var entry = pollfd(fd: candidate, events: Int16(POLLIN), revents: 0)
         guard matches, poll(&entry, 1, 0) == 0 else {
             close(candidate)
@@ -275,8 +282,8 @@ final class IdleConnection: Sendable {
     }
 
     deinit {
-        let socket = slot.withLock { $0.socket }
-        if socket >= 0 { close(socket) }
+        let (socket, owner) = slot.withLock { ($0.socket, $0.owner) }
+        if socket >= 0, owner == getpid() { close(socket) }
     }
 }
 
@@ -292,22 +299,22 @@ struct SocketAddress {
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = in_port_t(UInt16(port).bigEndian)
-            withUnsafeBytes(of: v4) { bytes in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            family = AF_INET
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            store(v4, family: AF_INET)
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = in_port_t(UInt16(port).bigEndian)
-            withUnsafeBytes(of: v6) { bytes in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            family = AF_INET6
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            store(v6, family: AF_INET6)
         } else {
             return nil
         }
+    }
+
+    private mutating func store<Address>(_ address: Address, family: Int32) {
+        withUnsafeBytes(of: address) { bytes in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+        }
+        self.family = family
+        length = socklen_t(MemoryLayout<Address>.size)
     }
 
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {

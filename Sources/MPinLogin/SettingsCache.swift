@@ -22,9 +22,14 @@ struct SettingsCache {
     let storage: any Storage
     let backend: String
     let rpsPrefix: String
+    /// The store value's name.
+    let name: String
 
-    var name: String {
-        "settings-" + Hex.encode(SHA256.hash(Array(backend.utf8) + [0] + Array(rpsPrefix.utf8)))
+    init(storage: any Storage, backend: String, rpsPrefix: String) {
+        self.storage = storage
+        self.backend = backend
+        self.rpsPrefix = rpsPrefix
+        name = "settings-" + Hex.encode(SHA256.hash(Array(backend.utf8) + [0] + Array(rpsPrefix.utf8)))
     }
 
     /// The cached settings if they are for this backend and prefix and younger than `maxAge`.

@@ -217,7 +217,7 @@ public final class MPinServer: Sendable {
                 certivox = "/dta/"
             }
             let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
-                                    storage: storage, spool: MailSpool(path: dir.spoolPath), logger: logger)
+                                    storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger)
             dispatcher = Dispatcher(rps: rps, embeddedDTA: embedded, standaloneDTA: nil, maxBodyBytes: config.maxBodyBytes)
             self.storage = storage
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MPinWire
 #if canImport(Glibc)
 import Glibc
@@ -8,6 +9,8 @@ import Glibc
 /// object per line, in a file only the server's user can read (the link is a capability).
 struct MailSpool: Sendable {
     let path: String
+    /// Says why the spool is refused (its path and mode; never a message's content).
+    let logger: Logger
 
     private struct Message: Encodable {
         var to: String
@@ -24,14 +27,20 @@ struct MailSpool: Sendable {
         guard var line = try? JSONEncoder().encode(message) else { throw ServerError(500, "Spool failure") }
         line.append(0x0A)
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ServerError(503, "Spool unavailable") }
+        guard fd >= 0 else { throw refused("cannot open it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         // Activation links are secrets: never append them to a file others can read.
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o077 == 0, st.st_uid == geteuid() else {
-            throw ServerError(503, "Spool unavailable")
+            throw refused("it must be a regular file of the server's user with mode 0600 (mode "
+                          + String(st.st_mode & 0o777, radix: 8) + ")")
         }
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == line.count else { throw ServerError(503, "Spool unavailable") }
+        guard written == line.count else { throw refused("a write was cut short") }
+    }
+
+    private func refused(_ reason: String) -> ServerError {
+        logger.error("mail spool refused", metadata: ["path": "\(path)", "reason": "\(reason)"])
+        return ServerError(503, "Spool unavailable")
     }
 }

@@ -172,7 +172,11 @@ final class RPS: Sendable {
             share = cached
         } else {
             share = try await dta1.timePermit(hashMpinID: hashMpinID, signature: sig, day: day)
-            timePermits.insert(share, hashMpinID: hashMpinID, day: day)
+            // Kept for the rest of the day only if it is a point: a broken D-TA reply is passed
+            // on once, not cached.
+            if let bytes = Hex.decode(share), (try? G1Point(bytes: bytes)) != nil {
+                timePermits.insert(share, hashMpinID: hashMpinID, day: day)
+            }
         }
         return TimePermitResponse(date: Int(day), signature: sig, storageId: hashMpinID, timePermit: share)
     }

@@ -84,6 +84,7 @@ final class LoadClient {
         let headerEnd = end!
         // "HTTP/1.1 NNN": the status is bytes 9..<12.
         guard headerEnd >= 12 else { throw BenchError(what: "bad status line") }
+        guard buffer[9..<12].allSatisfy({ (48...57).contains($0) }) else { throw BenchError(what: "bad status line") }
         let status = buffer[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 }
         var length = 0
         let head = String(decoding: buffer[0..<headerEnd], as: UTF8.self)
@@ -92,6 +93,7 @@ final class LoadClient {
                   line[..<colon].utf8.elementsEqual("content-length".utf8, by: { $0 | 0x20 == $1 }) else { continue }
             length = Int(line[line.index(after: colon)...].drop(while: { $0 == " " })) ?? 0
         }
+        guard (0...(64 << 20)).contains(length) else { throw BenchError(what: "bad Content-Length") }
         let start = headerEnd + 4
         while buffer.count < start + length { try fill() }
         let body = Array(buffer[start..<start + length])

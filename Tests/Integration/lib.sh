@@ -67,6 +67,23 @@ stop_server() {
   return 1
 }
 
+# start_tls_proxy: the server (PORT) behind a TLS terminator on 127.0.0.1:TLSPORT (socat, a
+# throw-away P-256 certificate for 127.0.0.1 in $WORK/tls.pem). `nodelay` on both sides:
+# without it Nagle's algorithm adds 40 ms stalls through the proxy.
+start_tls_proxy() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
+    -out "$WORK/tls.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || return 1
+  TLSPORT=$(free_port)
+  socat "OPENSSL-LISTEN:$TLSPORT,bind=127.0.0.1,reuseaddr,fork,nodelay,cert=$WORK/tls.pem,key=$WORK/tls.key,verify=0" \
+    "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$TLSPORT") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # write_config FILE BACKEND [extra lines...]
 write_config() {
   local file=$1 backend=$2; shift 2

@@ -49,13 +49,7 @@ fi
 # For reference, `pam_added_tls_ms`: the same login against the server behind a TLS terminator
 # (socat, P-256 certificate for 127.0.0.1): libcurl is loaded and a TLS handshake made.
 if command -v socat >/dev/null && command -v openssl >/dev/null; then
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
-    -out "$WORK/tls.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
-  TLSPORT=$(free_port)
-  socat "OPENSSL-LISTEN:$TLSPORT,bind=127.0.0.1,reuseaddr,fork,nodelay,cert=$WORK/tls.pem,key=$WORK/tls.key,verify=0" \
-    "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
-  PIDS+=($!)
-  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$TLSPORT") 2>/dev/null && break; sleep 0.1; done
+  start_tls_proxy || exit 1
   write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $WORK/tls.pem"
   echo 1234 | "$BIN/mpinctl" --config "$WORK/tls.conf" register benchtls --identity benchtls@example.org --pin-stdin >/dev/null || exit 1
   printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/tls.conf" > "$WORK/pam.d/tls"

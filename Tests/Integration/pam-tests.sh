@@ -82,13 +82,7 @@ check "delete dora" [ "$(ctl delete dora >/dev/null 2>&1; echo $?)" -eq 0 ]
 
 # TLS: the same server behind a TLS terminator (socat) with a throw-away certificate for
 # 127.0.0.1; the module trusts it through `cacert`, and a TLS failure is PAM_AUTHINFO_UNAVAIL.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
-  -out "$WORK/tls.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
-TLSPORT=$(free_port)
-socat "OPENSSL-LISTEN:$TLSPORT,bind=127.0.0.1,reuseaddr,fork,nodelay,cert=$WORK/tls.pem,key=$WORK/tls.key,verify=0" \
-  "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
-PIDS+=($!)
-for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$TLSPORT") 2>/dev/null && break; sleep 0.1; done
+start_tls_proxy || fail "the TLS proxy (socat) did not start"
 write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $WORK/tls.pem"
 service mpin-tls "auth required $MODULE config=$WORK/tls.conf" "account required pam_permit.so"
 service mpin-tls-untrusted "auth required $MODULE config=$WORK/tls.conf cacert=/etc/ssl/certs/ca-certificates.crt" \

@@ -56,6 +56,23 @@ final class HTTPResponseReaderTests: XCTestCase {
         }
     }
 
+    /// A head over 64 KiB is refused by both transports, even well inside the response limit:
+    /// a server repeating one header must not make the client join an ever-growing value.
+    func testOversizedHeadIsRefused() throws {
+        let line = "X-Repeated: " + String(repeating: "v", count: 40) + "\r\n"
+        let reply = "HTTP/1.1 200 OK\r\n" + String(repeating: line, count: 2000) + "Content-Length: 0\r\n\r\n"
+        for make in transportsUnderTest {
+            let error = transportError { try self.get(try self.replying(reply), with: make) }
+            XCTAssertEqual(error, .responseTooLarge(limit: 1 << 20), make.name)
+        }
+        // Just under the cap it is a response, with the repeats joined.
+        let small = "HTTP/1.1 200 OK\r\n" + String(repeating: line, count: 1000) + "Content-Length: 0\r\n\r\n"
+        for make in transportsUnderTest {
+            let response = try get(try replying(small), with: make)
+            XCTAssertEqual(response.header("x-repeated")?.utf8.count, 1000 * 40 + 999 * 2, make.name)
+        }
+    }
+
     /// A NUL in a header value is refused (RFC 9110 section 5.5), as libcurl does.
     func testNULInAHeaderValueIsAConnectionFailure() throws {
         for make in transportsUnderTest {

@@ -16,12 +16,14 @@ public struct URLOrigin: Equatable, Sendable {
     /// the fragment.
     public var target = "/"
 
-    /// `scheme://host[:port]`, safe for messages and logs: no user info, path or query.
-    public var display: String {
+    /// `host[:port]`, an IPv6 host in brackets: the request's Host header.
+    public var authority: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        if let port { return "\(scheme)://\(shownHost):\(port)" }
-        return "\(scheme)://\(shownHost)"
+        return port.map { "\(shownHost):\($0)" } ?? shownHost
     }
+
+    /// `scheme://host[:port]`, safe for messages and logs: no user info, path or query.
+    public var display: String { scheme + "://" + authority }
 
     /// The target's path, without the query (which can hold a regOTT or a signature).
     public var path: Substring { target.prefix { $0 != "?" } }
@@ -35,19 +37,19 @@ public struct URLOrigin: Equatable, Sendable {
     /// Parses `url`, refusing anything that is not an absolute http(s) URL with a host:
     /// whitespace or control characters, other schemes, a malformed IPv6 literal or port.
     public static func parse(_ url: String) -> Result<URLOrigin, ParseError> {
-        let bytes = url.utf8
+        // Byte offsets, not String algorithms: this runs for every request of a PAM login.
+        let bytes = Array(url.utf8)
         guard bytes.allSatisfy({ $0 > 0x20 && $0 != 0x7f }) else {
             return .failure(.init("URL contains whitespace or control characters"))
         }
-        // Byte offsets, not String algorithms: this runs for every request of a PAM login.
         guard let separator = firstOffset(of: Array("://".utf8), in: bytes) else {
             return .failure(.init("URL is not absolute"))
         }
-        let scheme = String(decoding: bytes.prefix(separator), as: UTF8.self).lowercased()
+        let scheme = String(decoding: bytes[..<separator], as: UTF8.self).lowercased()
         guard scheme == "http" || scheme == "https" else {
             return .failure(.init("only http and https URLs are allowed"))
         }
-        let rest = Array(bytes.dropFirst(separator + 3))
+        let rest = bytes[(separator + 3)...]
         let authorityEnd = rest.firstIndex(where: isPathStart) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
         let userInfo = authority.lastIndex(of: UInt8(ascii: "@"))
@@ -99,8 +101,7 @@ public struct URLOrigin: Equatable, Sendable {
         byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
     }
 
-    private static func firstOffset(of needle: [UInt8], in haystack: String.UTF8View) -> Int? {
-        let bytes = Array(haystack)
+    private static func firstOffset(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
         guard bytes.count >= needle.count else { return nil }
         for offset in 0...(bytes.count - needle.count) where bytes[offset..<(offset + needle.count)].elementsEqual(needle) {
             return offset

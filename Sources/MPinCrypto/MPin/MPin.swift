@@ -197,23 +197,13 @@ public enum MPin {
     /// server that decodes its secret once at start-up calls it.
     public static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], serverSecret: G2Point,
                                u: [UInt8], ut: [UInt8]?, v: [UInt8]) -> ServerResult {
-        server2(date: date, hid: hid, htid: htid, y: y, u: u, ut: ut, v: v) { v, pPrime in
-            Pairing.doublePairing(.generator, v, serverSecret, pPrime)
-        }
+        server2(date: date, hid: hid, htid: htid, y: y, serverSecret: PreparedG2(serverSecret), u: u, ut: ut, v: v)
     }
 
-    /// Server pass 2 with the server secret's Miller-loop lines computed once (`PreparedG2`),
-    /// as a long-running server calls it: the same answer, without the G2 arithmetic.
+    /// MPIN_SERVER_2: e(Q, V)·e(sQ, P') == 1, with the server secret's Miller-loop lines
+    /// computed once (`PreparedG2`), as a long-running server calls it.
     public static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], serverSecret: PreparedG2,
                                u: [UInt8], ut: [UInt8]?, v: [UInt8]) -> ServerResult {
-        server2(date: date, hid: hid, htid: htid, y: y, u: u, ut: ut, v: v) { v, pPrime in
-            Pairing.doublePairing(prepared: .generator, v, prepared: serverSecret, pPrime)
-        }
-    }
-
-    /// MPIN_SERVER_2 with `check(V, P')` computing e(Q, V)·e(sQ, P').
-    private static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], u: [UInt8], ut: [UInt8]?,
-                                v: [UInt8], check: (G1Point, G1Point) -> Fp12) -> ServerResult {
         do throws(MPinCryptoError) {
             let p: G1Point, r: G1Point
             if date != 0 {
@@ -228,7 +218,7 @@ public enum MPin {
             let ys = try scalar(y)
             let pPrime = p.multiplied(by: ys) + r
             if pPrime.isInfinity { return .badPIN }
-            return check(vPoint, pPrime).isOne ? .ok : .badPIN
+            return Pairing.doublePairing(prepared: .generator, vPoint, prepared: serverSecret, pPrime).isOne ? .ok : .badPIN
         } catch {
             return .invalidPoint
         }
