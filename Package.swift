@@ -112,7 +112,7 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
-        .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
+        .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
         .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),

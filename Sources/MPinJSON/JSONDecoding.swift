@@ -7,7 +7,16 @@ public enum JSONDecoding {
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try T(from: ValueDecoder(value: value, codingPath: []))
+        try T(from: ValueDecoder(value: value, codingPath: [], lenient: false))
+    }
+
+    /// Decodes a `T` with defaults instead of errors: a missing or wrongly typed string, bool
+    /// or number becomes `""`, `false` or `0`, a missing or wrongly typed object or array an
+    /// empty one, and a wrongly typed optional `nil`. Never throws for a well-formed document
+    /// whose top level is an object. For readers that must accept what peers they do not
+    /// control send (see MPinWire's `WireReading`); everything else decodes strictly.
+    public static func decodeLeniently<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try T(from: ValueDecoder(value: value, codingPath: [], lenient: true))
     }
 }
 
@@ -27,6 +36,8 @@ struct IndexKey: CodingKey {
 struct ValueDecoder: Decoder {
     let value: JSONValue
     let codingPath: [CodingKey]
+    /// Defaults instead of errors (`JSONDecoding.decodeLeniently`).
+    let lenient: Bool
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func mismatch(_ expected: String) -> JSONError {
@@ -34,13 +45,19 @@ struct ValueDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = value else { throw mismatch("object") }
-        return KeyedDecodingContainer(KeyedValues<Key>(members: members, codingPath: codingPath))
+        guard case .object(let members) = value else {
+            guard lenient else { throw mismatch("object") }
+            return KeyedDecodingContainer(KeyedValues<Key>(members: [], codingPath: codingPath, lenient: true))
+        }
+        return KeyedDecodingContainer(KeyedValues<Key>(members: members, codingPath: codingPath, lenient: lenient))
     }
 
     func unkeyedContainer() throws -> UnkeyedDecodingContainer {
-        guard case .array(let items) = value else { throw mismatch("array") }
-        return UnkeyedValues(items: items, codingPath: codingPath)
+        guard case .array(let items) = value else {
+            guard lenient else { throw mismatch("array") }
+            return UnkeyedValues(items: [], codingPath: codingPath, lenient: true)
+        }
+        return UnkeyedValues(items: items, codingPath: codingPath, lenient: lenient)
     }
 
     func singleValueContainer() throws -> SingleValueDecodingContainer { SingleValue(decoder: self) }
@@ -49,15 +66,48 @@ struct ValueDecoder: Decoder {
 private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [(key: String, value: JSONValue)]
     let codingPath: [CodingKey]
+    let lenient: Bool
 
     var allKeys: [Key] { members.compactMap { Key(stringValue: $0.key) } }
     func contains(_ key: Key) -> Bool { members.contains { $0.key == key.stringValue } }
 
+    /// A missing member is an error, or null when lenient (which then decodes as a default).
     func child(_ key: Key) throws -> ValueDecoder {
         guard let v = members.first(where: { $0.key == key.stringValue })?.value else {
-            throw JSONError.missingKey(path: pathString(codingPath + [key]))
+            guard lenient else { throw JSONError.missingKey(path: pathString(codingPath + [key])) }
+            return ValueDecoder(value: .null, codingPath: codingPath + [key], lenient: true)
         }
-        return ValueDecoder(value: v, codingPath: codingPath + [key])
+        return ValueDecoder(value: v, codingPath: codingPath + [key], lenient: lenient)
+    }
+
+    /// Lenient: an optional of the wrong type is nil rather than a default (a missing
+    /// `usePermits` and a `"usePermits": "yes"` both leave the caller's own default in force).
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try optional(type, key) }
+    // The protocol's primitive overloads would otherwise take the standard library's defaults.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optional(type, key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(type, key) }
+
+    private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
+        guard let v = members.first(where: { $0.key == key.stringValue })?.value, !v.isNull else { return nil }
+        let path = codingPath + [key]
+        guard lenient else { return try T(from: ValueDecoder(value: v, codingPath: path, lenient: false)) }
+        if let strict = try? T(from: ValueDecoder(value: v, codingPath: path, lenient: false)) { return strict }
+        switch v {
+        case .object, .array: return try T(from: ValueDecoder(value: v, codingPath: path, lenient: true))
+        default: return nil
+        }
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try child(key).value.isNull }
@@ -71,16 +121,19 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey> { try child(key).container(keyedBy: type) }
     func nestedUnkeyedContainer(forKey key: Key) throws -> UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
-    func superDecoder() throws -> Decoder { ValueDecoder(value: .object(members), codingPath: codingPath) }
+    func superDecoder() throws -> Decoder { ValueDecoder(value: .object(members), codingPath: codingPath, lenient: lenient) }
     func superDecoder(forKey key: Key) throws -> Decoder { try child(key) }
 }
 
 private struct UnkeyedValues: UnkeyedDecodingContainer {
     let items: [JSONValue]
     let codingPath: [CodingKey]
+    let lenient: Bool
     var currentIndex = 0
 
-    init(items: [JSONValue], codingPath: [CodingKey]) { self.items = items; self.codingPath = codingPath }
+    init(items: [JSONValue], codingPath: [CodingKey], lenient: Bool) {
+        self.items = items; self.codingPath = codingPath; self.lenient = lenient
+    }
 
     var count: Int? { items.count }
     var isAtEnd: Bool { currentIndex >= items.count }
@@ -89,7 +142,7 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
         let path = codingPath + [IndexKey(currentIndex)]
         guard !isAtEnd else { throw JSONError.missingKey(path: pathString(path)) }
         defer { currentIndex += 1 }
-        return ValueDecoder(value: items[currentIndex], codingPath: path)
+        return ValueDecoder(value: items[currentIndex], codingPath: path, lenient: lenient)
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -111,17 +164,26 @@ private struct SingleValue: SingleValueDecodingContainer {
     func decodeNil() -> Bool { decoder.value.isNull }
 
     func decode(_ type: Bool.Type) throws -> Bool {
-        guard let b = decoder.value.boolValue else { throw decoder.mismatch("boolean") }
+        guard let b = decoder.value.boolValue else {
+            if decoder.lenient { return false }
+            throw decoder.mismatch("boolean")
+        }
         return b
     }
 
     func decode(_ type: String.Type) throws -> String {
-        guard let s = decoder.value.stringValue else { throw decoder.mismatch("string") }
+        guard let s = decoder.value.stringValue else {
+            if decoder.lenient { return "" }
+            throw decoder.mismatch("string")
+        }
         return s
     }
 
     func decode(_ type: Double.Type) throws -> Double {
-        guard let d = decoder.value.doubleValue else { throw decoder.mismatch("number") }
+        guard let d = decoder.value.doubleValue else {
+            if decoder.lenient { return 0 }
+            throw decoder.mismatch("number")
+        }
         return d
     }
 
@@ -129,8 +191,11 @@ private struct SingleValue: SingleValueDecodingContainer {
 
     /// Integers must be written as integers in range: "1.0" or "1e3" are refused.
     func integer<T: FixedWidthInteger>() throws -> T {
-        guard case .number(let text) = decoder.value else { throw decoder.mismatch("integer") }
-        guard let v = T(text) else { throw decoder.mismatch("integer in range of \(T.self)") }
+        guard case .number(let text) = decoder.value, let v = T(text) else {
+            if decoder.lenient { return 0 }
+            guard case .number = decoder.value else { throw decoder.mismatch("integer") }
+            throw decoder.mismatch("integer in range of \(T.self)")
+        }
         return v
     }
 

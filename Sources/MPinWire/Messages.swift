@@ -25,13 +25,16 @@ public struct ClientSettings: Codable, Sendable, Equatable {
     public var mobileAuthenticateURL: String
     /// Not emitted by the original RPS; the SDK defaults it to true.
     public var usePermits: Bool?
+    /// The MFA platform's session-status endpoint (§5.5); absent on a Milagro RPS.
+    public var codeStatusURL: String?
 
     public init(requestOTP: Bool, mpinAuthServerURL: String, timePermitsURL: String, useWebSocket: Bool,
                 useNFC: Bool?, setDeviceName: Bool, seedValue: String, accessNumberDigits: Int,
                 accessNumberURL: String?, setupDoneURL: String, timePermitsStorageURL: String,
                 authenticateURL: String, certivoxURL: String, accessNumberUseCheckSum: Bool?,
                 registerURL: String, appID: String, cSum: Int, signatureURL: String,
-                getAccessNumberURL: String?, mobileAuthenticateURL: String, usePermits: Bool? = nil) {
+                getAccessNumberURL: String?, mobileAuthenticateURL: String, usePermits: Bool? = nil,
+                codeStatusURL: String? = nil) {
         self.requestOTP = requestOTP; self.mpinAuthServerURL = mpinAuthServerURL
         self.timePermitsURL = timePermitsURL; self.useWebSocket = useWebSocket; self.useNFC = useNFC
         self.setDeviceName = setDeviceName; self.seedValue = seedValue
@@ -41,7 +44,7 @@ public struct ClientSettings: Codable, Sendable, Equatable {
         self.accessNumberUseCheckSum = accessNumberUseCheckSum; self.registerURL = registerURL
         self.appID = appID; self.cSum = cSum; self.signatureURL = signatureURL
         self.getAccessNumberURL = getAccessNumberURL; self.mobileAuthenticateURL = mobileAuthenticateURL
-        self.usePermits = usePermits
+        self.usePermits = usePermits; self.codeStatusURL = codeStatusURL
     }
 }
 
@@ -217,11 +220,18 @@ public struct MPinResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// Body of `POST {authenticateURL}` (RPA) and `POST {mobileAuthenticateURL}` (RPS).
-public struct AuthenticateRequest: Codable, Sendable, Equatable {
-    public var mpinResponse: MPinResponse
-    public init(mpinResponse: MPinResponse) { self.mpinResponse = mpinResponse }
+/// Body of `POST {authenticateURL}` (RPA) and `POST {mobileAuthenticateURL}` (RPS): the
+/// pass-2 answer wrapped as `mpinResponse`. Generic over that answer because the two sides
+/// hold it differently: the server reads it as an `MPinResponse` (`AuthenticateRequest`),
+/// while the client forwards the authentication server's object untouched (§4.5), whatever
+/// fields that server added.
+public struct AuthenticateEnvelope<Response: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+    public var mpinResponse: Response
+    public init(mpinResponse: Response) { self.mpinResponse = mpinResponse }
 }
+
+/// The final step's body as the server reads it.
+public typealias AuthenticateRequest = AuthenticateEnvelope<MPinResponse>
 
 /// Logout data handed to a mobile client after an access-number login (§5.6).
 public struct LogoutData: Codable, Sendable, Equatable {

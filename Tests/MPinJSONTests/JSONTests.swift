@@ -106,3 +106,45 @@ final class JSONCodableTests: XCTestCase {
         XCTAssertEqual(try JSONEncoding.value(h), .object([("any", h.any)]))
     }
 }
+
+final class JSONLenientDecodingTests: XCTestCase {
+    struct Inner: Codable, Equatable { var x: Int32; var tags: [String] }
+    struct Outer: Codable, Equatable {
+        var name: String
+        var flag: Bool
+        var count: Int
+        var ratio: Double
+        var inner: Inner
+        var optional: String?
+        var optionalInner: Inner?
+    }
+
+    private func lenient(_ json: String) throws -> Outer {
+        try JSONDecoding.decodeLeniently(Outer.self, from: try JSONParser().parse(Array(json.utf8)))
+    }
+
+    func testMissingAndMistypedMembersTakeZeroValues() throws {
+        XCTAssertEqual(try lenient("{}"), Outer(name: "", flag: false, count: 0, ratio: 0, inner: Inner(x: 0, tags: []),
+                                                optional: nil, optionalInner: nil))
+        let mistyped = try lenient(#"{"name":1,"flag":"true","count":"3","ratio":null,"inner":[1],"optional":2,"optionalInner":"x"}"#)
+        XCTAssertEqual(mistyped, Outer(name: "", flag: false, count: 0, ratio: 0, inner: Inner(x: 0, tags: []),
+                                       optional: nil, optionalInner: nil))
+        // Out-of-range and fractional integers are zero too, as an absent one would be.
+        XCTAssertEqual(try lenient(#"{"inner":{"x":4294967296,"tags":["a",2]}}"#).inner, Inner(x: 0, tags: ["a", ""]))
+        XCTAssertEqual(try lenient(#"{"count":1.5}"#).count, 0)
+    }
+
+    func testWellTypedMembersReadAsStrictly() throws {
+        let json = #"{"name":"n","flag":true,"count":-2,"ratio":0.5,"inner":{"x":3,"tags":["t"]},"optional":"o","optionalInner":{"x":1}}"#
+        XCTAssertEqual(try lenient(json), Outer(name: "n", flag: true, count: -2, ratio: 0.5, inner: Inner(x: 3, tags: ["t"]),
+                                                optional: "o", optionalInner: Inner(x: 1, tags: [])))
+        // The strict decoder refuses what the lenient one accepted.
+        XCTAssertThrowsError(try JSONDecoding.decode(Outer.self, from: Array(json.utf8))) {
+            XCTAssertEqual($0 as? JSONError, .missingKey(path: "optionalInner.tags"))
+        }
+    }
+
+    func testANonObjectTopLevelIsAnEmptyObject() throws {
+        XCTAssertEqual(try JSONDecoding.decodeLeniently(Inner.self, from: .string("x")), Inner(x: 0, tags: []))
+    }
+}

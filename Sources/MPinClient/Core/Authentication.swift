@@ -9,25 +9,28 @@ extension MPinSDK {
     public func startAuthentication(_ user: MPinUser, accessCode: String = "") -> MPinStatus {
         if let refusal = check(user, in: [.registered]) { return refusal }
         guard let settings else { return MPinStatus(.flowError, "no backend is set") }
-        let codeStatusURL = settings.string("codeStatusURL")
+        let codeStatusURL = settings.wire.codeStatusURL ?? ""
         if !accessCode.isEmpty, !codeStatusURL.isEmpty {
-            _ = request(.post, codeStatusURL, json: .object([("status", .string("user")), ("wid", .string(accessCode)),
-                                                              ("userId", .string(user.id))]))
+            _ = request(.post, codeStatusURL, body: CodeStatusRequest.userChosen(accessCode: accessCode, userId: user.id))
         }
         user.wipePermits()
-        guard settings.bool("usePermits", default: true) else { return .ok }
+        guard settings.usePermits else { return .ok }
 
-        let rps: JSONValue
-        switch request(.get, settings.string("timePermitsURL") + "/" + user.mpinIdHex, context: .timePermit) {
+        let rps: TimePermitResponse
+        switch request(.get, settings.wire.timePermitsURL + "/" + user.mpinIdHex, context: .timePermit) {
         case .failed(let s, _): return s
-        case .ok(let v, _): rps = v
+        case .ok(let v, _):
+            guard let r = WireCoding.lenient(TimePermitResponse.self, from: v) else {
+                return MPinStatus(.responseParseError, "the time-permit response is not usable")
+            }
+            rps = r
         }
-        guard let date = rps["date"]?.int64Value, date > 0, date <= Int64(Int32.max),
-              let share1 = Hex.decode(rps["timePermit"]?.stringValue ?? ""), !share1.isEmpty else {
+        let date = Int64(rps.date)
+        guard date > 0, date <= Int64(Int32.max), let share1 = Hex.decode(rps.timePermit), !share1.isEmpty else {
             return MPinStatus(.responseParseError, "the time-permit response has no usable date and permit")
         }
-        let storageId = rps["storageId"]?.stringValue ?? ""
-        let appID = settings.string("appID")
+        let storageId = rps.storageId
+        let appID = settings.wire.appID
         // §4.2: the device cache, then the S3 cache, then the second D-TA. The cache is keyed by
         // the locally computed storage id; an RPS naming another one gets no cache at all.
         let cacheName = Self.permitCacheName(user).flatMap { name in
@@ -36,15 +39,14 @@ extension MPinSDK {
         var share2 = cacheName.flatMap { devicePermitShare(name: $0, date: date) }
         let fromDevice = share2 != nil
         if share2 == nil {
-            share2 = cachedPermitShare(settings.string("timePermitsStorageURL"), appID: appID, date: date, storageId: storageId)
+            share2 = cachedPermitShare(settings.wire.timePermitsStorageURL, appID: appID, date: date, storageId: storageId)
         }
         if share2 == nil {
-            let url = settings.string("certivoxURL") + "timePermit?hash_mpin_id=" + FormEncoding.escape(storageId)
-                + "&app_id=" + FormEncoding.escape(appID) + "&mobile=1&signature="
-                + FormEncoding.escape(rps["signature"]?.stringValue ?? "")
+            let url = settings.wire.certivoxURL + "timePermit?hash_mpin_id=" + FormEncoding.escape(storageId)
+                + "&app_id=" + FormEncoding.escape(appID) + "&mobile=1&signature=" + FormEncoding.escape(rps.signature)
             switch request(.get, url, context: .timePermit) {
             case .failed(let s, _): return s
-            case .ok(let v, _): share2 = Hex.decode(v["timePermit"]?.stringValue ?? "")
+            case .ok(let v, _): share2 = WireCoding.lenient(DTATimePermitResponse.self, from: v).flatMap { Hex.decode($0.timePermit) }
             }
         }
         guard let share2, !share2.isEmpty else { return MPinStatus(.responseParseError, "the second time-permit share is missing") }
@@ -114,8 +116,8 @@ extension MPinSDK {
     public func checkAccessNumber(_ accessNumber: String) -> MPinStatus {
         guard !accessNumber.isEmpty else { return MPinStatus(.incorrectAccessNumber, "no access number") }
         guard let settings else { return MPinStatus(.flowError, "no backend is set") }
-        let useCheckSum = settings.bool("accessNumberUseCheckSum", default: true) && settings.int("cSum") != 0
-        guard useCheckSum, settings.int("accessNumberDigits") == 7 else { return .ok }
+        let useCheckSum = (settings.wire.accessNumberUseCheckSum ?? true) && settings.wire.cSum != 0
+        guard useCheckSum, settings.wire.accessNumberDigits == 7 else { return .ok }
         return AccessNumber.sdkAccepts(accessNumber) ? .ok : MPinStatus(.incorrectAccessNumber, "the access number's check digit is wrong")
     }
 
@@ -131,13 +133,13 @@ extension MPinSDK {
         let r = authenticate(user, pin: pin, otp: true, accessNumber: "")
         var otp = MPinOTP()
         guard r.status.isOK else { return (r.status, otp) }
-        guard let code = r.pass2["OTP"]?.stringValue, !code.isEmpty else {
+        guard let code = WireCoding.lenient(MPinResponse.self, from: r.pass2)?.OTP, !code.isEmpty else {
             otp.status = MPinStatus(.responseParseError, "OTP not issued")
             return (r.status, otp)
         }
         otp.otp = code
-        let expire = r.result["expireTime"]?.int64Value ?? 0, now = r.result["nowTime"]?.int64Value ?? 0
-        let ttl = Int(r.result["ttlSeconds"]?.int64Value ?? 0)
+        let timing = WireCoding.lenient(RPAAuthenticateResponse.self, from: r.result)
+        let expire = timing?.expireTime ?? 0, now = timing?.nowTime ?? 0, ttl = timing?.ttlSeconds ?? 0
         guard expire > 0, now > 0, ttl > 0 else {
             otp.status = MPinStatus(.responseParseError, "OTP data is malformed")
             return (r.status, otp)
@@ -153,9 +155,11 @@ extension MPinSDK {
     /// step goes to the RPS `mobileAuthenticateURL`, whose logout data is kept for `logout`.
     public func finishAuthenticationAN(_ user: MPinUser, pin: [UInt8], accessNumber: String) -> MPinStatus {
         let r = authenticate(user, pin: pin, otp: false, accessNumber: accessNumber)
-        if r.status.isOK, user.logoutURL.isEmpty, let url = r.result["logoutURL"]?.stringValue, !url.isEmpty {
+        // logoutData is opaque to the client (§5.6): it is kept and posted back as it came.
+        if r.status.isOK, user.logoutURL.isEmpty,
+           let url = WireCoding.lenient(MobileAuthenticateResponse.self, from: r.result)?.logoutURL, !url.isEmpty {
             user.logoutURL = url
-            if case .object = r.result["logoutData"] { user.logoutData = r.result["logoutData"]!.serializedString }
+            if let data = r.result["logoutData"], case .object = data { user.logoutData = data.serializedString }
         }
         return r.status
     }
@@ -163,7 +167,7 @@ extension MPinSDK {
     /// `FinishAuthenticationMFA(user, pin)`: returns the authorization code (`code`).
     public func finishAuthenticationMFA(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, authzCode: String) {
         let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
-        return (r.status, r.result["code"]?.stringValue ?? "")
+        return (r.status, WireCoding.lenient(AuthorizationCodeResponse.self, from: r.result)?.code ?? "")
     }
 
     public func canLogout(_ user: MPinUser) -> Bool { !user.logoutURL.isEmpty }
@@ -172,7 +176,7 @@ extension MPinSDK {
     public func logout(_ user: MPinUser) -> Bool {
         guard !user.logoutURL.isEmpty else { return false }
         let data = (try? JSONParser().parse(user.logoutData)) ?? .object([])
-        guard case .ok = request(.post, backend + user.logoutURL, json: data) else { return false }
+        guard case .ok = request(.post, backend + user.logoutURL, body: data) else { return false }
         user.logoutURL = ""
         user.logoutData = ""
         return true
@@ -193,7 +197,7 @@ extension MPinSDK {
         if let refusal = check(user, in: [.registered]) { return (refusal, empty, empty) }
         guard let settings, let mpinId = user.mpinId else { return (MPinStatus(.flowError, "no backend is set"), empty, empty) }
         guard !pin.isEmpty else { return (MPinStatus(.pinInputCanceled), empty, empty) }
-        let usePermits = settings.bool("usePermits", default: true)
+        let usePermits = settings.usePermits
         guard !usePermits || user.timePermitDate > 0 else {
             return (MPinStatus(.flowError, "no time permit: call startAuthentication first"), empty, empty)
         }
@@ -217,14 +221,14 @@ extension MPinSDK {
         } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 1: \(error)"), empty, empty)
         }
-        let authServer = settings.string("mpinAuthServerURL")
-        let body1: JSONValue = .object([("pass", .number("1")), ("mpin_id", .string(user.mpinIdHex)),
-                                        ("UT", .string(ut.map(Hex.encode) ?? "")), ("U", .string(Hex.encode(u)))])
+        let authServer = settings.wire.mpinAuthServerURL
+        let body1 = Pass1Request(mpinId: user.mpinIdHex, ut: ut.map(Hex.encode) ?? "", u: Hex.encode(u))
         let y: [UInt8]
-        switch request(.post, authServer + "/pass1", json: body1) {
+        switch request(.post, authServer + "/pass1", body: body1) {
         case .failed(let s, _): return (s, empty, empty)
         case .ok(let v, _):
-            guard let decoded = Hex.decode(v["y"]?.stringValue ?? ""), decoded.count == 32 else {
+            guard let answer = WireCoding.lenient(Pass1Response.self, from: v),
+                  let decoded = Hex.decode(answer.y), decoded.count == 32 else {
                 return (MPinStatus(.responseParseError, "the pass-1 response has no usable y"), empty, empty)
             }
             y = decoded
@@ -235,17 +239,16 @@ extension MPinSDK {
         do { v = try MPin.client2(x: x, y: y, sec: sec) } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 2: \(error)"), empty, empty)
         }
-        let body2: JSONValue = .object([("pass", .number("2")), ("OTP", .bool(otp)),
-                                        ("WID", .string(accessNumber.isEmpty ? "0" : accessNumber)),
-                                        ("V", .string(Hex.encode(v))), ("mpin_id", .string(user.mpinIdHex))])
+        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: accessNumber.isEmpty ? "0" : accessNumber, otp: otp)
         let pass2: JSONValue
-        switch request(.post, authServer + "/pass2", json: body2) {
+        switch request(.post, authServer + "/pass2", body: body2) {
         case .failed(let s, _): return (s, empty, empty)
         case .ok(let value, _): pass2 = value
         }
 
-        let finalURL = settings.string(accessNumber.isEmpty ? "authenticateURL" : "mobileAuthenticateURL")
-        switch request(.post, finalURL, json: .object([("mpinResponse", pass2)]), context: .authenticate) {
+        // The pass-2 answer goes to the final step as it came (§4.5).
+        let finalURL = accessNumber.isEmpty ? settings.wire.authenticateURL : settings.wire.mobileAuthenticateURL
+        switch request(.post, finalURL, body: AuthenticateEnvelope(mpinResponse: pass2), context: .authenticate) {
         case .ok(let result, _): return (.ok, pass2, result)
         case .failed(let status, let http):
             if http == 410 {

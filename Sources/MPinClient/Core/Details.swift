@@ -1,4 +1,5 @@
 import MPinJSON
+import MPinWire
 
 /// Service and session details (PROTOCOL.md §5.5).
 extension MPinSDK {
@@ -8,13 +9,13 @@ extension MPinSDK {
         switch request(.get, Self.trimmedBackend(url) + "/service") {
         case .failed(let s, _): return (s, d)
         case .ok(let v, _):
-            guard v["type"]?.stringValue == "online" else {
+            guard let service = WireCoding.lenient(ServiceDetailsResponse.self, from: v), service.type == "online" else {
                 return (MPinStatus(.responseParseError, "the service is not of type \"online\""), d)
             }
-            d.name = v["name"]?.stringValue ?? ""
-            d.backendURL = v["url"]?.stringValue ?? ""
-            d.rpsPrefix = v["rps_prefix"]?.stringValue ?? ""
-            d.logoURL = v["logo_url"]?.stringValue ?? ""
+            d.name = service.name
+            d.backendURL = service.url
+            d.rpsPrefix = service.rps_prefix
+            d.logoURL = service.logo_url
             return (.ok, d)
         }
     }
@@ -24,14 +25,15 @@ extension MPinSDK {
     public func sessionDetails(accessCode: String) -> (status: MPinStatus, details: MPinSessionDetails) {
         var d = MPinSessionDetails()
         guard let settings else { return (MPinStatus(.flowError, "no backend is set"), d) }
-        let url = settings.string("codeStatusURL")
+        let url = settings.wire.codeStatusURL ?? ""
         guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend has no codeStatusURL"), d) }
-        switch request(.post, url, json: .object([("status", .string("wid")), ("wid", .string(accessCode))])) {
+        switch request(.post, url, body: CodeStatusRequest.sessionDetails(accessCode: accessCode)) {
         case .failed(let s, _): return (s, d)
         case .ok(let v, _):
-            d.prerollId = v["prerollId"]?.stringValue ?? ""
-            d.appName = v["appName"]?.stringValue ?? ""
-            d.appIconURL = v["appLogoURL"]?.stringValue ?? ""
+            let session = WireCoding.lenient(SessionDetailsResponse.self, from: v)
+            d.prerollId = session?.prerollId ?? ""
+            d.appName = session?.appName ?? ""
+            d.appIconURL = session?.appLogoURL ?? ""
             return (.ok, d)
         }
     }

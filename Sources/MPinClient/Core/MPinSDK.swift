@@ -87,8 +87,11 @@ public final class MPinSDK: @unchecked Sendable {
         guard case .object = cachedSettings, cachedSettings["mpinAuthServerURL"]?.stringValue != nil else {
             return MPinStatus(.flowError, "the cached client settings are not usable")
         }
+        guard let view = ClientSettingsView(cachedSettings, backend: base) else {
+            return MPinStatus(.flowError, "the cached client settings are not usable")
+        }
         backend = base
-        settings = ClientSettingsView(cachedSettings, backend: base)
+        settings = view
         return .ok
     }
 
@@ -101,7 +104,11 @@ public final class MPinSDK: @unchecked Sendable {
         let url = base + "/" + (prefix.isEmpty ? "" : String(Substring(prefix)) + "/") + "clientSettings"
         switch request(.get, url) {
         case .failed(let s, _): return (s, nil)
-        case .ok(let json, _): return (.ok, ClientSettingsView(json, backend: base))
+        case .ok(let json, _):
+            guard let view = ClientSettingsView(json, backend: base) else {
+                return (MPinStatus(.responseParseError, "the client settings are not usable"), nil)
+            }
+            return (.ok, view)
         }
     }
 
@@ -196,13 +203,23 @@ public final class MPinSDK: @unchecked Sendable {
 }
 
 /// Client settings with relative URLs resolved (§3.1): top-level strings starting with `/`
-/// are prefixed with the backend; `wss://`/`ws://` become `https://`/`http://`.
+/// are prefixed with the backend; `wss://`/`ws://` become `https://`/`http://`. `raw` keeps
+/// every member (GetClientParam, the settings cache), `wire` is the typed, leniently read
+/// message the flows use.
 struct ClientSettingsView {
     let raw: JSONValue
+    let wire: ClientSettings
 
-    init(_ json: JSONValue, backend: String) {
-        guard case .object(let members) = json else { raw = .object([]); return }
-        raw = .object(members.map { m in
+    /// nil only if the lenient read refuses the document, which it does not for an object.
+    init?(_ json: JSONValue, backend: String) {
+        raw = Self.resolved(json, backend: backend)
+        guard let wire = WireCoding.lenient(ClientSettings.self, from: raw) else { return nil }
+        self.wire = wire
+    }
+
+    private static func resolved(_ json: JSONValue, backend: String) -> JSONValue {
+        guard case .object(let members) = json else { return .object([]) }
+        return .object(members.map { m in
             guard case .string(let s) = m.value else { return m }
             if s.utf8.first == UInt8(ascii: "/") { return (m.key, .string(backend + s)) }
             // Only strings that can hold a WebSocket URL pay for the (generic, slow) replacing.
@@ -211,8 +228,6 @@ struct ClientSettingsView {
         })
     }
 
-    /// A string field, "" when absent or of another type (the SDK's lenient defaults).
-    func string(_ key: String) -> String { raw[key]?.stringValue ?? "" }
-    func bool(_ key: String, default d: Bool = false) -> Bool { raw[key]?.boolValue ?? d }
-    func int(_ key: String) -> Int { Int(raw[key]?.int64Value ?? 0) }
+    /// Permits are used unless the server says otherwise (§3.1).
+    var usePermits: Bool { wire.usePermits ?? true }
 }

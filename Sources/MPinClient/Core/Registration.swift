@@ -26,18 +26,16 @@ extension MPinSDK {
     private func register(_ user: MPinUser, urlSuffix: String, activateCode: String, userData: String,
                           isNew: Bool) -> MPinStatus {
         guard let settings else { return MPinStatus(.flowError, "no backend is set") }
-        var body: [(key: String, value: JSONValue)] = [("userId", .string(user.id)), ("mobile", .number("1"))]
-        if !user.deviceName.isEmpty { body.append(("deviceName", .string(user.deviceName))) }
-        if !userData.isEmpty { body.append(("userData", .string(userData))) }
-        if !activateCode.isEmpty { body.append(("activateCode", .string(activateCode))) }
-        if !isNew { body.append(("regOTT", .string(user.regOTT))) }
-        let json: JSONValue
-        switch request(.put, settings.string("registerURL") + urlSuffix, json: .object(body), context: .register) {
+        let body = RegisterRequest(userId: user.id, mobile: 1, deviceName: user.deviceName.isEmpty ? nil : user.deviceName,
+                                   userData: userData.isEmpty ? nil : userData,
+                                   activateCode: activateCode.isEmpty ? nil : activateCode, regOTT: isNew ? nil : user.regOTT)
+        let answer: RegisterResponse?
+        switch request(.put, settings.wire.registerURL + urlSuffix, body: body, context: .register) {
         case .failed(let s, _): return s
-        case .ok(let v, _): json = v
+        case .ok(let v, _): answer = WireCoding.lenient(RegisterResponse.self, from: v)
         }
-        let mpinIdHex = Hex.canonical(json["mpinId"]?.stringValue ?? "") ?? ""
-        let regOTT = json["regOTT"]?.stringValue ?? ""
+        let mpinIdHex = Hex.canonical(answer?.mpinId ?? "") ?? ""
+        let regOTT = answer?.regOTT ?? ""
         guard !mpinIdHex.isEmpty, !regOTT.isEmpty, let mpinId = Hex.decode(mpinIdHex), MPinIdentity.parse(mpinId) != nil else {
             return MPinStatus(.responseParseError, "the registration response has no usable mpinId and regOTT")
         }
@@ -48,7 +46,7 @@ extension MPinSDK {
             user.regOTT = regOTT
             user.state = .startedRegistration
         }
-        if json["active"] == .bool(true) { user.state = .activated }
+        if answer?.active == true { user.state = .activated }
         if !previous.isEmpty, previous != mpinIdHex { _ = saveUsers(removingSecretOf: previous) }
         return saveUsers(secretFor: mpinIdHex, secret: .object([("regOTT", .string(regOTT))]))
     }
@@ -59,24 +57,23 @@ extension MPinSDK {
     public func confirmRegistration(_ user: MPinUser, pushMessageIdentifier: String = "") -> MPinStatus {
         if let refusal = check(user, in: [.startedRegistration, .activated]) { return refusal }
         guard let settings else { return MPinStatus(.flowError, "no backend is set") }
-        var url = settings.string("signatureURL") + "/" + user.mpinIdHex + "?regOTT=" + FormEncoding.escape(user.regOTT)
+        var url = settings.wire.signatureURL + "/" + user.mpinIdHex + "?regOTT=" + FormEncoding.escape(user.regOTT)
         if !pushMessageIdentifier.isEmpty { url += "&pmiToken=" + FormEncoding.escape(pushMessageIdentifier) }
-        let first: JSONValue
+        let first: SignatureResponse?
         switch request(.get, url, context: .clientSecret1) {
         case .failed(let s, _): return s
-        case .ok(let v, _): first = v
+        case .ok(let v, _): first = WireCoding.lenient(SignatureResponse.self, from: v)
         }
-        guard let share1 = Hex.decode(first["clientSecretShare"]?.stringValue ?? ""), !share1.isEmpty else {
+        guard let first, let share1 = Hex.decode(first.clientSecretShare), !share1.isEmpty else {
             return MPinStatus(.responseParseError, "the response has no client-secret share")
         }
         // certivoxURL ends with "/"; the params go through verbatim (§3.6).
-        let params = first["params"]?.stringValue ?? ""
-        let second: JSONValue
-        switch request(.get, settings.string("certivoxURL") + "clientSecret?" + params, context: .clientSecret2) {
+        let second: ClientSecretResponse?
+        switch request(.get, settings.wire.certivoxURL + "clientSecret?" + first.params, context: .clientSecret2) {
         case .failed(let s, _): return s
-        case .ok(let v, _): second = v
+        case .ok(let v, _): second = WireCoding.lenient(ClientSecretResponse.self, from: v)
         }
-        guard let share2 = Hex.decode(second["clientSecret"]?.stringValue ?? ""), !share2.isEmpty else {
+        guard let share2 = Hex.decode(second?.clientSecret ?? ""), !share2.isEmpty else {
             return MPinStatus(.responseParseError, "the response has no client secret")
         }
         user.wipeShares()

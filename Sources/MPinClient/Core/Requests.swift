@@ -1,4 +1,5 @@
 import MPinJSON
+import MPinWire
 
 /// Which SDK request a response belongs to: selects the per-request status overrides of
 /// PROTOCOL.md §7.2 on top of the generic mapping of §7.1.
@@ -18,16 +19,29 @@ enum Reply {
 }
 
 extension MPinSDK {
-    /// Sends a request and maps the answer to a status. Only HTTP 200 is success; a 200 body
-    /// must be a JSON object (any Content-Type), as the SDK reads it.
-    func request(_ method: HTTPMethod, _ url: String, json body: JSONValue? = nil,
-                 context: RequestContext = .generic) -> Reply {
+    /// Sends a request whose body is an MPinWire message (or JSON the client forwards as it
+    /// came) and maps the answer to a status; see `send`.
+    func request<Body: Encodable>(_ method: HTTPMethod, _ url: String, body: Body,
+                                  context: RequestContext = .generic) -> Reply {
+        let bytes: [UInt8]
+        do { bytes = try WireCoding.encode(body) } catch {
+            return .failed(MPinStatus(.flowError, "the request to \(Self.redacted(url)) could not be encoded"), httpStatus: 0)
+        }
+        return send(method, url, body: bytes, context: context)
+    }
+
+    /// Sends a request without a body; see `send`.
+    func request(_ method: HTTPMethod, _ url: String, context: RequestContext = .generic) -> Reply {
+        send(method, url, body: nil, context: context)
+    }
+
+    /// Only HTTP 200 is success; a 200 body must be a JSON object (any Content-Type), as the
+    /// SDK reads it. Callers read its fields with `WireCoding.lenient`.
+    private func send(_ method: HTTPMethod, _ url: String, body bytes: [UInt8]?, context: RequestContext) -> Reply {
         if let refusal = checkTrusted(url) { return .failed(refusal, httpStatus: 0) }
         var headers = customHeaders
         if !clientId.isEmpty { headers["X-MIRACL-Client-ID"] = clientId }
-        var bytes: [UInt8]? = nil
-        if let body {
-            bytes = body.serialized
+        if bytes != nil {
             if headers.keys.first(where: { $0.lowercased() == "content-type" }) == nil {
                 headers["Content-Type"] = "application/json; charset=UTF-8"
             }
