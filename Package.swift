@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
-            "MPinClient", "MPinLinux", "MPinJSON", "MPinServer", .product(name: "Logging", package: "swift-log"),
+            "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", .product(name: "Logging", package: "swift-log"),
         ]),
     ]
 )

@@ -46,7 +46,7 @@ public struct Login {
 
     /// Runs the login. `askPIN` is called once, after the local checks pass; it returns nil
     /// when no PIN is available. The PIN buffer is wiped before returning.
-    public func run(unixUser: String, askPIN: () -> [UInt8]?) -> (outcome: Outcome, identity: String) {
+    public func run(unixUser: String, askPIN: () -> SecretBytes?) -> (outcome: Outcome, identity: String) {
         let accounts = AccountMap(storage: platform.nonSecureStorage)
         let account: AccountMap.Account
         do {
@@ -69,8 +69,7 @@ public struct Login {
         case .registered: break
         default: return (.unknownUser, account.identity)
         }
-        guard var pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
-        defer { pin.wipe() }
+        guard let pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
 
         // Client settings kept from an earlier login spare a round trip. A login with them that
         // fails for any reason but the PIN or the identity's state (say the backend moved its
@@ -99,7 +98,7 @@ public struct Login {
     /// StartAuthentication + FinishAuthentication, after setting the backend from `cachedSettings`
     /// or from the backend's clientSettings; `reachedPIN` tells whether FinishAuthentication
     /// (which may have sent the PIN proof) ran.
-    private func authenticate(_ sdk: MPinSDK, _ user: MPinUser, backend: String, pin: [UInt8],
+    private func authenticate(_ sdk: MPinSDK, _ user: MPinUser, backend: String, pin: borrowing SecretBytes,
                               cachedSettings: JSONValue?) -> (outcome: Outcome, reachedPIN: Bool) {
         let backendStatus = cachedSettings.map { sdk.setBackend(backend, cachedSettings: $0) }
             ?? sdk.setBackend(backend, rpsPrefix: config.rpsPrefix)

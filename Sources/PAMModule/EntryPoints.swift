@@ -1,4 +1,5 @@
 import CPAMShim
+import MPinCrypto
 import MPinLinux
 import MPinLogin
 #if canImport(Glibc)
@@ -129,13 +130,12 @@ struct PAMSession {
     }
 
     /// The PIN from PAM_AUTHTOK (try_first_pass/use_first_pass) or from the conversation,
-    /// echo off. The C buffer is wiped and freed here; the caller wipes the returned bytes.
-    func readPIN(prompt: String) -> [UInt8]? {
+    /// echo off, copied straight into a SecretBytes. The conversation's C buffer is wiped and
+    /// freed here; PAM_AUTHTOK belongs to libpam.
+    func readPIN(prompt: String) -> SecretBytes? {
         if options.useFirstPass || options.tryFirstPass {
-            if let token = mpin_pam_authtok(handle) {
-                let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(token).assumingMemoryBound(to: UInt8.self),
-                                                      count: strlen(token)))
-                if !bytes.isEmpty { return bytes }
+            if let token = mpin_pam_authtok(handle), token.pointee != 0 {
+                return SecretBytes(copying: UnsafeRawBufferPointer(start: token, count: strlen(token)))
             }
             if options.useFirstPass { debug("use_first_pass: no PAM_AUTHTOK"); return nil }
         }
@@ -144,8 +144,7 @@ struct PAMSession {
             return nil
         }
         defer { mpin_pam_wipe_free(response) }
-        let count = strlen(response)
-        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(response).assumingMemoryBound(to: UInt8.self), count: count))
+        return SecretBytes(copying: UnsafeRawBufferPointer(start: response, count: strlen(response)))
     }
 
     func accountStatus() -> Int32 {

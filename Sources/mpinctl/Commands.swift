@@ -32,12 +32,10 @@ struct Register: ParsableCommand {
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
         try check(sdk.startRegistration(mpinUser, activateCode: activationCode ?? ""))
         try confirm(sdk, mpinUser)
-        var pin = try global.readPIN("New M-Pin PIN for \(identity): ")
-        defer { pin.wipe() }
+        let pin = try global.readPIN("New M-Pin PIN for \(identity): ")
         if !global.pinStdin {
-            var again = try global.readPIN("Repeat the PIN: ")
-            defer { again.wipe() }
-            guard pin == again else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
+            let again = try global.readPIN("Repeat the PIN: ")
+            guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
         }
         try check(sdk.finishRegistration(mpinUser, pin: pin))
         try accounts.set(.init(identity: identity, backend: config.backend), for: user)
@@ -166,8 +164,7 @@ struct OTP: ParsableCommand {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
         }
         try check(sdk.startAuthentication(u))
-        var pin = try global.readPIN(config.prompt)
-        defer { pin.wipe() }
+        let pin = try global.readPIN(config.prompt)
         let (status, otp) = sdk.finishAuthenticationOTP(u, pin: pin)
         try check(status)
         try check(otp.status)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MPinClient
+import MPinCrypto
 import MPinLinux
 import MPinLogin
 
@@ -71,16 +72,13 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
-    func readPIN(_ prompt: String) throws -> [UInt8] {
-        if pinStdin {
-            // Bytes, not a String, so that the caller can wipe every copy.
-            let pin = Terminal.readLine(fd: STDIN_FILENO)
-            guard !pin.isEmpty else {
-                throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no PIN on standard input")
-            }
-            return pin
+    func readPIN(_ prompt: String) throws -> SecretBytes {
+        // Bytes, not a String, taken into a SecretBytes that wipes them.
+        var pin = pinStdin ? Terminal.readLine(fd: STDIN_FILENO) : try Terminal.readSecret(prompt)
+        if pinStdin, pin.isEmpty {
+            throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no PIN on standard input")
         }
-        return try Terminal.readSecret(prompt)
+        return SecretBytes(taking: &pin)
     }
 }
 

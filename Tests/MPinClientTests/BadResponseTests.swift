@@ -109,8 +109,8 @@ final class BadResponseTests: XCTestCase {
         let user = s.makeNewUser(id: "alice")
         XCTAssertEqual(s.startRegistration(user).code, .ok)
         XCTAssertEqual(s.confirmRegistration(user).code, .ok)
-        XCTAssertEqual(s.finishRegistration(user, pin: []).code, .pinInputCanceled)
-        XCTAssertEqual(s.finishRegistration(user, pin: Array("1234".utf8)).code, .cryptoError)
+        XCTAssertEqual(s.finishRegistration(user, pin: SecretBytes()).code, .pinInputCanceled)
+        XCTAssertEqual(s.finishRegistration(user, pin: SecretBytes(copying: "1234".utf8)).code, .cryptoError)
         XCTAssertEqual(user.state, .activated, "state unchanged on failure")
     }
 }

@@ -1,4 +1,5 @@
 import MPinClient
+import MPinCrypto
 import MPinJSON
 import XCTest
 
@@ -28,7 +29,7 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(t.remaining.map { "\($0.method) \($0.url)" }, [], "recorded requests not made", file: file, line: line)
     }
 
-    private func pin(_ s: String) -> [UInt8] { Array(s.utf8) }
+    private func pin(_ s: String) -> SecretBytes { SecretBytes(copying: s.utf8) }
 
     /// Init with a backend, then register a user with PIN 1234.
     private func registered(_ sdk: MPinSDK, _ id: String = "testUser") throws -> MPinUser {
@@ -180,7 +181,7 @@ final class ReplayTests: XCTestCase {
         for exchange in rest where exchange.url.hasSuffix("/rps/pass1") {
             let an = exchange.context.split(separator: "@")[0].split(separator: "-").last.map(String.init) ?? ""
             let pinText = exchange.context.split(separator: "-")[1]
-            let status = sdk.finishAuthenticationAN(user, pin: Array(pinText.utf8), accessNumber: an)
+            let status = sdk.finishAuthenticationAN(user, pin: SecretBytes(copying: pinText.utf8), accessNumber: an)
             let final = rest.last { $0.context == exchange.context && !$0.url.hasSuffix("pass1") && !$0.url.hasSuffix("pass2") }
             let expected: [Int: MPinStatus.Code] = [200: .ok, 401: .incorrectPIN, 412: .incorrectAccessNumber]
             let code = try XCTUnwrap(final.flatMap { expected[$0.status] }, "unexpected recorded answer \(String(describing: final?.status))")

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MPinClient
+import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinServer
@@ -47,7 +48,7 @@ final class ClientServerTests: XCTestCase {
             let user = sdk.makeNewUser(id: id, deviceName: "e2e")
             codes.append(sdk.startRegistration(user).code)
             codes.append(sdk.confirmRegistration(user).code)
-            codes.append(sdk.finishRegistration(user, pin: Array("1234".utf8)).code)
+            codes.append(sdk.finishRegistration(user, pin: SecretBytes(copying: "1234".utf8)).code)
             return (sdk, user, codes)
         }
     }
@@ -60,7 +61,7 @@ final class ClientServerTests: XCTestCase {
             var r: [MPinStatus.Code] = []
             for p in ["1234", "1111", "1234", "2222", "3333", "4444"] {
                 r.append(sdk.startAuthentication(user).code)
-                r.append(sdk.finishAuthentication(user, pin: Array(p.utf8)).status.code)
+                r.append(sdk.finishAuthentication(user, pin: SecretBytes(copying: p.utf8)).status.code)
             }
             return r
         }
@@ -83,7 +84,7 @@ final class ClientServerTests: XCTestCase {
         XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
         let (start, status, otp) = await blocking { () -> (MPinStatus.Code, MPinStatus.Code, MPinOTP) in
             let s = sdk.startAuthentication(user).code
-            let (status, otp) = sdk.finishAuthenticationOTP(user, pin: Array("1234".utf8))
+            let (status, otp) = sdk.finishAuthenticationOTP(user, pin: SecretBytes(copying: "1234".utf8))
             return (s, status.code, otp)
         }
         XCTAssertEqual(start, .ok)
@@ -124,7 +125,7 @@ final class ClientServerTests: XCTestCase {
         }
         let mobile: (MPinStatus.Code, MPinStatus.Code, Bool, Bool) = await blocking {
             let s = sdk.startAuthentication(user).code
-            let f = sdk.finishAuthenticationAN(user, pin: Array("1234".utf8), accessNumber: accessNumber).code
+            let f = sdk.finishAuthenticationAN(user, pin: SecretBytes(copying: "1234".utf8), accessNumber: accessNumber).code
             let can = sdk.canLogout(user)
             return (s, f, can, can && sdk.logout(user))
         }
@@ -138,7 +139,7 @@ final class ClientServerTests: XCTestCase {
         // A wrong access number: pass 2 still answers 200; the final step says 412.
         let wrong: MPinStatus.Code = await blocking {
             _ = sdk.startAuthentication(user)
-            return sdk.finishAuthenticationAN(user, pin: Array("1234".utf8), accessNumber: "1234567").code
+            return sdk.finishAuthenticationAN(user, pin: SecretBytes(copying: "1234".utf8), accessNumber: "1234567").code
         }
         XCTAssertEqual(wrong, .incorrectAccessNumber)
     }
@@ -161,7 +162,7 @@ extension ClientServerTests {
             let sdk = MPinSDK(context: context)
             _ = sdk.initialize(config: ["backend": backend])
             guard let user = sdk.listUsers().1.first else { return [] }
-            return [sdk.startAuthentication(user).code, sdk.finishAuthentication(user, pin: Array(pin.utf8)).status.code]
+            return [sdk.startAuthentication(user).code, sdk.finishAuthentication(user, pin: SecretBytes(copying: pin.utf8)).status.code]
         }
         let run: @Sendable () -> [MPinStatus.Code] = { login("1234") }
         let cached = { () throws -> [String] in

@@ -123,13 +123,13 @@ extension MPinSDK {
 
     /// `FinishAuthentication(user, pin)`: pass 1, pass 2 and the final step at `authenticateURL`.
     /// Returns the relying party's response text on success.
-    public func finishAuthentication(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, authResultData: String) {
+    public func finishAuthentication(_ user: MPinUser, pin: borrowing SecretBytes) -> (status: MPinStatus, authResultData: String) {
         let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
         return (r.status, r.status.isOK ? r.result.serializedString : "")
     }
 
     /// `FinishAuthenticationOTP(user, pin)`: as FinishAuthentication, asking the server for an OTP.
-    public func finishAuthenticationOTP(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, otp: MPinOTP) {
+    public func finishAuthenticationOTP(_ user: MPinUser, pin: borrowing SecretBytes) -> (status: MPinStatus, otp: MPinOTP) {
         let r = authenticate(user, pin: pin, otp: true, accessNumber: "")
         var otp = MPinOTP()
         guard r.status.isOK else { return (r.status, otp) }
@@ -153,7 +153,7 @@ extension MPinSDK {
 
     /// `FinishAuthenticationAN(user, pin, accessNumber)`: logs a browser session in; the final
     /// step goes to the RPS `mobileAuthenticateURL`, whose logout data is kept for `logout`.
-    public func finishAuthenticationAN(_ user: MPinUser, pin: [UInt8], accessNumber: String) -> MPinStatus {
+    public func finishAuthenticationAN(_ user: MPinUser, pin: borrowing SecretBytes, accessNumber: String) -> MPinStatus {
         let r = authenticate(user, pin: pin, otp: false, accessNumber: accessNumber)
         // logoutData is opaque to the client (§5.6): it is kept and posted back as it came.
         if r.status.isOK, user.logoutURL.isEmpty,
@@ -165,7 +165,7 @@ extension MPinSDK {
     }
 
     /// `FinishAuthenticationMFA(user, pin)`: returns the authorization code (`code`).
-    public func finishAuthenticationMFA(_ user: MPinUser, pin: [UInt8]) -> (status: MPinStatus, authzCode: String) {
+    public func finishAuthenticationMFA(_ user: MPinUser, pin: borrowing SecretBytes) -> (status: MPinStatus, authzCode: String) {
         let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
         return (r.status, WireCoding.lenient(AuthorizationCodeResponse.self, from: r.result)?.code ?? "")
     }
@@ -184,14 +184,14 @@ extension MPinSDK {
 
     /// The two passes and the final step. `pass2` is the server's pass-2 answer, `result` the
     /// final step's JSON.
-    private func authenticate(_ user: MPinUser, pin: [UInt8], otp: Bool, accessNumber: String)
+    private func authenticate(_ user: MPinUser, pin: borrowing SecretBytes, otp: Bool, accessNumber: String)
         -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
         let r = passes(user, pin: pin, otp: otp, accessNumber: accessNumber)
         if r.status.code != .flowError, r.status.code != .pinInputCanceled { settlePermitCache(user, status: r.status) }
         return r
     }
 
-    private func passes(_ user: MPinUser, pin: [UInt8], otp: Bool, accessNumber: String)
+    private func passes(_ user: MPinUser, pin: borrowing SecretBytes, otp: Bool, accessNumber: String)
         -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
         let empty = JSONValue.object([])
         if let refusal = check(user, in: [.registered]) { return (refusal, empty, empty) }
@@ -202,25 +202,26 @@ extension MPinSDK {
             return (MPinStatus(.flowError, "no time permit: call startAuthentication first"), empty, empty)
         }
 
-        // Pass 1. Every secret (token, x, SEC, the combined permit) is wiped on the way out.
-        var token: [UInt8] = [], x: [UInt8] = [], sec: [UInt8] = [], permit: [UInt8] = []
-        defer { token.wipe(); x.wipe(); sec.wipe(); permit.wipe() }
-        let u: [UInt8], ut: [UInt8]?
+        // Pass 1. The secrets (token, x, SEC) are SecretBytes and wipe themselves.
+        let token: SecretBytes
         do {
             token = try storedToken(user)
         } catch let status {
             return (status, empty, empty)
         }
+        let x: SecretBytes
+        do { x = try MPin.secretScalar() } catch {
+            return (MPinStatus(.cryptoError, "could not draw a random scalar: \(error)"), empty, empty)
+        }
+        let pass1: MPin.Pass1
         do {
-            x = try SystemRandom.scalar()
-            if usePermits { permit = try MPin.recombineG1(user.timePermitShare1, user.timePermitShare2) }
+            let permit = usePermits ? try MPin.recombineG1(user.timePermitShare1, user.timePermitShare2) : nil
             let date = usePermits ? user.timePermitDate : 0
-            let pass1 = try MPin.client1(date: date, mpinID: mpinId, x: x, pin: MPin.sdkPINValue(pin), token: token,
-                                         timePermit: usePermits ? permit : nil)
-            (u, ut, sec) = (pass1.u, pass1.ut, pass1.sec)
+            pass1 = try MPin.client1(date: date, mpinID: mpinId, x: x, pin: pin, token: token, timePermit: permit)
         } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 1: \(error)"), empty, empty)
         }
+        let (u, ut) = (pass1.u, pass1.ut)
         let authServer = settings.wire.mpinAuthServerURL
         let body1 = Pass1Request(mpinId: user.mpinIdHex, ut: ut.map(Hex.encode) ?? "", u: Hex.encode(u))
         let y: [UInt8]
@@ -236,7 +237,7 @@ extension MPinSDK {
 
         // Pass 2: the server always answers 200; the verdict comes with the final step.
         let v: [UInt8]
-        do { v = try MPin.client2(x: x, y: y, sec: sec) } catch {
+        do { v = try MPin.client2(x: x, y: y, sec: pass1.sec) } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 2: \(error)"), empty, empty)
         }
         let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: accessNumber.isEmpty ? "0" : accessNumber, otp: otp)

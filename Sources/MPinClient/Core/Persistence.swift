@@ -104,12 +104,12 @@ extension MPinSDK {
     }
 
     /// The stored token of a registered user.
-    func storedToken(_ user: MPinUser) throws(MPinStatus) -> [UInt8] {
+    func storedToken(_ user: MPinUser) throws(MPinStatus) -> SecretBytes {
         let doc = try readDocument(context_.secureStorage, Self.secretsDocument)
-        guard let hex = doc[user.mpinIdHex]?["token"]?.stringValue, let token = Hex.decode(hex) else {
+        guard let hex = doc[user.mpinIdHex]?["token"]?.stringValue, var token = Hex.decode(hex) else {
             throw MPinStatus(.cryptoError, "no token is stored for \(user.key)")
         }
-        return token
+        return SecretBytes(taking: &token)
     }
 }
 

@@ -64,7 +64,7 @@ extension MPinSDK {
         case .failed(let s, _): return s
         case .ok(let v, _): first = WireCoding.lenient(SignatureResponse.self, from: v)
         }
-        guard let first, let share1 = Hex.decode(first.clientSecretShare), !share1.isEmpty else {
+        guard let first, var share1 = Hex.decode(first.clientSecretShare), !share1.isEmpty else {
             return MPinStatus(.responseParseError, "the response has no client-secret share")
         }
         // certivoxURL ends with "/"; the params go through verbatim (§3.6).
@@ -73,39 +73,34 @@ extension MPinSDK {
         case .failed(let s, _): return s
         case .ok(let v, _): second = WireCoding.lenient(ClientSecretResponse.self, from: v)
         }
-        guard let share2 = Hex.decode(second?.clientSecret ?? ""), !share2.isEmpty else {
+        guard var share2 = Hex.decode(second?.clientSecret ?? ""), !share2.isEmpty else {
+            share1.wipe()
             return MPinStatus(.responseParseError, "the response has no client secret")
         }
-        user.wipeShares()
-        user.clientSecretShare1 = share1
-        user.clientSecretShare2 = share2
+        user.clientSecretShare1 = SecretBytes(taking: &share1)
+        user.clientSecretShare2 = SecretBytes(taking: &share2)
         return .ok
     }
 
     /// `FinishRegistration(user, pin)`: adds the shares, folds the PIN out (the SDK's string
-    /// hash, §4.6) and stores the token; the user becomes REGISTERED. The caller should wipe
-    /// `pin` afterwards; no copy of it is kept.
-    public func finishRegistration(_ user: MPinUser, pin: [UInt8]) -> MPinStatus {
+    /// hash, §4.6) and stores the token; the user becomes REGISTERED. No copy of the PIN is kept.
+    public func finishRegistration(_ user: MPinUser, pin: borrowing SecretBytes) -> MPinStatus {
         if let refusal = check(user, in: [.startedRegistration, .activated]) { return refusal }
         guard !user.clientSecretShare1.isEmpty, !user.clientSecretShare2.isEmpty, let mpinId = user.mpinId else {
             return MPinStatus(.flowError, "the identity is not verified: call confirmRegistration first")
         }
         guard !pin.isEmpty else { return MPinStatus(.pinInputCanceled) }
-        var clientSecret: [UInt8] = []
-        var token: [UInt8] = []
-        defer {
-            clientSecret.wipe()
-            token.wipe()
-        }
+        let tokenHex: String
         do {
-            clientSecret = try MPin.recombineG1(user.clientSecretShare1, user.clientSecretShare2)
-            token = try MPin.extractPIN(mpinID: mpinId, pin: MPin.sdkPINValue(pin), clientSecret: clientSecret)
+            let clientSecret = try MPin.recombineClientSecret(user.clientSecretShare1, user.clientSecretShare2)
+            let token = try MPin.extractPIN(mpinID: mpinId, pin: pin, clientSecret: clientSecret)
+            tokenHex = token.withUnsafeBytes { Hex.encode($0) }
         } catch {
             return MPinStatus(.cryptoError, "the client-secret shares are invalid: \(error)")
         }
         let previous = user.state
         user.state = .registered
-        let status = saveUsers(secretFor: user.mpinIdHex, secret: .object([("token", .string(Hex.encode(token)))]))
+        let status = saveUsers(secretFor: user.mpinIdHex, secret: .object([("token", .string(tokenHex))]))
         guard status.isOK else { user.state = previous; return status }
         user.regOTT = ""
         user.wipeShares()

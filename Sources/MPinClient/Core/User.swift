@@ -18,8 +18,8 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     public internal(set) var backendKey = ""
 
     var regOTT = ""
-    var clientSecretShare1: [UInt8] = []
-    var clientSecretShare2: [UInt8] = []
+    var clientSecretShare1 = SecretBytes()
+    var clientSecretShare2 = SecretBytes()
     var timePermitShare1: [UInt8] = []
     var timePermitShare2: [UInt8] = []
     var timePermitDate: Int32 = 0
@@ -43,11 +43,10 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
 
     public var description: String { "\(id) [\(state.rawValue)]" }
 
+    /// Replacing a share wipes the old one (SecretBytes).
     func wipeShares() {
-        clientSecretShare1.wipe()
-        clientSecretShare2.wipe()
-        clientSecretShare1 = []
-        clientSecretShare2 = []
+        clientSecretShare1 = SecretBytes()
+        clientSecretShare2 = SecretBytes()
     }
 
     func wipePermits() {
