@@ -1,5 +1,6 @@
 import MPinClient
 import MPinJSON
+import MPinTestSupport
 import XCTest
 
 /// Runs the recorded flows of the original SDK's unit tests against the recorded server

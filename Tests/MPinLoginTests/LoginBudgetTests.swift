@@ -1,0 +1,40 @@
+import MPinClient
+@testable import MPinLogin
+import MPinTestSupport
+import XCTest
+
+/// The login's time budget (`timeout`) holds whatever the backend does: every request gets at
+/// most what is left of it, and a backend that does not answer ends the login, typed as
+/// unavailable, when the budget is spent, not when the backend gives up.
+final class LoginBudgetTests: XCTestCase {
+    /// A backend that would take 30 s to answer the time-permit request: the login of budget
+    /// 1 s ends unavailable (timed out) about 1 s after it started, and sends nothing after.
+    func testSlowBackendEndsTheLoginWithinItsBudget() throws {
+        let h = try LoginHarness(timeout: 1)
+        try h.register()
+        h.backend.inject(.latency(.seconds(30)), at: .timePermit)
+        let run = h.login(pin: "1234")
+        guard case .unavailable(let why) = run.outcome else { return XCTFail("\(run.outcome)") }
+        XCTAssertTrue(why.contains("timed out"), why)
+        XCTAssertEqual(run.routes, [.clientSettings, .timePermit], "nothing is sent once the budget is spent")
+        // Generous slack for a loaded machine; without the budget the login would last 30 s.
+        XCTAssertLessThan(run.elapsed, .seconds(3), "the login overran its 1 s budget")
+        for (route, request) in h.backend.log {
+            let timeout = try XCTUnwrap(request.timeout, "\(String(describing: route)) was sent without a timeout")
+            XCTAssertLessThanOrEqual(timeout, .seconds(1), "\(String(describing: route))")
+        }
+    }
+
+    /// The budget covers the whole login, not each request: two requests of 0.7 s each do not
+    /// both fit in 1 s, though each alone would.
+    func testBudgetCoversTheWholeLogin() throws {
+        let h = try LoginHarness(timeout: 1)
+        try h.register()
+        h.backend.inject(.latency(.milliseconds(700)), at: .clientSettings)
+        h.backend.inject(.latency(.milliseconds(700)), at: .timePermit)
+        let run = h.login(pin: "1234")
+        guard case .unavailable = run.outcome else { return XCTFail("\(run.outcome)") }
+        XCTAssertEqual(run.routes.filter { $0 == .pass1 }.count, 0)
+        XCTAssertLessThan(run.elapsed, .seconds(3))
+    }
+}
