@@ -4,13 +4,6 @@ import MPinLinux
 import MPinTestSupport
 import XCTest
 
-/// Makes a fresh private directory under /tmp (mode 0700, owned by this process's uid).
-func makePrivateDirectory() throws -> String {
-    var template = Array("/tmp/mpin-store-XXXXXX".utf8CString)
-    guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    return String(cString: created)
-}
-
 /// Runs `body` and returns the StorageError it throws, failing the test otherwise.
 func storageError<T>(_ body: () throws -> T, file: StaticString = #filePath, line: UInt = #line) -> StorageError? {
     do {

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import MPinClient
-import MPinLinux
 @testable import MPinLogin
 import MPinTestSupport
 import XCTest
@@ -72,12 +71,8 @@ final class AccountMapTests: XCTestCase {
     }
 
     func testLoginOverMapFiles() throws {
-        let directory = try makeStoreDirectory()
-        defer { removeStoreDirectory(directory) }
-        let files = FileStorage(directory: directory, options: .init(requiredOwner: geteuid()))
-        let h = try LoginHarness(plain: files)
-        try h.register()
-        XCTAssertEqual(h.login(pin: "1234").outcome, .success)
+        let (h, directory) = try LoginHarness.overFiles()
+        defer { LoginHarness.removeFiles(directory) }
         let path = directory + "/" + AccountMap.document
 
         XCTAssertEqual(chmod(path, 0o644), 0)

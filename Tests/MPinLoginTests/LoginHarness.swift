@@ -1,5 +1,7 @@
+import Foundation
 import MPinClient
 import MPinJSON
+import MPinLinux
 @testable import MPinLogin
 import MPinTestSupport
 import XCTest
@@ -29,6 +31,19 @@ final class LoginHarness {
         config.backend = backendOrigin
         config.timeout = timeout
     }
+
+    /// A harness whose non-secure store is a FileStorage in a fresh private directory (removed
+    /// by `removeFiles`), with alice registered and one successful login done, so that the
+    /// account map and the kept settings are files.
+    static func overFiles(file: StaticString = #filePath, line: UInt = #line) throws -> (LoginHarness, directory: String) {
+        let directory = try makePrivateDirectory()
+        let h = try LoginHarness(plain: FileStorage(directory: directory, options: .init(requiredOwner: geteuid())))
+        try h.register(file: file, line: line)
+        XCTAssertEqual(h.login(pin: "1234").outcome, .success, file: file, line: line)
+        return (h, directory)
+    }
+
+    static func removeFiles(_ directory: String) { try? FileManager.default.removeItem(atPath: directory) }
 
     var platform: TestContext { TestContext(transport: backend, secureStorage: secure, nonSecureStorage: plain) }
 

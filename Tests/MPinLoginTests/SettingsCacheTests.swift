@@ -3,7 +3,6 @@ import Glibc
 #endif
 import MPinClient
 import MPinJSON
-import MPinLinux
 @testable import MPinLogin
 import MPinTestSupport
 import XCTest
@@ -67,12 +66,8 @@ final class SettingsCacheTests: XCTestCase {
     /// Through Login, on real files: a damaged settings file and an expired one are both
     /// replaced by fresh settings, and the login succeeds.
     func testLoginReplacesDamagedAndExpiredFiles() throws {
-        let directory = try makeStoreDirectory()
-        defer { removeStoreDirectory(directory) }
-        let files = FileStorage(directory: directory, options: .init(requiredOwner: geteuid()))
-        let h = try LoginHarness(plain: files)
-        try h.register()
-        XCTAssertEqual(h.login(pin: "1234").outcome, .success)
+        let (h, directory) = try LoginHarness.overFiles()
+        defer { LoginHarness.removeFiles(directory) }
         let path = directory + "/" + h.cache.name
         XCTAssertNotNil(h.cache.read())
 
@@ -95,24 +90,6 @@ final class SettingsCacheTests: XCTestCase {
         XCTAssertEqual(missing.outcome, .success)
         XCTAssertEqual(missing.routes.first, .clientSettings)
     }
-}
-
-/// A fresh private directory for a FileStorage owned by this process's user.
-func makeStoreDirectory() throws -> String {
-    var template = Array("/tmp/mpin-login-XXXXXX".utf8CString)
-    guard let created = mkdtemp(&template) else { throw StorageError(path: "/tmp", reason: .systemError(operation: "mkdtemp", errno: errno)) }
-    return String(cString: created)
-}
-
-/// Removes a directory made by makeStoreDirectory and the files in it.
-func removeStoreDirectory(_ directory: String) {
-    guard let dir = opendir(directory) else { return }
-    while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name != "." && name != ".." { unlink(directory + "/" + name) }
-    }
-    closedir(dir)
-    rmdir(directory)
 }
 
 /// Replaces a file's bytes behind the store's back (mode 0600, as the store keeps it).
