@@ -123,10 +123,10 @@ public struct Login {
             ?? sdk.setBackend(backend, rpsPrefix: config.rpsPrefix)
         guard backendStatus.isOK else { return (Self.outcome(backendStatus), false) }
         tracer?.settings = sdk.clientSettingsDocument
-        tracer?.resetPermitCount()
+        tracer?.markSteps()
         let start = sdk.startAuthentication(user)
         guard start.isOK else { return (Self.outcome(start), false) }
-        if let tracer, tracer.secondShareRequests == 0 { trace?(.permitShareFromDevice) }
+        if tracer?.secondShareFromDevice == true { trace?(.permitShareFromDevice) }
         let finish = sdk.finishAuthentication(user, pin: pin).status
         if finish.code == .incorrectPIN, user.state == .blocked { return (.blocked, true) }
         return (Self.outcome(finish), true)

@@ -76,19 +76,26 @@ final class TracingTransport: HTTPTransport, @unchecked Sendable {
     let emit: (LoginEvent) -> Void
     /// The client settings in use (relative URLs resolved), once the backend is set.
     var settings: JSONValue?
-    /// Requests for the second time-permit share since the last `resetPermitCount`.
-    private(set) var secondShareRequests = 0
+    /// The steps requested since the last `markSteps`.
+    private(set) var stepsSinceMark: [LoginStep] = []
 
     init(base: any HTTPTransport, emit: @escaping (LoginEvent) -> Void) {
         self.base = base
         self.emit = emit
     }
 
-    func resetPermitCount() { secondShareRequests = 0 }
+    func markSteps() { stepsSinceMark = [] }
+
+    /// Whether the steps since the mark fetched the RPS's time-permit share but asked nobody
+    /// for the second one: StartAuthentication took it from the device's cache.
+    var secondShareFromDevice: Bool {
+        stepsSinceMark.contains(.timePermit) && !stepsSinceMark.contains(.dtaTimePermit)
+            && !stepsSinceMark.contains(.permitStore)
+    }
 
     func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let step = self.step(of: request.url)
-        if step == .dtaTimePermit || step == .permitStore { secondShareRequests += 1 }
+        stepsSinceMark.append(step)
         let origin = URLHost.of(request.url)
         let started = ContinuousClock.now
         do {

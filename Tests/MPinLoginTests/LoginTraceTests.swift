@@ -109,4 +109,38 @@ final class LoginTraceTests: XCTestCase {
         }
         XCTAssertTrue(events.contains(.account(identity: "alice@example.org", origin: "http://mpin.test")))
     }
+
+    /// Requests are named from the client settings in use, whatever they call their endpoints;
+    /// only a fetched RPS share without a second-share request counts as the device's cache.
+    func testStepsAreNamedFromTheSettings() {
+        let sent = RecordingTransport(base: ScriptedTransport { _ in HTTPResponse(status: 200) })
+        var events: [LoginEvent] = []
+        let tracer = TracingTransport(base: sent) { events.append($0) }
+        let base = "https://u:p@mfa.test"
+        XCTAssertEqual(tracer.step(of: base + "/rps/clientSettings"), .clientSettings)
+        XCTAssertEqual(tracer.step(of: base + "/rps/pass1"), .other, "nothing but the settings before they are known")
+        tracer.settings = .object([
+            ("mpinAuthServerURL", .string(base + "/auth")), ("authenticateURL", .string(base + "/done")),
+            ("timePermitsURL", .string(base + "/permits")), ("timePermitsStorageURL", .string("https://store.test/b")),
+            ("certivoxURL", .string("https://dta.test/v3/")),
+        ])
+        let cases: [(String, LoginStep)] = [
+            (base + "/auth/pass1", .pass1), (base + "/auth/pass2", .pass2), (base + "/done", .authenticate),
+            (base + "/permits/7b22", .timePermit), ("https://store.test/b/app/20000/ab", .permitStore),
+            ("https://dta.test/v3/timePermit?hash_mpin_id=ab", .dtaTimePermit), (base + "/auth/pass3", .other),
+            (base + "/permits", .other), ("https://dta.test/v3/clientSecret?x", .other),
+        ]
+        for (url, step) in cases { XCTAssertEqual(tracer.step(of: url), step, url) }
+
+        for (urls, fromDevice) in [([base + "/permits/1"], true), ([], false),
+                                   ([base + "/permits/1", "https://dta.test/v3/timePermit?a=b"], false),
+                                   ([base + "/permits/1", "https://store.test/b/x"], false)] {
+            tracer.markSteps()
+            for url in urls { _ = try? tracer.send(HTTPRequest(method: .get, url: url)) }
+            XCTAssertEqual(tracer.secondShareFromDevice, fromDevice, "\(urls)")
+        }
+        XCTAssertEqual(events.count, 5)
+        XCTAssertEqual(events.first?.description.hasPrefix("time permit (RPS share): HTTP 200 from https://mfa.test in "), true,
+                       "\(String(describing: events.first))")
+    }
 }
