@@ -108,7 +108,9 @@ final class TracingTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    /// The step a URL belongs to, by the client settings' endpoints (PROTOCOL.md §4–§6).
+    /// The step a URL belongs to, by the client settings' endpoints, as the core builds its
+    /// requests: `mpinAuthServerURL` + `/pass1` and `/pass2`, `authenticateURL`,
+    /// `timePermitsURL/<mpinId>`, `timePermitsStorageURL/...` and `certivoxURL` + `timePermit?...`.
     func step(of url: String) -> LoginStep {
         if case .success(let parts) = URLOrigin.parse(url), parts.path.hasSuffix("/clientSettings") { return .clientSettings }
         guard let settings else { return .other }

@@ -14,9 +14,10 @@ import Synchronization
 ///
 /// It issues identities (registration through the SDK works against it), both halves of the
 /// client secret and of each day's time permit from two master-secret shares, and checks pass 2
-/// with those shares: V + s·(UT + y·HTID) must be the point at infinity, which is what the
-/// server's pairing check e(Q, V)·e(sQ, UT + y·HTID) = 1 establishes for a verifier that holds
-/// only sQ (CRYPTO.md §7), at the cost of two scalar multiplications instead of a pairing.
+/// with those shares: V + s·(UT + y·HTID) must be the point at infinity. The real server's
+/// check e(Q, V)·e(sQ, UT + y·HTID) = 1 (MPin.server2) is the same statement for a verifier
+/// that holds only sQ, since e(Q, ·) is injective on G1; holding s, the double pays two scalar
+/// multiplications instead of a pairing.
 ///
 /// Tests steer it like a misbehaving network or a reconfigured server: `inject` a status, a
 /// transport error or latency per route, `moveEndpoints` so that kept client settings go
