@@ -101,7 +101,7 @@ let package = Package(
         // `make demo`: the protocol end to end in one process.
         .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),
         // Test helper: one process hammering a FileStorage (concurrency and kill tests).
-        .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux"]),
+        .executableTarget(name: "mpin-storage-stress", dependencies: ["MPinLinux", "MPinTestSupport"]),
         // Test helper: the transport used before and after fork() (sshd forks its PAM children).
         .executableTarget(name: "mpin-fork-check", dependencies: ["MPinLinux", "MPinClient", "CCurlShim"]),
 
@@ -113,14 +113,19 @@ let package = Package(
         .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
-        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
+        // The platform test doubles (in-memory storage, scripted, recorded and M-Pin backend
+        // transports, the storage stress values), for test targets and test-helper executables only.
+        .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
+                path: "Tests/MPinTestSupport"),
+        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinTestSupport"]),
         .testTarget(name: "MPinLinuxTests",
-                    dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),
-        .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
+                    dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
+        .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
         .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
-            "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", .product(name: "Logging", package: "swift-log"),
+            "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",
+            .product(name: "Logging", package: "swift-log"),
         ]),
     ]
 )

@@ -11,7 +11,7 @@ public struct AccountMap {
         public init(identity: String, backend: String) { self.identity = identity; self.backend = backend }
     }
 
-    static let document = "accounts"
+    public static let document = "accounts"
     let storage: any Storage
 
     public init(storage: any Storage) { self.storage = storage }

@@ -38,38 +38,49 @@ public struct Login {
 
     public let config: LoginConfig
     public let platform: any PlatformContext
+    /// Receives every step of `run` (see LoginEvent: never a secret). The PAM module's `debug`
+    /// option logs them.
+    public var trace: ((LoginEvent) -> Void)?
 
-    public init(config: LoginConfig, platform: any PlatformContext) {
+    public init(config: LoginConfig, platform: any PlatformContext, trace: ((LoginEvent) -> Void)? = nil) {
         self.config = config
         self.platform = platform
+        self.trace = trace
     }
 
     /// Runs the login. `askPIN` is called once, after the local checks pass; it returns nil
     /// when no PIN is available. The PIN buffer is wiped before returning.
     public func run(unixUser: String, askPIN: () -> SecretBytes?) -> (outcome: Outcome, identity: String) {
+        let started = ContinuousClock.now
+        func finish(_ outcome: Outcome, _ identity: String) -> (outcome: Outcome, identity: String) {
+            trace?(.outcome(outcome, duration: .now - started))
+            return (outcome, identity)
+        }
         let accounts = AccountMap(storage: platform.nonSecureStorage)
         let account: AccountMap.Account
         do {
-            guard let a = try accounts.account(for: unixUser) else { return (.unknownUser, "") }
+            guard let a = try accounts.account(for: unixUser) else { return finish(.unknownUser, "") }
             account = a
         } catch {
-            return (.failed(error.description), "")
+            return finish(.failed(error.description), "")
         }
+        trace?(.account(identity: account.identity, origin: URLHost.of(account.backend)))
         let deadline = ContinuousClock.now + .milliseconds(Int64(config.timeout * 1000))
-        let bounded = BoundedPlatform(base: platform, deadline: deadline)
-        let sdk = MPinSDK(context: bounded)
+        let bounded = BoundedTransport(base: platform.transport, deadline: deadline)
+        let tracer = trace.map { TracingTransport(base: bounded, emit: $0) }
+        let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: tracer ?? bounded))
         for d in config.trustedDomains { sdk.addTrustedDomain(d) }
         let initStatus = sdk.initialize()
-        guard initStatus.isOK else { return (Self.outcome(initStatus), account.identity) }
+        guard initStatus.isOK else { return finish(Self.outcome(initStatus), account.identity) }
         guard let user = sdk.listUsers(backend: account.backend).1.first(where: { $0.id == account.identity }) else {
-            return (.unknownUser, account.identity)
+            return finish(.unknownUser, account.identity)
         }
         switch user.state {
-        case .blocked: return (.blocked, account.identity)
+        case .blocked: return finish(.blocked, account.identity)
         case .registered: break
-        default: return (.unknownUser, account.identity)
+        default: return finish(.unknownUser, account.identity)
         }
-        guard let pin = askPIN(), !pin.isEmpty else { return (.pinCanceled, account.identity) }
+        guard let pin = askPIN(), !pin.isEmpty else { return finish(.pinCanceled, account.identity) }
 
         // Client settings kept from an earlier login spare a round trip. A login with them that
         // fails for any reason but the PIN or the identity's state (say the backend moved its
@@ -77,34 +88,44 @@ public struct Login {
         // FinishAuthentication: pass 2 carries the PIN proof, and sending it twice could count
         // one wrong PIN twice.
         let cache = SettingsCache(storage: platform.nonSecureStorage, backend: account.backend, rpsPrefix: config.rpsPrefix)
-        if let cached = cache.read() {
-            let (outcome, reachedPIN) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: cached)
+        let cached = cache.read()
+        trace?(.settingsCache(hit: cached != nil))
+        if let cached {
+            let (outcome, reachedPIN) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: cached,
+                                                     tracer: tracer)
             switch outcome {
-            case .success, .wrongPIN, .blocked, .revoked: return (outcome, account.identity)
+            case .success, .wrongPIN, .blocked, .revoked: return finish(outcome, account.identity)
             default:
                 cache.delete()
-                if reachedPIN { return (outcome, account.identity) }
+                trace?(.settingsDropped(retrying: !reachedPIN))
+                if reachedPIN { return finish(outcome, account.identity) }
             }
         }
-        let (outcome, _) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: nil)
+        let (outcome, _) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: nil, tracer: tracer)
         switch outcome {
         case .success, .wrongPIN, .blocked, .revoked:
-            if let settings = sdk.clientSettingsDocument { cache.write(settings) }
+            if let settings = sdk.clientSettingsDocument {
+                cache.write(settings)
+                trace?(.settingsKept)
+            }
         default: break
         }
-        return (outcome, account.identity)
+        return finish(outcome, account.identity)
     }
 
     /// StartAuthentication + FinishAuthentication, after setting the backend from `cachedSettings`
     /// or from the backend's clientSettings; `reachedPIN` tells whether FinishAuthentication
     /// (which may have sent the PIN proof) ran.
     private func authenticate(_ sdk: MPinSDK, _ user: MPinUser, backend: String, pin: borrowing SecretBytes,
-                              cachedSettings: JSONValue?) -> (outcome: Outcome, reachedPIN: Bool) {
+                              cachedSettings: JSONValue?, tracer: TracingTransport?) -> (outcome: Outcome, reachedPIN: Bool) {
         let backendStatus = cachedSettings.map { sdk.setBackend(backend, cachedSettings: $0) }
             ?? sdk.setBackend(backend, rpsPrefix: config.rpsPrefix)
         guard backendStatus.isOK else { return (Self.outcome(backendStatus), false) }
+        tracer?.settings = sdk.clientSettingsDocument
+        tracer?.markSteps()
         let start = sdk.startAuthentication(user)
         guard start.isOK else { return (Self.outcome(start), false) }
+        if tracer?.secondShareFromDevice == true { trace?(.permitShareFromDevice) }
         let finish = sdk.finishAuthentication(user, pin: pin).status
         if finish.code == .incorrectPIN, user.state == .blocked { return (.blocked, true) }
         return (Self.outcome(finish), true)
@@ -122,17 +143,16 @@ public struct Login {
     }
 }
 
-/// The platform with every request's timeout cut to what is left of the login's budget, so
-/// the whole authentication ends by the deadline whatever the server does.
-struct BoundedPlatform: PlatformContext {
+/// The platform's stores with the login's own transport (bounded, and traced when asked).
+struct LoginPlatform: PlatformContext {
     let base: any PlatformContext
-    let deadline: ContinuousClock.Instant
-
-    var transport: any HTTPTransport { BoundedTransport(base: base.transport, deadline: deadline) }
+    let transport: any HTTPTransport
     var secureStorage: any SecureStorage { base.secureStorage }
     var nonSecureStorage: any Storage { base.nonSecureStorage }
 }
 
+/// Every request's timeout cut to what is left of the login's budget, so the whole
+/// authentication ends by the deadline whatever the server does.
 struct BoundedTransport: HTTPTransport {
     let base: any HTTPTransport
     let deadline: ContinuousClock.Instant

@@ -96,8 +96,10 @@ struct PAMSession {
             log(LOG_ERR, "could not get the user name")
             return PAM_SERVICE_ERR
         }
-        debug("authenticating \(user) against \(config.backend)")
-        let login = Login(config: config, platform: platform(config))
+        debug("authenticating \(user)")
+        var login = Login(config: config, platform: platform(config))
+        // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
+        if options.debug { login.trace = { event in debug(event.description) } }
         let (outcome, identity) = login.run(unixUser: user) { readPIN(prompt: config.prompt) }
         let code = pamCode(outcome)
         let ms = (ContinuousClock.now - started).components

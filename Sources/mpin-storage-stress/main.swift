@@ -1,23 +1,14 @@
 // Test helper: writes self-checking values to one FileStorage name, as fast as it can.
 //   mpin-storage-stress DIRECTORY NAME WRITER_ID COUNT SIZE
-// COUNT 0 means until killed. Value i of writer w is `w<w> i<i> ` followed by pseudo-random
-// bytes seeded from (w, i), SIZE bytes in all, so a reader can tell a whole value from a torn one.
+// COUNT 0 means until killed. The values are MPinTestSupport's stressValue(writer:iteration:size:),
+// so a reader can tell a whole value from a torn one.
 // The store's required owner is this process's effective uid. Exit 1 on a storage error.
 
 #if canImport(Glibc)
 import Glibc
 #endif
 import MPinLinux
-
-func stressValue(writer: Int, iteration: Int, size: Int) -> [UInt8] {
-    var value = Array("w\(writer) i\(iteration) ".utf8)
-    var state = UInt32(truncatingIfNeeded: writer &* 7919 &+ iteration &* 104_729 &+ 1)
-    while value.count < size {
-        state = state &* 1_664_525 &+ 1_013_904_223
-        value.append(UInt8(truncatingIfNeeded: state >> 24))
-    }
-    return value
-}
+import MPinTestSupport
 
 /// Writes a line to standard error.
 func complain(_ message: String) {

@@ -2,14 +2,8 @@ import Foundation
 import MPinClient
 import MPinCrypto
 import MPinJSON
+import MPinTestSupport
 import XCTest
-
-/// A transport answering from a closure, for responses the recording does not have.
-final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
-    let answer: @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse
-    init(_ answer: @escaping @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse) { self.answer = answer }
-    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse { try answer(request) }
-}
 
 final class BadResponseTests: XCTestCase {
     static let settings = #"{"registerURL": "/rps/user", "signatureURL": "/rps/signature", "certivoxURL": "http://dta.test/", "timePermitsURL": "/rps/timePermit", "mpinAuthServerURL": "/rps", "authenticateURL": "/rps/authenticate", "mobileAuthenticateURL": "/rps/authenticate", "accessNumberDigits": 7, "cSum": 1, "accessNumberUseCheckSum": true, "appID": "00"}"#

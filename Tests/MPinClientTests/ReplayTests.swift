@@ -1,6 +1,7 @@
 import MPinClient
 import MPinCrypto
 import MPinJSON
+import MPinTestSupport
 import XCTest
 
 /// Runs the recorded flows of the original SDK's unit tests against the recorded server

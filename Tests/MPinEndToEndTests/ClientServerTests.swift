@@ -5,6 +5,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinServer
+import MPinTestSupport
 import XCTest
 
 /// The client core over the Linux platform (libcurl, file store) against mpin-server running
@@ -155,9 +156,9 @@ extension ClientServerTests {
         XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
         _ = (sdk0, user0)
         let platform = self.platform, backend = self.backend
-        let counter = CountingTransport(base: platform.transport)
-        let context = CountingContext(transport: counter, secureStorage: platform.secureStorage,
-                                      nonSecureStorage: platform.nonSecureStorage)
+        let counter = RecordingTransport(base: platform.transport)
+        let context = TestContext(transport: counter, secureStorage: platform.secureStorage,
+                                  nonSecureStorage: platform.nonSecureStorage)
         let login: @Sendable (String) -> [MPinStatus.Code] = { pin in
             let sdk = MPinSDK(context: context)
             _ = sdk.initialize(config: ["backend": backend])
@@ -214,25 +215,6 @@ extension ClientServerTests {
         XCTAssertEqual(deleted, .ok)
         XCTAssertNil(try platform.nonSecureStorage.read(name))
     }
-}
-
-/// A transport that records the URLs it sends.
-final class CountingTransport: HTTPTransport, @unchecked Sendable {
-    let base: any HTTPTransport
-    private let lock = NSLock()
-    private var urls: [String] = []
-    init(base: any HTTPTransport) { self.base = base }
-    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
-        lock.withLock { urls.append(request.url) }
-        return try base.send(request)
-    }
-    func count(containing fragment: String) -> Int { lock.withLock { urls.filter { $0.contains(fragment) }.count } }
-}
-
-struct CountingContext: PlatformContext {
-    let transport: any HTTPTransport
-    let secureStorage: any SecureStorage
-    let nonSecureStorage: any MPinClient.Storage
 }
 
 /// Runs blocking client calls on their own thread so that the server's tasks keep the

@@ -1,6 +1,7 @@
 import Foundation
 import MPinClient
 import MPinLinux
+import MPinTestSupport
 import XCTest
 
 /// FileStorage under other processes: many concurrent writers, a writer killed mid-write, and a

@@ -1,6 +1,7 @@
 import Foundation
 import MPinClient
 import MPinLinux
+import MPinTestSupport
 import XCTest
 
 final class FileStorageTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import MPinClient
 import MPinLinux
+import MPinTestSupport
 import XCTest
 
 /// The client core over the Linux platform: storage refusals and network failures surface as

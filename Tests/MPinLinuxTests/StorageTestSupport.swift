@@ -1,14 +1,8 @@
 import Foundation
 import MPinClient
 import MPinLinux
+import MPinTestSupport
 import XCTest
-
-/// Makes a fresh private directory under /tmp (mode 0700, owned by this process's uid).
-func makePrivateDirectory() throws -> String {
-    var template = Array("/tmp/mpin-store-XXXXXX".utf8CString)
-    guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    return String(cString: created)
-}
 
 /// Runs `body` and returns the StorageError it throws, failing the test otherwise.
 func storageError<T>(_ body: () throws -> T, file: StaticString = #filePath, line: UInt = #line) -> StorageError? {
@@ -34,27 +28,6 @@ func permissions(_ path: String) -> UInt32 {
     var info = stat()
     guard lstat(path, &info) == 0 else { return 0xFFFF }
     return UInt32(info.st_mode) & 0o7777
-}
-
-/// The value writer `writer` stores at `iteration` (the same recipe as mpin-storage-stress).
-func stressValue(writer: Int, iteration: Int, size: Int) -> [UInt8] {
-    var value = Array("w\(writer) i\(iteration) ".utf8)
-    var state = UInt32(truncatingIfNeeded: writer &* 7919 &+ iteration &* 104_729 &+ 1)
-    while value.count < size {
-        state = state &* 1_664_525 &+ 1_013_904_223
-        value.append(UInt8(truncatingIfNeeded: state >> 24))
-    }
-    return value
-}
-
-/// The (writer, iteration) of a whole stress value, or nil if `value` is torn or foreign.
-func decodeStressValue(_ value: [UInt8], size: Int) -> (writer: Int, iteration: Int)? {
-    guard value.count == size else { return nil }
-    let words = value.prefix(40).split(separator: UInt8(ascii: " "), maxSplits: 2)
-    guard words.count >= 2, words[0].first == UInt8(ascii: "w"), words[1].first == UInt8(ascii: "i"),
-          let writer = Int(String(decoding: words[0].dropFirst(), as: UTF8.self)),
-          let iteration = Int(String(decoding: words[1].dropFirst(), as: UTF8.self)) else { return nil }
-    return stressValue(writer: writer, iteration: iteration, size: size) == value ? (writer, iteration) : nil
 }
 
 /// The mpin-storage-stress executable built next to the test bundle.

@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import MPinClient
+import MPinLogin
+import MPinTestSupport
+import XCTest
+
+/// The Unix user -> identity map: missing is empty, damaged is an error (never silently
+/// empty, never overwritten), and a login over a damaged or unreadable map fails before it
+/// asks for a PIN.
+final class AccountMapTests: XCTestCase {
+    let alice = AccountMap.Account(identity: "alice@example.org", backend: "http://mpin.test")
+
+    func testMissingSetReplaceRemove() throws {
+        let storage = MemoryStorage()
+        let map = AccountMap(storage: storage)
+        XCTAssertTrue(try map.all().isEmpty)
+        XCTAssertNil(try map.account(for: "alice"))
+        try storage.writeText(AccountMap.document, "")
+        XCTAssertTrue(try map.all().isEmpty, "an empty value is an empty map")
+
+        try map.set(alice, for: "alice")
+        try map.set(.init(identity: "bob@example.org", backend: "http://mpin.test"), for: "bob")
+        XCTAssertEqual(try map.account(for: "alice"), alice)
+        let moved = AccountMap.Account(identity: "alice@example.com", backend: "https://other.test")
+        try map.set(moved, for: "alice")
+        XCTAssertEqual(try map.account(for: "alice"), moved)
+        XCTAssertEqual(try map.all().count, 2)
+        try map.set(nil, for: "alice")
+        XCTAssertNil(try map.account(for: "alice"))
+        XCTAssertEqual(try map.all().map(\.unixUser), ["bob"])
+    }
+
+    func testDamagedMapIsAnErrorAndIsNotOverwritten() throws {
+        let storage = MemoryStorage()
+        let map = AccountMap(storage: storage)
+        for text in ["not json", "{", "[]", "\"alice\"", "{\"alice\": "] {
+            try storage.writeText(AccountMap.document, text)
+            XCTAssertThrowsError(try map.account(for: "alice"), text)
+            XCTAssertThrowsError(try map.set(alice, for: "alice"), "\(text): set must not replace a damaged map")
+            XCTAssertEqual(storage.text(AccountMap.document), text)
+        }
+        // Entries without both fields are skipped; the others still work.
+        try storage.writeText(AccountMap.document,
+                              #"{"alice": {"identity": "alice@example.org", "backend": "http://mpin.test"}, "bob": {"identity": 7}, "eve": "x"}"#)
+        XCTAssertEqual(try map.all().map(\.unixUser), ["alice"])
+        XCTAssertEqual(try map.account(for: "alice"), alice)
+        XCTAssertNil(try map.account(for: "bob"))
+    }
+
+    /// Login over a damaged map, an unreadable store, and a map file with unsafe permissions:
+    /// a typed failure naming the problem, before the PIN prompt, with no request sent.
+    func testLoginFailsBeforeThePINOnADamagedMap() throws {
+        let h = try LoginHarness()
+        try h.register()
+        try h.plain.writeText(AccountMap.document, "{\"alice\": ")
+        let damaged = h.login(pin: "1234")
+        guard case .failed(let why) = damaged.outcome else { return XCTFail("\(damaged.outcome)") }
+        XCTAssertTrue(why.contains("accounts"), why)
+        XCTAssertFalse(damaged.pinAsked)
+        XCTAssertEqual(damaged.routes, [])
+
+        let broken = MemoryStorage()
+        broken.failEveryOperation(with: .lockTimeout)
+        let h2 = try LoginHarness(plain: broken)
+        let unreadable = h2.login(pin: "1234")
+        guard case .failed(let why2) = unreadable.outcome else { return XCTFail("\(unreadable.outcome)") }
+        XCTAssertTrue(why2.contains("lock"), why2)
+        XCTAssertFalse(unreadable.pinAsked)
+    }
+
+    func testLoginOverMapFiles() throws {
+        let (h, directory) = try LoginHarness.overFiles()
+        defer { LoginHarness.removeFiles(directory) }
+        let path = directory + "/" + AccountMap.document
+
+        XCTAssertEqual(chmod(path, 0o644), 0)
+        let exposed = h.login(pin: "1234")
+        guard case .failed(let why) = exposed.outcome else { return XCTFail("\(exposed.outcome)") }
+        XCTAssertTrue(why.contains("mode 644"), why)
+        XCTAssertFalse(exposed.pinAsked)
+
+        try writeRaw(path, "\u{FEFF}garbage")
+        XCTAssertEqual(chmod(path, 0o600), 0)
+        guard case .failed = h.login(pin: "1234").outcome else { return XCTFail("a damaged file must fail the login") }
+
+        XCTAssertEqual(unlink(path), 0)
+        let missing = h.login(pin: "1234")
+        XCTAssertEqual(missing.outcome, .unknownUser, "no map: nobody is known")
+        XCTAssertFalse(missing.pinAsked)
+    }
+}
