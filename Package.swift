@@ -110,14 +110,19 @@ let package = Package(
         // OpenSSL's libcrypto, used only by tests as an independent reference.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
+        // Locates the reference data kept beside the repository (../shared, or $MPIN_SHARED):
+        // tests that need it are skipped, saying why, when it is absent.
+        .target(name: "MPinReferenceData", path: "Tests/MPinReferenceData"),
+        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL", "MPinReferenceData"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto"]),
-        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto"]),
+        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinReferenceData"]),
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient"]),
-        .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
+        .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData"]),
+        // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
+        .testTarget(name: "MPinCtlTests"),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
             "MPinClient", "MPinLinux", "MPinJSON", "MPinServer", .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import Foundation
 import MPinClient
 import MPinJSON
+import MPinReferenceData
 import XCTest
 
 /// One recorded exchange of ../shared/fixtures/recorded-http.json.
@@ -13,26 +14,9 @@ struct Exchange {
     let responseBody: String
 }
 
-struct FixtureMissing: Error, CustomStringConvertible {
-    let path: String
-    var description: String { "missing fixture \(path) (the tests need ../shared beside the package)" }
-}
-
 enum Fixtures {
-    static func root(file: StaticString = #filePath) -> URL {
-        var dir = URL(fileURLWithPath: "\(file)").deletingLastPathComponent()
-        while dir.path != "/" {
-            if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
-                return dir.deletingLastPathComponent().appendingPathComponent("shared")
-            }
-            dir.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: "/nonexistent")
-    }
-
     static func recording() throws -> [Exchange] {
-        let path = root().appendingPathComponent("fixtures/recorded-http.json").path
-        guard let data = FileManager.default.contents(atPath: path) else { throw FixtureMissing(path: path) }
+        let data = try ReferenceData.data("fixtures/recorded-http.json")
         let json = try JSONParser().parse(Array(data))
         guard case .array(let items) = json else { throw JSONError.syntax(offset: 0, reason: "not an array") }
         return items.map { item in
