@@ -58,8 +58,8 @@ struct PrivateDirectory {
 func runCommand(_ executable: String, _ arguments: [String], input: String? = nil,
                 scratch: PrivateDirectory) throws -> CommandResult {
     let outPath = scratch.appending("command.out"), errPath = scratch.appending("command.err")
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    try createEmptyFile(outPath)
+    try createEmptyFile(errPath)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -83,6 +83,11 @@ func runCommand(_ executable: String, _ arguments: [String], input: String? = ni
     return CommandResult(status: process.terminationStatus,
                          stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
                          stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+}
+
+/// Creates (or empties) the file at `path`, for a FileHandle to write to.
+func createEmptyFile(_ path: String) throws {
+    guard FileManager.default.createFile(atPath: path, contents: nil) else { throw SetupFailure("cannot create \(path)") }
 }
 
 /// A copy of `executable` that another user can run whatever the modes of the directories
@@ -138,7 +143,7 @@ final class LocalServer {
             throw SetupFailure("mpin-server init failed: \(initialised.stderr)")
         }
         let logPath = directory.appending("server.log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        try createEmptyFile(logPath)
         log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
