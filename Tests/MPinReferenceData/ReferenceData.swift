@@ -34,7 +34,7 @@ public enum ReferenceData {
     public static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         guard isPresent else {
             _ = announceAbsence
-            throw XCTSkip("needs the reference data: \(directory) not found (see \(environmentVariable) above)",
+            throw XCTSkip("needs the reference data, not found at \(directory) (set \(environmentVariable), or make test SHARED=DIR)",
                           file: file, line: line)
         }
         let path = directory + "/" + relative
