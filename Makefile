@@ -4,7 +4,19 @@
 #   make demo    the M-Pin protocol end to end
 
 SWIFT       ?= swift
+# Reference data kept beside the repository (Milagro's vectors, recorded traffic). Without it the
+# tests that need it are skipped, saying so; `make test SHARED=DIR` reads it from DIR, which
+# must then exist. The Swift tests get it as MPIN_SHARED (Tests/MPinReferenceData).
 SHARED      ?= ../shared
+SHARED_DIR   = $(abspath $(SHARED))
+SHARED_NAMED = $(filter command line environment,$(origin SHARED))
+# Fails when SHARED=DIR was given and DIR is not a directory; else true.
+SHARED_CHECK = @if [ -n "$(SHARED_NAMED)" ] && [ ! -d "$(SHARED_DIR)" ]; then \
+                 echo "SHARED=$(SHARED): no such directory" >&2; exit 1; fi
+# release_product NAME: `swift build` of one release product. `make test-pam test-login NOBUILD=1`
+# runs the integration suites on the products already in .build/release instead (.ci/run copies
+# them into a second clone).
+release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1))
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo
@@ -41,18 +53,24 @@ build: deps
 test: deps test-unit test-vectors test-pam test-login
 
 test-unit:
+	$(SHARED_CHECK)
 	$(SWIFT) build -c release
-	$(SWIFT) test -c release --disable-swift-testing --disable-testable-imports
+	MPIN_SHARED="$(SHARED_DIR)" $(SWIFT) test -c release --disable-swift-testing --disable-testable-imports
 
 test-vectors:
+	$(SHARED_CHECK)
+ifeq ($(wildcard $(SHARED_DIR)/.),)
+	@echo "test-vectors: skipped: no reference data at $(SHARED_DIR) (put it at ../shared, or make test SHARED=DIR)"
+else
 	$(SWIFT) build -c release --product mpin-vectors
 	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json
+endif
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1.
 test-pam:
-	$(SWIFT) build -c release --product pam_mpin
-	$(SWIFT) build -c release --product mpinctl
-	$(SWIFT) build -c release --product mpin-server
+	$(call release_product,pam_mpin)
+	$(call release_product,mpinctl)
+	$(call release_product,mpin-server)
 	bash Tests/Integration/pam-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway

@@ -110,18 +110,24 @@ let package = Package(
         // OpenSSL's libcrypto, used only by tests as an independent reference.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL"]),
+        // Locates the reference data kept beside the repository (../shared, or $MPIN_SHARED):
+        // tests that need it are skipped, saying why, when it is absent.
+        .target(name: "MPinReferenceData", path: "Tests/MPinReferenceData"),
+        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL", "MPinReferenceData"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
         // The platform test doubles (in-memory storage, scripted, recorded and M-Pin backend
         // transports, the storage stress values), for test targets and test-helper executables only.
         .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
                 path: "Tests/MPinTestSupport"),
-        .testTarget(name: "MPinClientTests", dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinTestSupport"]),
+        .testTarget(name: "MPinClientTests",
+                    dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinTestSupport", "MPinReferenceData"]),
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
-        .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto"]),
+        .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData"]),
+        // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
+        .testTarget(name: "MPinCtlTests"),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",

@@ -2,6 +2,10 @@
 # Sourced by the *-tests.sh scripts; they set ROOT (the package) before sourcing.
 
 BIN="$ROOT/.build/release"
+# Nothing may depend on the working directory or the checkout's place: it can sit under a
+# directory only root may enter (a 0700 home). Everything runs from /, with absolute paths, and
+# whatever runs as another user must live in a directory that user can reach (not the checkout).
+cd / || exit 1
 PASSED=0
 FAILED=0
 PIDS=()

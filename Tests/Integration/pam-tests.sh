@@ -176,7 +176,6 @@ check "a group-writable config is refused" [ "$RC" -ne 0 ]
 check "... as a module error, with the reason in syslog" grep -q 'not writable by group or others' <<<"$OUT"
 start=$(millis); PAMT_TIMEOUT=5 pamt mpin-fifoconf alice 1234; took=$(( $(millis) - start ))
 check_all "a FIFO config is refused without blocking (${took} ms)" '[ "$RC" -ne 0 ] && [ "$took" -lt 2000 ]'
-check "mpinctl refuses the group-writable config (3)" [ "$("$BIN/mpinctl" --config "$WORK/open.conf" list >/dev/null 2>&1; echo $?)" -eq 3 ]
 
 pamt mpin-badconf alice 1234
 check_all "a missing config file is PAM_SERVICE_ERR" '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT"'
@@ -219,40 +218,9 @@ check "an insecure store is refused" [ "$RC" -ne 0 ]
 check "the refusal names the store" grep -q "$WORK/store" <<<"$OUT"
 chmod 700 "$WORK/store"
 
-# --- mpinctl: every subcommand, bad arguments, bad state ---------------------------------
-ctlrc() { "$BIN/mpinctl" "$@" >"$WORK/ctl.out" 2>"$WORK/ctl.err"; echo $?; }
-check "mpinctl refuses to run as non-root (4)" [ "$(runuser -u nobody -- "$BIN/mpinctl" list >/dev/null 2>&1; echo $?)" -eq 4 ]
-check "mpinctl version runs as non-root" runuser -u nobody -- "$BIN/mpinctl" version
-check "register without --identity is a usage error (64)" [ "$(ctlrc --config "$WORK/mpin.conf" register dave)" -eq 64 ]
-check "registering alice twice is refused (1)" [ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" register alice --identity a2@example.org --pin-stdin)" -eq 1 ]
-check "... saying what to do" grep -q 'mpinctl delete alice' "$WORK/ctl.err"
-check "a missing config file is a configuration error (3)" [ "$(ctlrc --config "$WORK/nope.conf" list)" -eq 3 ]
-printf 'backend = http://127.0.0.1:1\nbogus = 2\n' > "$WORK/bad.conf"
-check "a bad config line is reported as FILE:LINE (3)" [ "$(ctlrc --config "$WORK/bad.conf" list)" -eq 3 ]
-check "... naming bad.conf:2" grep -q 'bad.conf:2: unknown key' "$WORK/ctl.err"
-check "an insecure --store is a storage error (5)" [ "$(mkdir -p -m 755 "$WORK/open"; ctlrc --config "$WORK/mpin.conf" --store "$WORK/open" list)" -eq 5 ]
-check "test-backend on a closed port is unavailable (6)" [ "$(ctlrc --config "$WORK/mpin.conf" test-backend "http://127.0.0.1:$(free_port)")" -eq 6 ]
-check "test-backend on the server succeeds" [ "$(ctlrc --config "$WORK/mpin.conf" test-backend "$BACKEND")" -eq 0 ]
-check "list shows alice and carol" [ "$(ctlrc --config "$WORK/mpin.conf" list >/dev/null; cut -f1 "$WORK/ctl.out" | sort | tr '\n' ' ')" = "alice carol " ]
-check "list --json is JSON with the states" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {r["user"]: r["state"] for r in d} == {"alice": "REGISTERED", "carol": "BLOCKED"}' \
-  "$(ctlrc --config "$WORK/mpin.conf" list --json >/dev/null; echo "$WORK/ctl.out")"
-check_all "show alice prints the identity" \
-  '[ "$(ctlrc --config "$WORK/mpin.conf" show alice)" -eq 0 ] && grep -q "identity: alice@example.org" "$WORK/ctl.out"'
-check "show of an unknown user fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf" show nobody)" -eq 1 ]
-check_all "backends lists the server" \
-  '[ "$(ctlrc --config "$WORK/mpin.conf" backends)" -eq 0 ] && grep -q "127.0.0.1:$PORT" "$WORK/ctl.out"'
-check_all "auth with the right PIN prints OK (0)" \
-  '[ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin)" -eq 0 ] && grep -qx OK "$WORK/ctl.out"'
-check_all "auth with a wrong PIN prints INCORRECT_PIN (1)" \
-  '[ "$(echo 1299 | ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin)" -eq 1 ] && grep -qx INCORRECT_PIN "$WORK/ctl.out"'
-check "auth with no PIN on stdin fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf" auth alice --pin-stdin </dev/null)" -eq 1 ]
-check_all "otp prints a 6-digit OTP" \
-  '[ "$(echo 1234 | ctlrc --config "$WORK/mpin.conf" otp alice --pin-stdin)" -eq 0 ] && grep -Eq "^[0-9]{6} " "$WORK/ctl.out"'
-check_all "doctor reports one line per check and fails without the installed module" \
-  '[ "$(ctlrc --config "$WORK/mpin.conf" doctor)" -eq 1 ] && grep -q "^FAIL module" "$WORK/ctl.out" \
-   && grep -q "^ok   backend" "$WORK/ctl.out" && grep -q "^ok   libcurl: libcurl/" "$WORK/ctl.out"'
-check "delete carol" [ "$(ctlrc --config "$WORK/mpin.conf" delete carol)" -eq 0 ]
-check "delete of an unknown user fails (1)" [ "$(ctlrc --config "$WORK/mpin.conf" delete carol)" -eq 1 ]
+# mpinctl's own exit statuses and output are checked in Swift (Tests/MPinCtlTests); here only
+# what it does to a user the module knows.
+check "delete carol" [ "$(ctl delete carol >/dev/null 2>&1; echo $?)" -eq 0 ]
 pamt mpin carol 4321
 check "a deleted user is unknown to the module" grep -q 'User not known' <<<"$OUT"
 

@@ -1,6 +1,7 @@
 import MPinClient
 import MPinCrypto
 import MPinJSON
+import MPinReferenceData
 import MPinTestSupport
 import XCTest
 
@@ -10,7 +11,7 @@ final class ReplayTests: XCTestCase {
     private var recording: [Exchange] = []
     private let backend = "http://10.10.40.62:8005"
 
-    override func setUpWithError() throws { recording = try Fixtures.recording() }
+    override func setUpWithError() throws { recording = try Fixtures.recording(ReferenceData.data("fixtures/recorded-http.json")) }
 
     /// The SDK's exchanges of one recorded test (the browser's requests of the access-number
     /// tests are the test harness's, not the SDK's, and are left out).

@@ -1,5 +1,6 @@
 import Foundation
 import MPinCrypto
+import MPinReferenceData
 import MPinVectorCheck
 import XCTest
 
@@ -7,43 +8,17 @@ import XCTest
 // vector files, and comparing points and field elements with readable failure messages.
 
 enum TestData {
-    /// The package root: the nearest ancestor of this source file holding Package.swift.
-    static let packageRoot: URL = {
-        var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while dir.path != "/" {
-            if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
-                return dir
-            }
-            dir = dir.deletingLastPathComponent()
-        }
-        // Fall back to the layout Tests/MPinCryptoTests/<file>.
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-    }()
+    /// The package root.
+    static var packageRoot: URL { ReferenceData.packageRoot }
 
-    /// ../shared relative to the package root.
-    static var sharedDir: URL {
-        packageRoot.deletingLastPathComponent().appendingPathComponent("shared").standardizedFileURL
-    }
-
-    /// The path of a reference file under shared/, failing the test (not skipping) if absent.
+    /// The path of a reference file (see ReferenceData: skipped when the reference data is
+    /// absent, a failure when it is there without the file).
     static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        let url = sharedDir.appendingPathComponent(relative)
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            XCTFail("reference file missing: \(url.path)", file: file, line: line)
-            throw MissingReference(path: url.path)
-        }
-        return url.path
+        try ReferenceData.path(relative, file: file, line: line)
     }
 
     static func text(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        let p = try path(relative, file: file, line: line)
-        return try String(contentsOfFile: p, encoding: .utf8)
-    }
-
-    struct MissingReference: Error, CustomStringConvertible {
-        let path: String
-        var description: String { "missing reference file \(path)" }
+        try ReferenceData.text(relative, file: file, line: line)
     }
 }
 

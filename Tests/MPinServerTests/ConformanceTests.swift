@@ -1,5 +1,6 @@
 import Foundation
 import MPinCrypto
+import MPinReferenceData
 import MPinServer
 import MPinWire
 import XCTest
@@ -14,13 +15,6 @@ final class ConformanceTests: XCTestCase {
         struct Resp: Decodable { let httpStatus: Int?; let data: String? }
         let request: Req
         let response: Resp
-    }
-
-    private static var fixturePath: String {
-        let shared = ProcessInfo.processInfo.environment["MPIN_SHARED"]
-            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared").path
-        return shared + "/fixtures/recorded-http.json"
     }
 
     /// What the replaying client has learnt so far.
@@ -39,9 +33,7 @@ final class ConformanceTests: XCTestCase {
     }
 
     func testReplayOfRecordedExchanges() async throws {
-        guard let data = FileManager.default.contents(atPath: Self.fixturePath) else {
-            return XCTFail("fixture not found at \(Self.fixturePath) (set MPIN_SHARED)")
-        }
+        let data = try ReferenceData.data("fixtures/recorded-http.json")
         let exchanges = try JSONDecoder().decode([Exchange].self, from: data)
         XCTAssertEqual(exchanges.count, 99)
         // The recorded demo RPA returned no OTP lifetime.

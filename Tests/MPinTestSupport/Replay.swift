@@ -16,47 +16,12 @@ public struct Exchange: Sendable {
     public let responseBody: String
 }
 
-/// A reference file the tests need is not there.
-public struct FixtureMissing: Error, CustomStringConvertible {
-    public let path: String
-    public var description: String { "missing fixture \(path) (the tests need ../shared beside the package)" }
-}
-
-/// The reference material the package's tests read from ../shared.
+/// The recorded traffic of the original SDK (`fixtures/recorded-http.json` of the reference
+/// data, which the tests locate with MPinReferenceData).
 public enum Fixtures {
-    /// ../shared, beside the package directory: the nearest ancestor of this source file
-    /// holding Package.swift, then its sibling `shared`.
-    public static func root(file: StaticString = #filePath) -> String {
-        var dir = "\(file)"
-        while let slash = dir.lastIndex(of: "/"), slash != dir.startIndex {
-            dir = String(dir[..<slash])
-            if access(dir + "/Package.swift", F_OK) == 0 {
-                let parent = dir.lastIndex(of: "/").map { String(dir[..<$0]) } ?? ""
-                return parent + "/shared"
-            }
-        }
-        return "/nonexistent"
-    }
-
-    /// The bytes of `relative` under ../shared.
-    public static func contents(_ relative: String) throws -> [UInt8] {
-        let path = root() + "/" + relative
-        guard let file = fopen(path, "rb") else { throw FixtureMissing(path: path) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-            if n == 0 { break }
-            bytes += chunk[..<n]
-        }
-        guard ferror(file) == 0 else { throw FixtureMissing(path: path) }
-        return bytes
-    }
-
-    /// The recorded exchanges, in the order they happened.
-    public static func recording() throws -> [Exchange] {
-        let json = try JSONParser().parse(try contents("fixtures/recorded-http.json"))
+    /// The recorded exchanges in `recordedHTTP` (the file's bytes), in the order they happened.
+    public static func recording(_ recordedHTTP: some Collection<UInt8>) throws -> [Exchange] {
+        let json = try JSONParser().parse(recordedHTTP)
         guard case .array(let items) = json else { throw JSONError.syntax(offset: 0, reason: "not an array") }
         return items.map { item in
             Exchange(context: item["request"]?["context"]?.stringValue ?? "",

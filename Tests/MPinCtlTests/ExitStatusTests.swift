@@ -1,0 +1,228 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `mpinctl` as an administrator's scripts use it: each subcommand's exit status
+/// (0 ok, 1 failed, 3 configuration, 4 not root, 5 storage, 6 backend unavailable, 64 usage)
+/// and output, against the built `mpin-server` on 127.0.0.1. What needs a real PAM stack, sshd
+/// or sudo stays in Tests/Integration.
+final class ExitStatusTests: XCTestCase {
+    private var scratch: PrivateDirectory?
+    private var server: LocalServer?
+
+    override func setUpWithError() throws {
+        scratch = try PrivateDirectory("mpinctl-test")
+    }
+
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        scratch?.remove()
+        scratch = nil
+        super.tearDown()
+    }
+
+    private var directory: PrivateDirectory {
+        get throws { try XCTUnwrap(scratch) }
+    }
+
+    /// mpinctl with `arguments`, `input` on stdin.
+    private func ctl(_ arguments: [String], input: String? = nil) throws -> CommandResult {
+        try runCommand(try builtExecutable("mpinctl").path, arguments, input: input, scratch: try directory)
+    }
+
+    /// The store mpinctl manages must belong to root, and mpinctl checks that it runs as root.
+    private func requireRoot() throws {
+        guard getuid() == 0 else {
+            throw XCTSkip("mpinctl manages a root-owned store and refuses to run as another user: run the tests as root")
+        }
+    }
+
+    /// A running server, a private store and a config naming both; returns the config's path.
+    private func startBackend() throws -> String {
+        let dir = try directory
+        let started = try LocalServer(in: dir)
+        server = started
+        guard mkdir(dir.appending("store"), 0o700) == 0 else { throw SetupFailure("mkdir store: errno \(errno)") }
+        return try dir.write("mpin.conf", "backend = \(started.url)\nstore = \(dir.appending("store"))\ntimeout = 3\n")
+    }
+
+    /// Registers `user` as `identity` with `pin`, which must succeed.
+    private func register(_ config: String, _ user: String, _ identity: String, pin: String,
+                          file: StaticString = #filePath, line: UInt = #line) throws {
+        let url = try XCTUnwrap(server).url
+        let r = try ctl(["--config", config, "register", user, "--identity", identity, "--pin-stdin"], input: pin + "\n")
+        XCTAssertEqual(r.status, 0, "register \(user): \(r.stderr)", file: file, line: line)
+        XCTAssertEqual(r.lines.last, "REGISTERED \(user) as \(identity) on \(url)", file: file, line: line)
+    }
+
+    // MARK: Another user
+
+    /// As root the check runs as nobody, from a copy nobody can reach (the checkout may sit
+    /// under a 0700 home directory); as anyone else it runs as that user.
+    func testRefusesToRunAsNonRootButPrintsItsVersion() throws {
+        let built = try builtExecutable("mpinctl")
+        let dir = try directory
+        let run: ([String]) throws -> CommandResult
+        if getuid() == 0 {
+            let reachable = try copyReachableByOthers(built)
+            addTeardownBlock { reachable.directory.remove() }
+            run = { try runCommand("/usr/sbin/runuser", ["-u", "nobody", "--", reachable.path] + $0, scratch: dir) }
+        } else {
+            run = { try runCommand(built.path, $0, scratch: dir) }
+        }
+
+        let list = try run(["list"])
+        XCTAssertEqual(list.status, 4, "list as non-root: \(list.stderr)")
+        XCTAssertTrue(list.stderr.contains("NOT_ROOT"), list.stderr)
+        XCTAssertEqual(list.stdout, "")
+        let version = try run(["version"])
+        XCTAssertEqual(version.status, 0, "version as non-root: \(version.stderr)")
+        XCTAssertTrue(version.stdout.hasPrefix("mpinctl "), version.stdout)
+    }
+
+    // MARK: Usage and configuration
+
+    func testUsageErrorIs64() throws {
+        let r = try ctl(["--config", "/nonexistent/mpin.conf", "register", "dave"])
+        XCTAssertEqual(r.status, 64, "register without --identity")
+        XCTAssertTrue(r.stderr.contains("--identity"), r.stderr)
+        XCTAssertEqual(try ctl(["no-such-command"]).status, 64)
+    }
+
+    func testConfigurationAndStorageErrors() throws {
+        try requireRoot()
+        let dir = try directory
+        let missing = try ctl(["--config", dir.appending("nope.conf"), "list"])
+        XCTAssertEqual(missing.status, 3, "a missing config file: \(missing.stderr)")
+        XCTAssertTrue(missing.stderr.contains("CONFIG_ERROR"), missing.stderr)
+
+        let bad = try dir.write("bad.conf", "backend = http://127.0.0.1:1\nbogus = 2\n")
+        let badLine = try ctl(["--config", bad, "list"])
+        XCTAssertEqual(badLine.status, 3, "a bad config line")
+        XCTAssertTrue(badLine.stderr.contains("bad.conf:2: unknown key"), "names FILE:LINE: \(badLine.stderr)")
+
+        // A config others can write could point logins at any server.
+        let open = try dir.write("open.conf", "backend = http://127.0.0.1:1\n", mode: 0o664)
+        let groupWritable = try ctl(["--config", open, "list"])
+        XCTAssertEqual(groupWritable.status, 3, "a group-writable config")
+        XCTAssertTrue(groupWritable.stderr.contains("not writable by group or others"), groupWritable.stderr)
+
+        let store = dir.appending("open-store")
+        XCTAssertEqual(mkdir(store, 0o755), 0)
+        XCTAssertEqual(chmod(store, 0o755), 0)  // whatever the umask
+        let good = try dir.write("good.conf", "backend = http://127.0.0.1:1\n")
+        let insecure = try ctl(["--config", good, "--store", store, "list"])
+        XCTAssertEqual(insecure.status, 5, "an insecure --store: \(insecure.stderr)")
+        XCTAssertTrue(insecure.stderr.contains(store), "names the store: \(insecure.stderr)")
+    }
+
+    // MARK: Against a server
+
+    func testTestBackend() throws {
+        try requireRoot()
+        let config = try startBackend()
+        let closed = try ctl(["--config", config, "test-backend", "http://127.0.0.1:\(try closedLocalPort())"])
+        XCTAssertEqual(closed.status, 6, "a closed port is unavailable: \(closed.stderr)")
+        let url = try XCTUnwrap(server).url
+        let up = try ctl(["--config", config, "test-backend", url])
+        XCTAssertEqual(up.status, 0, up.stderr)
+        XCTAssertEqual(up.stdout, "OK \(url)\n")
+    }
+
+    func testRegisterListShowBackendsDelete() throws {
+        try requireRoot()
+        let config = try startBackend()
+        let url = try XCTUnwrap(server).url
+        try register(config, "alice", "alice@example.org", pin: "1234")
+        try register(config, "carol", "carol@example.org", pin: "4321")
+
+        let twice = try ctl(["--config", config, "register", "alice", "--identity", "a2@example.org", "--pin-stdin"],
+                            input: "1234\n")
+        XCTAssertEqual(twice.status, 1, "registering alice twice")
+        XCTAssertTrue(twice.stderr.contains("mpinctl delete alice"), "says what to do: \(twice.stderr)")
+
+        let list = try ctl(["--config", config, "list"])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        XCTAssertEqual(list.lines.sorted(), ["alice\talice@example.org\t\(url)\tREGISTERED",
+                                            "carol\tcarol@example.org\t\(url)\tREGISTERED"])
+
+        let show = try ctl(["--config", config, "show", "alice"])
+        XCTAssertEqual(show.status, 0, show.stderr)
+        XCTAssertEqual(show.lines, ["user: alice", "identity: alice@example.org", "backend: \(url)", "state: REGISTERED"])
+        let unknown = try ctl(["--config", config, "show", "nobody"])
+        XCTAssertEqual(unknown.status, 1, "show of an unknown user")
+        XCTAssertTrue(unknown.stderr.contains("USER_UNKNOWN"), unknown.stderr)
+
+        let backends = try ctl(["--config", config, "backends"])
+        XCTAssertEqual(backends.status, 0, backends.stderr)
+        XCTAssertTrue(backends.lines.contains { $0.contains(url.dropFirst("http://".count)) }, backends.stdout)
+
+        XCTAssertEqual(try ctl(["--config", config, "delete", "carol"]).status, 0, "delete carol")
+        XCTAssertEqual(try ctl(["--config", config, "delete", "carol"]).status, 1, "delete of an unknown user")
+        XCTAssertEqual(try ctl(["--config", config, "list"]).lines, ["alice\talice@example.org\t\(url)\tREGISTERED"])
+    }
+
+    func testAuthOTPAndBlocking() throws {
+        try requireRoot()
+        let config = try startBackend()
+        try register(config, "alice", "alice@example.org", pin: "1234")
+        try register(config, "carol", "carol@example.org", pin: "4321")
+        func auth(_ user: String, _ pin: String?) throws -> CommandResult {
+            try ctl(["--config", config, "auth", user, "--pin-stdin"], input: pin.map { $0 + "\n" })
+        }
+
+        let right = try auth("alice", "1234")
+        XCTAssertEqual(right.status, 0, right.stderr)
+        XCTAssertEqual(right.stdout, "OK\n")
+        let wrong = try auth("alice", "1299")
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertEqual(wrong.stdout, "INCORRECT_PIN\n")
+        let noPIN = try auth("alice", nil)
+        XCTAssertEqual(noPIN.status, 1, "no PIN on stdin")
+        XCTAssertTrue(noPIN.stderr.contains("PIN_INPUT_CANCELED"), noPIN.stderr)
+        XCTAssertFalse(right.stderr.contains("1234") || right.stdout.contains("1234"), "the PIN is not echoed")
+
+        let otp = try ctl(["--config", config, "otp", "alice", "--pin-stdin"], input: "1234\n")
+        XCTAssertEqual(otp.status, 0, otp.stderr)
+        XCTAssertNotNil(otp.stdout.range(of: #"^[0-9]{6} \(valid for [0-9]+ s\)\n$"#, options: .regularExpression), otp.stdout)
+
+        // Three wrong PINs block the identity on the server; the store says so.
+        XCTAssertEqual(try auth("carol", "1111").stdout, "INCORRECT_PIN\n")
+        XCTAssertEqual(try auth("carol", "2222").stdout, "INCORRECT_PIN\n")
+        let third = try auth("carol", "3333")
+        XCTAssertEqual(third.status, 1)
+        XCTAssertEqual(third.stdout, "BLOCKED\n")
+        XCTAssertEqual(try auth("carol", "4321").status, 1, "a blocked identity fails even with the right PIN")
+
+        let json = try ctl(["--config", config, "list", "--json"])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: String]])
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: rows.compactMap { r in r["user"].map { ($0, r["state"] ?? "") } }),
+                       ["alice": "REGISTERED", "carol": "BLOCKED"])
+    }
+
+    /// One line per check, `ok  ` or `FAIL` with a fix; the status is 1 exactly when a check
+    /// failed. Whether pam_mpin.so is installed depends on the machine, so the module line is
+    /// checked against the file system.
+    func testDoctor() throws {
+        try requireRoot()
+        let config = try startBackend()
+        let r = try ctl(["--config", config, "doctor"])
+        let names = r.lines.map { line in String(line.dropFirst(5).prefix { $0 != ":" }) }
+        XCTAssertEqual(names, ["config", "root", "store", "module", "libcurl", "backend", "tls", "clock"], r.stdout)
+        XCTAssertTrue(r.lines.allSatisfy { $0.hasPrefix("ok   ") || $0.hasPrefix("FAIL ") }, r.stdout)
+        XCTAssertTrue(r.lines.allSatisfy { !$0.hasPrefix("FAIL ") || $0.contains(" -- fix: ") }, "every failure says what to do")
+        for check in ["config", "root", "store", "backend", "tls", "libcurl"] {
+            XCTAssertTrue(r.lines.contains { $0.hasPrefix("ok   \(check):") }, "\(check) passes: \(r.stdout)")
+        }
+        let installed = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security",
+                         "/usr/lib/security", "/lib64/security"]
+            .contains { FileManager.default.fileExists(atPath: $0 + "/pam_mpin.so") }
+        XCTAssertTrue(r.lines.contains { $0.hasPrefix(installed ? "ok   module:" : "FAIL module:") }, r.stdout)
+        let failed = r.lines.contains { $0.hasPrefix("FAIL ") }
+        XCTAssertEqual(r.status, failed ? 1 : 0, r.stdout)
+    }
+}
