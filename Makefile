@@ -46,7 +46,8 @@ test-unit:
 
 test-vectors:
 	$(SWIFT) build -c release --product mpin-vectors
-	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json
+	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json \
+		$(SHARED)/vectors/mpin_dvs_BN254CX_sample.json
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1.
 test-pam:
