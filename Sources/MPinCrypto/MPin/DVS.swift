@@ -35,8 +35,9 @@ public enum DVS {
     /// The caller owns z (a secret) and should wipe it after use.
     public static func generateKeyPair() throws(MPinCryptoError) -> (secretKey: [UInt8], publicKey: DVSPublicKey) {
         var z = try SystemRandom.scalar()
-        // z = 0 has probability about 2^-254; redraw rather than fail.
-        while z.allSatisfy({ $0 == 0 }) { z = try SystemRandom.scalar() }
+        // z = 0 has probability about 2^-254; redraw rather than fail. The test ORs every byte
+        // (no early exit on the secret's first non-zero byte).
+        while z.reduce(0, |) == 0 { z = try SystemRandom.scalar() }
         return (z, try publicKey(secretKey: z))
     }
 
