@@ -63,7 +63,8 @@ ifeq ($(wildcard $(SHARED_DIR)/.),)
 	@echo "test-vectors: skipped: no reference data at $(SHARED_DIR) (put it at ../shared, or make test SHARED=DIR)"
 else
 	$(SWIFT) build -c release --product mpin-vectors
-	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json
+	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json \
+		$(SHARED)/vectors/mpin_dvs_BN254CX_sample.json
 endif
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1.

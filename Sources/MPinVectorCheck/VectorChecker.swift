@@ -3,7 +3,8 @@ import MPinCrypto
 import MPinWire
 
 /// Recomputes Milagro-format M-Pin vector files (the two-pass and one-pass JSON layouts of
-/// milagro-crypto-c's testVectors/mpin) and reports every field that differs.
+/// milagro-crypto-c's testVectors/mpin, and the DVS layout of docs/DVS.md) and reports every
+/// field that differs.
 public struct VectorChecker {
     /// One field of one vector that did not reproduce.
     public struct Mismatch: Sendable, CustomStringConvertible {
@@ -50,9 +51,11 @@ public struct VectorChecker {
         return report
     }
 
-    /// Recomputes one vector in the order CRYPTO.md §10 gives and returns the fields that differ.
+    /// Recomputes one vector and returns the fields that differ. DVS vectors (they carry `PA`)
+    /// go to `checkDVS`; the others are recomputed in the order CRYPTO.md §10 gives.
     /// A vector with a field missing or malformed counts as a mismatch on that field.
     public func check(vector v: [String: String], number: Int) -> [Mismatch] {
+        if v["PA"] != nil || v["MPIN_ID_PA_HEX"] != nil { return checkDVS(vector: v, number: number) }
         var out = [Mismatch]()
         func compare(_ field: String, _ got: [UInt8]?) {
             let expected = (v[field] ?? "<missing>").lowercased()
@@ -103,6 +106,104 @@ public struct VectorChecker {
             out.append(Mismatch(vector: number, field: "SERVER_OUTPUT", expected: expected, got: String(result.rawValue)))
         }
         return out
+    }
+}
+
+extension VectorChecker {
+    /// Recomputes a DVS vector (docs/DVS.md, "Vector format") from its inputs alone (MS, Z,
+    /// MPIN_ID_HEX, PIN1, PIN2, X, MESSAGE, VERIFY_MESSAGE, TIME_VALUE): every derived field
+    /// is computed from recomputed values, never from the file's, and compared bit for bit.
+    /// SERVER_E and SERVER_F (the failing pairing value and e(Pa, y·A + U), Milagro's PIN-error
+    /// diagnostics) are compared when the vector has them; `*_PREIMAGE_HEX` must hash to the
+    /// message it names.
+    public func checkDVS(vector v: [String: String], number: Int) -> [Mismatch] {
+        var out = [Mismatch]()
+        func compare(_ field: String, _ got: [UInt8]?) {
+            let expected = (v[field] ?? "<missing>").lowercased()
+            let gotHex = got.map(hexString) ?? "<error>"
+            if expected != gotHex { out.append(Mismatch(vector: number, field: field, expected: expected, got: gotHex)) }
+        }
+        func bytes(_ field: String) -> [UInt8] { (v[field]).flatMap(hexBytes) ?? [] }
+        func int32(_ field: String) -> Int32 { Int32(v[field] ?? "") ?? 0 }
+
+        // Inputs.
+        let ms = bytes("MS"), z = bytes("Z"), mpinID = bytes("MPIN_ID_HEX"), x = bytes("X")
+        let message = bytes("MESSAGE"), verifyMessage = bytes("VERIFY_MESSAGE")
+        let timeValue = int32("TIME_VALUE")
+        for (field, preimage) in [("MESSAGE", "MESSAGE_PREIMAGE_HEX"), ("VERIFY_MESSAGE", "VERIFY_MESSAGE_PREIMAGE_HEX")]
+            where v[preimage] != nil {
+            compare(field, MPin.hashID(bytes(preimage)))
+        }
+
+        // Key pair, signing identity, secrets and token.
+        let serverSecret = try? MPin.serverSecret(masterSecret: ms)
+        compare("SERVER_SECRET", serverSecret)
+        let publicKey = try? DVS.publicKey(secretKey: z)
+        compare("PA", publicKey?.bytes)
+        let identity = publicKey.map { DVS.signingIdentity(mpinID: mpinID, publicKey: $0) }
+        compare("MPIN_ID_PA_HEX", identity)
+        let hashedID = identity.map { MPin.hashID($0) }
+        compare("HASH_MPIN_ID_PA_HEX", hashedID)
+        let hid = hashedID.flatMap { try? G1Point.map(hash: $0).encoded() }
+        compare("HID", hid)
+        let clientSecret = hashedID.flatMap { try? MPin.clientSecret(masterSecret: ms, hashedID: $0) }
+        compare("CLIENT_SECRET", clientSecret)
+        let keyed = clientSecret.flatMap { try? DVS.keyedClientSecret(clientSecret: $0, secretKey: z) }
+        compare("CLIENT_SECRET_Z", keyed)
+        let token = identity.flatMap { id in keyed.flatMap { try? DVS.extractToken(signingIdentity: id, pin: int32("PIN1"), keyedClientSecret: $0) } }
+        compare("TOKEN", token)
+
+        // Signing: pass 1 (SEC, U), the challenge, then V through the DVS API and through
+        // MPIN_CLIENT_2 on the recomputed SEC, which must agree.
+        let pass1 = identity.flatMap { id in token.flatMap {
+            try? MPin.client1(date: 0, mpinID: id, x: x, pin: int32("PIN2"), token: $0, timePermit: nil)
+        } }
+        compare("SEC", pass1?.sec)
+        compare("U", pass1?.u)
+        let u = pass1?.u ?? []
+        compare("Y_HASH_INPUT", timePrefix(timeValue) + u + message)
+        let y = DVS.challenge(u: u, message: message, timeValue: timeValue)
+        compare("Y", y)
+        let signature = identity.flatMap { id in token.flatMap {
+            try? DVS.sign(signingIdentity: id, x: x, pin: int32("PIN2"), token: $0, message: message, timeValue: timeValue)
+        } }
+        compare("V", signature?.v)
+        compare("V", pass1.flatMap { try? MPin.client2(x: x, y: y, sec: $0.sec) })
+        compare("U", signature?.u)
+
+        // Verification of VERIFY_MESSAGE.
+        compare("SERVER_Y_HASH_INPUT", timePrefix(timeValue) + u + verifyMessage)
+        let serverY = DVS.challenge(u: u, message: verifyMessage, timeValue: timeValue)
+        compare("SERVER_Y", serverY)
+        let result = DVS.verify(signingIdentity: identity ?? [], publicKey: publicKey?.bytes ?? [],
+                                serverSecret: serverSecret ?? [], u: u, v: signature?.v ?? [],
+                                message: verifyMessage, timeValue: timeValue)
+        let expected = v["SERVER_OUTPUT"] ?? "<missing>"
+        if expected != String(result.rawValue) {
+            out.append(Mismatch(vector: number, field: "SERVER_OUTPUT", expected: expected, got: String(result.rawValue)))
+        }
+        if v["SERVER_E"] != nil || v["SERVER_F"] != nil {
+            // E = e(Pa, V)·e(sQ, P) and F = e(Pa, P) with P = y'·HID + U (MPIN_SERVER_2's
+            // diagnostics with Pa in place of Q).
+            var e: [UInt8]?, f: [UInt8]?
+            if let pa = publicKey, let ss = serverSecret.flatMap({ try? G2Point(bytes: $0) }),
+               let a = hid.flatMap({ try? G1Point(bytes: $0) }), let uPoint = try? G1Point(bytes: u),
+               let vPoint = signature.flatMap({ try? G1Point(bytes: $0.v) }), let ys = UInt256(bigEndian: serverY) {
+                let p = a.multiplied(by: ys) + uPoint
+                e = Pairing.doublePairing(pa.point, vPoint, ss, p).bytes
+                f = Pairing.pairing(pa.point, p).bytes
+            }
+            compare("SERVER_E", e)
+            compare("SERVER_F", f)
+        }
+        return out
+    }
+
+    /// be32(T) when T > 0, else nothing (Milagro's `mhashit` prefix rule).
+    private func timePrefix(_ t: Int32) -> [UInt8] {
+        guard t > 0 else { return [] }
+        let u = UInt32(t)
+        return [UInt8(u >> 24), UInt8(truncatingIfNeeded: u >> 16), UInt8(truncatingIfNeeded: u >> 8), UInt8(truncatingIfNeeded: u)]
     }
 }
 

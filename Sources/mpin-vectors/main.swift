@@ -6,7 +6,7 @@ import MPinVectorCheck
 
 let files = Array(CommandLine.arguments.dropFirst())
 if files.isEmpty || files.contains("--help") || files.contains("-h") {
-    print("usage: mpin-vectors FILE...\n  Checks Milagro-format M-Pin vector files (two-pass or one-pass JSON).")
+    print("usage: mpin-vectors FILE...\n  Checks Milagro-format M-Pin vector files (two-pass, one-pass or DVS JSON).")
     exit(files.isEmpty ? 2 : 0)
 }
 

@@ -3,16 +3,17 @@ import MPinCrypto
 import MPinVectorCheck
 import XCTest
 
-/// The 300 two-pass and 300 one-pass Milagro M-Pin vectors, in process through VectorChecker
-/// and through the built `mpin-vectors` executable.
+/// The 300 two-pass and 300 one-pass Milagro M-Pin vectors and the 10 DVS vectors, in process
+/// through VectorChecker and through the built `mpin-vectors` executable.
 final class MPinVectorFileTests: XCTestCase {
     static let twoPass = "vectors/mpin_BN254_CX.json"
     static let onePass = "vectors/mpin_BN254_CXOnePass.json"
+    static let dvs = "vectors/mpin_dvs_BN254CX_sample.json"
 
-    private func checkFile(_ relative: String) throws {
+    private func checkFile(_ relative: String, count: Int = 300) throws {
         let path = try TestData.path(relative)
         let report = try VectorChecker().check(file: path)
-        XCTAssertEqual(report.passed, 300, "\(relative): vectors passed")
+        XCTAssertEqual(report.passed, count, "\(relative): vectors passed")
         XCTAssertEqual(report.failed, 0, "\(relative): vectors failed")
         if !report.mismatches.isEmpty {
             let first = report.mismatches.prefix(10).map { "  \($0)" }.joined(separator: "\n")
@@ -23,6 +24,8 @@ final class MPinVectorFileTests: XCTestCase {
     func testTwoPassVectors() throws { try checkFile(Self.twoPass) }
 
     func testOnePassVectors() throws { try checkFile(Self.onePass) }
+
+    func testDVSVectors() throws { try checkFile(Self.dvs, count: 10) }
 
     // MARK: The executable
 
@@ -79,6 +82,38 @@ final class MPinVectorFileTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "exit status; stderr: \(result.stderr)")
         XCTAssertEqual(result.lines.last, "600 passed, 0 failed", "last line; output:\n\(result.stdout.prefix(2000))")
         XCTAssertEqual(result.lines.count, 1, "no mismatch lines expected")
+    }
+
+    func testExecutableOnDVSFile() throws {
+        let exe = try executable()
+        let result = try run(exe, [try TestData.path(Self.dvs)])
+        XCTAssertEqual(result.status, 0, "exit status; stderr: \(result.stderr)")
+        XCTAssertEqual(result.lines, ["10 passed, 0 failed"], "output:\n\(result.stdout.prefix(2000))")
+    }
+
+    /// A DVS vector whose expected verdict is flipped, and one with a changed V, are reported.
+    func testExecutableReportsCorruptedDVSVector() throws {
+        let exe = try executable()
+        let data = try Data(contentsOf: URL(fileURLWithPath: try TestData.path(Self.dvs)))
+        guard var list = try JSONSerialization.jsonObject(with: data) as? [[String: Any]], list.count >= 4 else {
+            return XCTFail("cannot read the DVS vectors as a JSON list")
+        }
+        list = Array(list.prefix(4))
+        list[0]["SERVER_OUTPUT"] = -19
+        guard let v = list[2]["V"] as? String, let last = v.last else { return XCTFail("vector 2 has no V") }
+        list[2]["V"] = String(v.dropLast()) + (last == "0" ? "1" : "0")
+
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mpin-vectors-dvs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let corrupted = dir.appendingPathComponent("dvs.json")
+        try JSONSerialization.data(withJSONObject: list).write(to: corrupted)
+
+        let result = try run(exe, [corrupted.path])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.lines.last, "2 passed, 2 failed", "output:\n\(result.stdout)")
+        let report = try VectorChecker().check(file: corrupted.path)
+        XCTAssertEqual(Set(report.mismatches.map { "\($0.vector) \($0.field)" }), ["0 SERVER_OUTPUT", "2 V"])
     }
 
     func testExecutableReportsCorruptedVector() throws {

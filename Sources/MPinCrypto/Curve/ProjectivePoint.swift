@@ -146,6 +146,20 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
         return acc
     }
 
+    /// k·P for a public scalar k (a curve constant): double-and-add over k's bits. The
+    /// operations depend on k only, never on the point.
+    @_specialize(where C == BN254G2Curve)
+    func multiplied(byPublic k: UInt256) -> Self {
+        var acc = Self.infinity
+        var i = k.bitLength - 1
+        while i >= 0 {
+            acc = acc.doubled
+            if k.bit(i) == 1 { acc = acc + self }
+            i -= 1
+        }
+        return acc
+    }
+
     /// k·P where k is a small secret of at most `bits` bits (the PIN): a Montgomery ladder of
     /// fixed length with conditional swaps.
     @_specialize(exported: true, where C == BN254G1Curve)

@@ -18,6 +18,8 @@ public enum MPinCryptoError: Error, Equatable, Sendable, CustomStringConvertible
     case randomnessUnavailable
     /// Hex text that is not an even number of hexadecimal digits.
     case invalidHex
+    /// A secret scalar that must be invertible (a DVS key z) was zero modulo the group order.
+    case zeroScalar
 
     public var description: String {
         switch self {
@@ -30,6 +32,7 @@ public enum MPinCryptoError: Error, Equatable, Sendable, CustomStringConvertible
         case .invalidDate: "invalid date"
         case .randomnessUnavailable: "the system random number generator failed"
         case .invalidHex: "invalid hexadecimal text"
+        case .zeroScalar: "scalar is zero modulo the group order"
         }
     }
 }
