@@ -20,7 +20,7 @@ struct ServerRoutes: Sendable {
         router.add(middleware: OriginalCORSMiddleware())
         router.add(middleware: ErrorResponseMiddleware())
         router.add(middleware: BodyLimitMiddleware(maxBytes: maxBodyBytes))
-        let decoder = RequestDecoder(maxBodyBytes: maxBodyBytes)
+        let decoder = WireBodyDecoder(maxBodyBytes: maxBodyBytes)
         if let dta = standaloneDTA { router.addRoutes(dta.routes()) }
         if let dta = embeddedDTA { router.addRoutes(dta.routes(), atPath: "dta") }
         if let rps {

@@ -58,8 +58,8 @@ final class HTTPLayerTests: XCTestCase {
     }
 
     func testDecodingErrorsNameTheFieldNeverTheValue() async throws {
-        let decoder = RequestDecoder(maxBodyBytes: 1024)
-        func refusal(_ body: String, _ kind: RequestDecoder.Refusal = .invalidJSON) async -> ServerError? {
+        let decoder = WireBodyDecoder(maxBodyBytes: 1024)
+        func refusal(_ body: String, _ kind: WireBodyDecoder.Refusal = .invalidJSON) async -> ServerError? {
             let request = Request(head: .init(method: .put, scheme: nil, authority: nil, path: "/"),
                                   body: .init(buffer: ByteBuffer(string: body)))
             do { _ = try await decoder.decode(RegisterRequest.self, from: request, refusal: kind); return nil } catch {
@@ -93,7 +93,7 @@ final class HTTPLayerTests: XCTestCase {
                 ("POST", "/rps/pass1", "{", 403, "BAD REQUEST. Invalid data received"),
                 ("PUT", "/rps/user", String(repeating: " ", count: 3000), 413, "Request body too large"),
                 ("POST", "/no/such/path", String(repeating: " ", count: 3000), 413, "Request body too large"),
-                ("GET", "/dta/timePermit?a=%zz", nil, 403, "Invalid query"),
+                ("GET", "/dta/timePermit?signature=00", nil, 403, "Missing argument"),
                 ("POST", "/rps/accessnumber", #"{"webOTT":"00"}"#, 401, "Not authenticated yet"),
             ]
             for (method, path, body, status, message) in cases {

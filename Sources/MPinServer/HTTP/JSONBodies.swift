@@ -5,7 +5,7 @@ import MPinWire
 /// Typed request bodies: the MPinWire message types read with MPinJSON's Codable bridge (the
 /// same one the client uses), strictly. The one deliberate leniency of the server, `OTP` given
 /// as a number, lives in `Pass2Request` (MPinWire) because peers of the original server send it.
-struct RequestDecoder: Sendable {
+struct WireBodyDecoder: Sendable {
     /// The parser's size limit: the body-limit middleware has already refused anything larger.
     let maxBodyBytes: Int
 

@@ -4,7 +4,7 @@ import MPinWire
 extension RPS {
     /// The RPS's public API under `/{rpsPrefix}` (PROTOCOL.md §3–§5): registration, time
     /// permits, the two passes and access numbers.
-    func publicRoutes<Context: RequestContext>(decoder: RequestDecoder) -> RouteCollection<Context> {
+    func publicRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("clientSettings", .get) { _, _ in JSONResponse(try self.clientSettings()) }
         routes.endpoint("user", .put) { request, _ in
@@ -42,7 +42,7 @@ extension RPS {
 
     /// The RPS's endpoints at the root: its status, the RPA's private calls (token
     /// verification, activation) and the activation link of `link` mode.
-    func rootRoutes<Context: RequestContext>(decoder: RequestDecoder) -> RouteCollection<Context> {
+    func rootRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("status", .get) { _, _ in JSONResponse(StatusResponse(message: "active")) }
         routes.endpoint("authenticate", .post) { request, _ in
@@ -63,7 +63,7 @@ extension RPS {
 
     /// The demo RPA's endpoints the client calls (§4.5, §5.6): the final authentication step
     /// and logout.
-    func demoRPARoutes<Context: RequestContext>(decoder: RequestDecoder) -> RouteCollection<Context> {
+    func demoRPARoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("mpinAuthenticate", .post) { request, _ in
             try await self.rpaAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request))
