@@ -4,7 +4,7 @@ import PackageDescription
 // Layers, dependencies pointing one way:
 //   MPinCrypto, MPinJSON  <-  MPinWire  <-  MPinClient (SDK core + platform protocols)
 //     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  pam_mpin.so, mpinctl
-//   MPinCrypto + MPinWire  <-  MPinServer  <-  mpin-server
+//   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer  <-  mpin-server
 // The client side links without Foundation so that pam_mpin.so stays small.
 let package = Package(
     name: "mpin-pam",
@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // MARK: Cryptography and wire format
@@ -76,10 +77,11 @@ let package = Package(
 
         // The backend roles: RPS, two D-TAs, M-Pin authentication server, SQLite storage.
         .target(name: "MPinServer", dependencies: [
-            "MPinCrypto", "MPinWire",
+            "MPinCrypto", "MPinWire", "MPinJSON",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "mpin-server", dependencies: [
             "MPinServer",
@@ -125,7 +127,10 @@ let package = Package(
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
-        .testTarget(name: "MPinServerTests", dependencies: ["MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData"]),
+        .testTarget(name: "MPinServerTests", dependencies: [
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData",
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
         .testTarget(name: "MPinCtlTests"),
         // The client core over the Linux platform against mpin-server, in one process.

@@ -66,3 +66,18 @@ public enum JSONError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension JSONError {
+    /// The innermost key a decoding error is about ("userId" for a missing
+    /// `mpinResponse.userId`), for messages that name a field but never show a value; nil for
+    /// errors of the text itself and for the top-level value.
+    public var field: String? {
+        let path: String
+        switch self {
+        case let .typeMismatch(p, _, _), let .missingKey(p): path = p
+        case .syntax, .tooDeep, .tooLarge: return nil
+        }
+        guard let last = path.split(separator: ".").last else { return nil }
+        return String(last)
+    }
+}

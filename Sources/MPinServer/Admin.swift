@@ -33,10 +33,10 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// The administrator's operations (`mpin-server user …`), directly on the database.
 public struct Admin: Sendable {
-    let storage: Storage
+    let storage: SQLiteStorage
     let maxAttempts: Int
 
-    public init(storage: Storage, config: ServerConfig) {
+    public init(storage: SQLiteStorage, config: ServerConfig) {
         self.storage = storage
         self.maxAttempts = config.maxInvalidLoginAttempts
     }
@@ -132,7 +132,7 @@ enum Secrets {
 
     /// `count` random bytes as lower-case hex.
     static func randomHex(_ count: Int) throws(ServerError) -> String {
-        guard let b = try? SystemRandom.bytes(count) else { throw ServerError(500, "Random source failed") }
+        guard let b = try? SystemRandom.bytes(count) else { throw ServerError.internal("Random source failed") }
         return Hex.encode(b)
     }
 }

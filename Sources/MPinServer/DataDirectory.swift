@@ -42,7 +42,7 @@ public struct DataDirectory: Sendable {
         } catch let e as MPinCryptoError {
             throw SetupError.io("random source failed: \(e)")
         }
-        _ = try Storage(path: dir.databasePath)
+        _ = try SQLiteStorage(path: dir.databasePath)
         return dir
     }
 
@@ -73,8 +73,8 @@ public struct DataDirectory: Sendable {
 
     /// Opens the SQLite database.
     /// The database. `busyTimeout`: how long a transaction waits for another process's lock.
-    public func openStorage(busyTimeout: Double = 10) throws -> Storage {
-        try Storage(path: databasePath, busyTimeout: busyTimeout)
+    public func openStorage(busyTimeout: Double = 10) throws -> SQLiteStorage {
+        try SQLiteStorage(path: databasePath, busyTimeout: busyTimeout)
     }
 
     private func readPrivate(_ p: String) throws -> String {

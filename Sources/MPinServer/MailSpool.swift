@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MPinJSON
 import MPinWire
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +25,7 @@ struct MailSpool: Sendable {
             ("i", mpinIDHex), ("e", WireTime.signatureExpires(expires)), ("s", activateKey)])
         let message = Message(to: userID, subject: "Activate your M-Pin identity", link: link,
                               expires: WireTime.signatureExpires(expires))
-        guard var line = try? JSONEncoder().encode(message) else { throw ServerError(500, "Spool failure") }
+        guard var line = try? JSONEncoding.encode(message) else { throw ServerError.internal("Spool failure") }
         line.append(0x0A)
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw refused("cannot open it: \(String(cString: strerror(errno)))") }
@@ -41,6 +42,6 @@ struct MailSpool: Sendable {
 
     private func refused(_ reason: String) -> ServerError {
         logger.error("mail spool refused", metadata: ["path": "\(path)", "reason": "\(reason)"])
-        return ServerError(503, "Spool unavailable")
+        return ServerError.unavailable("Spool unavailable")
     }
 }

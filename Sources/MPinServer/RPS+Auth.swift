@@ -11,8 +11,7 @@ struct Reply<Body: Encodable & Sendable>: Sendable {
 extension RPS {
     // MARK: Pass 1 and pass 2 (§4.3–§4.4)
 
-    func pass1(body: [UInt8]) async throws(ServerError) -> Pass1Response {
-        let req: Pass1Request = try decode(body, status: 403, what: "Invalid data received")
+    func pass1(_ req: Pass1Request) async throws(ServerError) -> Pass1Response {
         let mpinBytes = try Self.mpinID(req.mpin_id)
         guard let u = Hex.decode(req.U, length: 65), (try? G1Point(bytes: u)) != nil else {
             throw ServerError.invalidData("U is not a G1 point")
@@ -20,17 +19,16 @@ extension RPS {
         guard let ut = Hex.decode(req.UT, length: 65), (try? G1Point(bytes: ut)) != nil else {
             throw ServerError.invalidData("UT is not a G1 point")
         }
-        guard let y = try? SystemRandom.scalar() else { throw ServerError(500, "Random source failed") }
+        guard let y = try? SystemRandom.scalar() else { throw ServerError.internal("Random source failed") }
         let now = Date()
         let expires = now.addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
         guard pass1Store.save(mpinID: mpinBytes, u: u, ut: ut, y: y, expires: expires, now: now) else {
-            throw ServerError(503, "Too many pending authentications")
+            throw ServerError.unavailable("Too many pending authentications")
         }
         return Pass1Response(y: Hex.encode(y))
     }
 
-    func pass2(body: [UInt8]) async throws(ServerError) -> Pass2Response {
-        let req: Pass2Request = try decode(body, status: 403, what: "Invalid data received")
+    func pass2(_ req: Pass2Request) async throws(ServerError) -> Pass2Response {
         let mpinBytes = try Self.mpinID(req.mpin_id)
         guard let v = Hex.decode(req.V, length: 65), (try? G1Point(bytes: v)) != nil else {
             throw ServerError.invalidData("V is not a G1 point")
@@ -41,13 +39,13 @@ extension RPS {
         let now = Date()
         // Pass-1 state is consumed here: a replayed pass 2 finds nothing.
         guard let p1 = pass1Store.take(mpinID: mpinBytes, now: now) else {
-            throw ServerError(403, "Invalid pass one data")
+            throw ServerError.noPass1State
         }
         let success = verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now)
         let otp = req.OTP ? try digits(6) : nil
         let authOTT = try Secrets.randomHex(16)
         let expires = now.addingTimeInterval(TimeInterval(config.authOTTExpireSeconds))
-        try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: success,
+        _ = try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: success,
                                                         wid: wid, otp: otp, expires: expires, now: now) }
         return Pass2Response(authOTT: authOTT, otp: otp)
     }
@@ -84,7 +82,7 @@ extension RPS {
     }
 
     private func digits(_ n: Int) throws(ServerError) -> String {
-        guard let d = Secrets.randomDigits(n) else { throw ServerError(500, "Random source failed") }
+        guard let d = Secrets.randomDigits(n) else { throw ServerError.internal("Random source failed") }
         return d
     }
 
@@ -92,14 +90,13 @@ extension RPS {
 
     /// Demo RPA `POST /mpinAuthenticate`: evaluates the authOTT through the RPS, answers with
     /// the RPS status code.
-    func rpaAuthenticate(body: [UInt8]) async throws(ServerError) -> Reply<RPAAuthenticateResponse> {
-        let req: AuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
+    func rpaAuthenticate(_ req: AuthenticateRequest) async throws(ServerError) -> Reply<RPAAuthenticateResponse> {
         guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
-            throw ServerError(400, "BAD REQUEST. authOTT argument missing")
+            throw ServerError.badRequest("BAD REQUEST. authOTT argument missing")
         }
         // The RPA's session opens in the verdict's transaction.
         let token = try Secrets.randomHex(32)
-        let session = Storage.NewSession(token: token, tokenHash: Secrets.hash(token), expires: Date().addingTimeInterval(3600))
+        let session = NewSession(token: token, tokenHash: Secrets.hash(token), expires: Date().addingTimeInterval(3600))
         let verdict = try await evaluateDirect(authOTT: ott, session: session)
         logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "rpa"])
         var timing: OTPTiming? = nil
@@ -113,9 +110,8 @@ extension RPS {
     }
 
     /// RPA → RPS private `POST /authenticate`.
-    func tokenAuthenticate(body: [UInt8]) async throws(ServerError) -> Reply<TokenAuthenticateResponse> {
-        let req: TokenAuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
-        guard let ott = Hex.canonical(req.authOTT), !ott.isEmpty else { throw ServerError(400, "Invalid authOTT") }
+    func tokenAuthenticate(_ req: TokenAuthenticateRequest) async throws(ServerError) -> Reply<TokenAuthenticateResponse> {
+        guard let ott = Hex.canonical(req.authOTT), !ott.isEmpty else { throw ServerError.badRequest("Invalid authOTT") }
         // The RPA's logout data goes to a waiting mobile (access-number login), in the verdict's transaction.
         let v = try await evaluateDirect(authOTT: ott, logoutData: req.logoutData)
         let message = v.status == 200 ? "Authentication successful" : (v.status == 410 ? "Blocked." : "Wrong PIN.")
@@ -123,39 +119,38 @@ extension RPS {
                                                                        status: v.status, message: message, otp: v.otp))
     }
 
-    private func evaluateDirect(authOTT: String, session: Storage.NewSession? = nil,
-                                logoutData: LogoutData? = nil) async throws(ServerError) -> Storage.Verdict {
+    private func evaluateDirect(authOTT: String, session: NewSession? = nil,
+                                logoutData: LogoutData? = nil) async throws(ServerError) -> AuthVerdict {
         let max = config.maxInvalidLoginAttempts
         guard let v = try await run({ try await self.storage.evaluate(
             authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date(), session: session,
             logoutData: logoutData) }) else {
-            throw ServerError(408, "Expired authentication request")
+            throw ServerError.expired("Expired authentication request")
         }
         return v
     }
 
     /// Mobile `POST /{p}/authenticate` (access-number flow): 412 without a live access number,
     /// 401/410 for a failed verification, else waits for the browser and returns logout data.
-    func mobileAuthenticate(body: [UInt8]) async throws(ServerError) -> MobileAuthenticateResponse {
-        let req: AuthenticateRequest = try decode(body, status: 400, what: "INVALID JSON")
+    func mobileAuthenticate(_ req: AuthenticateRequest) async throws(ServerError) -> MobileAuthenticateResponse {
         guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
-            throw ServerError(400, "BAD REQUEST. authOTT argument missing")
+            throw ServerError.badRequest("BAD REQUEST. authOTT argument missing")
         }
         let hash = Secrets.hash(ott)
         let max = config.maxInvalidLoginAttempts
         guard let v = try await run({ try await self.storage.evaluate(
             authOTTHash: hash, flow: .mobile(authOTT: ott), maxAttempts: max, now: Date()) }) else {
-            throw ServerError(412, "Invalid or expired access number")
+            throw ServerError.accessNumberInvalid
         }
         logger.info("authentication", metadata: ["status": "\(v.status)", "flow": "access-number"])
-        guard v.status == 200 else { throw ServerError(v.status, "Wrong PIN.") }
+        guard v.status == 200 else { throw v.status == 410 ? ServerError.blocked : ServerError.wrongPIN }
         let deadline = Date().addingTimeInterval(config.mobileWaitSeconds)
         while Date() < deadline {
             if try await run({ try await self.storage.browserReady(authOTTHash: hash) }) { break }
             do { try await Task.sleep(nanoseconds: 100_000_000) } catch { break }  // shutting down
         }
         guard let logout = try await run({ try await self.storage.finishMobile(authOTTHash: hash) }) else {
-            throw ServerError(408, "Authentication timed out")
+            throw ServerError.expired("Authentication timed out")
         }
         return MobileAuthenticateResponse(logoutData: LogoutData(userId: logout.userID, sessionToken: logout.token),
                                           logoutURL: config.logoutURL)
@@ -178,24 +173,22 @@ extension RPS {
                                             webOTT: webOTT, accessNumber: number)
             }
         }
-        throw ServerError(503, "No access number available")
+        throw ServerError.unavailable("No access number available")
     }
 
     /// Browser polling: 200 with the authOTT once the mobile succeeded, else 401.
-    func pollAccessNumber(body: [UInt8]) async throws(ServerError) -> AccessNumberPollResponse {
-        let req: AccessNumberPollRequest = try decode(body, status: 400, what: "INVALID JSON")
-        guard let web = Hex.canonical(req.webOTT), !web.isEmpty else { throw ServerError(400, "Invalid webOTT") }
+    func pollAccessNumber(_ req: AccessNumberPollRequest) async throws(ServerError) -> AccessNumberPollResponse {
+        guard let web = Hex.canonical(req.webOTT), !web.isEmpty else { throw ServerError.badRequest("Invalid webOTT") }
         guard let ott = try await run({ try await self.storage.pollAccessNumber(webOTTHash: Secrets.hash(web), now: Date()) })
-        else { throw ServerError(401, "Not authenticated yet") }
+        else { throw ServerError.unauthorized("Not authenticated yet") }
         return AccessNumberPollResponse(authOTT: ott)
     }
 
     // MARK: Logout (§5.6)
 
-    func logout(body: [UInt8]) async throws(ServerError) {
-        let req: LogoutData = try decode(body, status: 400, what: "INVALID JSON")
+    func logout(_ req: LogoutData) async throws(ServerError) {
         let ok = try await run { try await self.storage.endSession(tokenHash: Secrets.hash(req.sessionToken),
                                                                    userID: req.userId, now: Date()) }
-        guard ok else { throw ServerError(400, "Logout failed") }
+        guard ok else { throw ServerError.badRequest("Logout failed") }
     }
 }

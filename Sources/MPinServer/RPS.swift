@@ -4,11 +4,12 @@ import MPinCrypto
 import MPinWire
 
 /// The Relying Party Service and M-Pin authentication server (PROTOCOL.md §3–§5), plus the
-/// demo-RPA endpoints clients call (`/mpinAuthenticate`, `/logout`). Handlers take request
-/// bytes and return wire values or throw a `ServerError` (a 4xx with a JSON body).
+/// demo-RPA endpoints clients call (`/mpinAuthenticate`, `/logout`). Handlers take decoded
+/// wire requests and return wire responses or throw a `ServerError`; the routes (RPSRoutes)
+/// do the HTTP.
 final class RPS: Sendable {
     let config: ServerConfig
-    let storage: Storage
+    let storage: any ServerStorage
     let dta1: any DTAEndpoint
     /// Where clients fetch the second shares (`certivoxURL`): `/dta/` when embedded.
     let certivoxURL: String
@@ -22,7 +23,7 @@ final class RPS: Sendable {
     let timePermits = TimePermitCache()
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
-         storage: Storage, spool: MailSpool, logger: Logger) async throws(ServerError) {
+         storage: any ServerStorage, spool: MailSpool, logger: Logger) async throws(ServerError) {
         self.config = config; self.appKey = appKey; self.dta1 = dta1; self.certivoxURL = certivoxURL
         self.storage = storage; self.spool = spool; self.logger = logger
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
@@ -32,7 +33,7 @@ final class RPS: Sendable {
         let s2 = try await dta2.serverSecret(expires: expires, signature: sig)
         guard let w1 = Hex.decode(s1.serverSecret), let w2 = Hex.decode(s2.serverSecret),
               let sum = try? MPin.recombineG2(w1, w2), let point = try? G2Point(bytes: sum) else {
-            throw ServerError(500, "Server secret recombination failed")
+            throw ServerError.internal("Server secret recombination failed")
         }
         serverSecret = PreparedG2(point)
     }
@@ -54,37 +55,36 @@ final class RPS: Sendable {
             getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate")
     }
 
-    func register(body: [UInt8], mpinIDSuffix: String?) async throws(ServerError) -> RegisterResponse {
-        let req: RegisterRequest = try decode(body, status: 400, what: "INVALID JSON")
+    func register(_ req: RegisterRequest, mpinIDSuffix: String?) async throws(ServerError) -> RegisterResponse {
         let userID = req.userId
-        guard !userID.isEmpty, userID.utf8.count <= 256 else { throw ServerError(400, "BAD REQUEST. INVALID USERID") }
+        guard !userID.isEmpty, userID.utf8.count <= 256 else { throw ServerError.badRequest("BAD REQUEST. INVALID USERID") }
         let now = Date()
         var mpinIDHex: String? = nil
         var regOTT: String? = nil
         if let suffix = mpinIDSuffix {
             guard let canonical = Hex.canonical(suffix), !canonical.isEmpty else {
-                throw ServerError(400, "BAD REQUEST. INVALID MPIN ID")
+                throw ServerError.badRequest("BAD REQUEST. INVALID MPIN ID")
             }
             let matches = try await run { try await self.storage.registrationMatches(
                 mpinID: canonical, regOTTHash: Secrets.hash(req.regOTT.flatMap { Hex.canonical($0) } ?? ""), now: now) }
             switch matches {
             case .none: break  // expired or consumed: start afresh
-            case .some(false): throw ServerError(400, "BAD REQUEST. INVALID REGOTT")
+            case .some(false): throw ServerError.badRequest("BAD REQUEST. INVALID REGOTT")
             case .some(true): mpinIDHex = canonical; regOTT = req.regOTT.flatMap { Hex.canonical($0) }
             }
         }
         if mpinIDHex == nil {
-            guard let salt = try? SystemRandom.bytes(16) else { throw ServerError(500, "Random source failed") }
+            guard let salt = try? SystemRandom.bytes(16) else { throw ServerError.internal("Random source failed") }
             let mobile = req.mobile ?? 0
             let built = MPinIdentity.build(userID: userID, mobile: mobile, issued: now, salt: salt)
             // An mpinId the authentication endpoints would refuse (escaped control characters
             // make it grow) is refused here, before anything is issued for it.
-            guard built.count <= Self.maxMpinIDBytes else { throw ServerError(400, "BAD REQUEST. INVALID USERID") }
+            guard built.count <= Self.maxMpinIDBytes else { throw ServerError.badRequest("BAD REQUEST. INVALID USERID") }
             mpinIDHex = Hex.encode(built)
         }
         let ott: String
         if let regOTT { ott = regOTT } else { ott = try Secrets.randomHex(16) }
-        guard let mpinID = mpinIDHex else { throw ServerError(500, "Internal error") }
+        guard let mpinID = mpinIDHex else { throw ServerError.internal("Internal error") }
         let activateKey = WireSignature.sign(WireSignature.activationMessage(mpinIDHex: mpinID, regOTT: ott), key: appKey)
         let expires = now.addingTimeInterval(TimeInterval(config.verifyUserExpireSeconds))
         let outcome = try await run { try await self.storage.saveRegistration(
@@ -94,7 +94,7 @@ final class RPS: Sendable {
         switch outcome {
         case .refused:
             logger.info("registration refused", metadata: ["reason": "revoked"])
-            throw ServerError(403, "Identity not authorized")
+            throw ServerError.revoked
         case .stored(let active):
             logger.info("registration stored", metadata: ["active": "\(active)"])
             if !active && config.verification == .link {
@@ -107,38 +107,34 @@ final class RPS: Sendable {
     }
 
     /// RPA → RPS `POST /user/{mpinIdHex}` activation.
-    func activate(mpinIDHex: String, body: [UInt8]) async throws(ServerError) {
-        let req: ActivateRequest = try decode(body, status: 400, what: "INVALID JSON")
-        guard let mpinID = Hex.canonical(mpinIDHex) else { throw ServerError(400, "Invalid M-Pin ID") }
+    func activate(mpinIDHex: String, _ req: ActivateRequest) async throws(ServerError) {
+        guard let mpinID = Hex.canonical(mpinIDHex) else { throw ServerError.badRequest("Invalid M-Pin ID") }
         let ok = try await run { try await self.storage.activateRegistration(
             mpinID: mpinID, activateKeyHash: Secrets.hash(req.activateKey.lowercased()), now: Date()) }
-        guard ok else { throw ServerError(401, "No such registration") }
+        guard ok else { throw ServerError.unauthorized("No such registration") }
     }
 
     /// The activation link of `link` mode: `GET|POST /mpinActivate?i={mpinIdHex}&s={activateKey}`.
-    func activateLink(query: String?) async throws(ServerError) {
-        let pairs = FormEncoding.decode(query ?? "") ?? []
-        guard let i = pairs.last(where: { $0.0 == "i" })?.1, let s = pairs.last(where: { $0.0 == "s" })?.1,
-              let mpinID = Hex.canonical(i), let key = Hex.canonical(s) else {
-            throw ServerError(400, "Invalid activation link")
+    func activateLink(mpinIDHex: String?, activateKey: String?) async throws(ServerError) {
+        guard let mpinID = mpinIDHex.flatMap({ Hex.canonical($0) }), let key = activateKey.flatMap({ Hex.canonical($0) }) else {
+            throw ServerError.badRequest("Invalid activation link")
         }
         let ok = try await run { try await self.storage.activateRegistration(
             mpinID: mpinID, activateKeyHash: Secrets.hash(key), now: Date()) }
-        guard ok else { throw ServerError(401, "Activation link expired or invalid") }
+        guard ok else { throw ServerError.unauthorized("Activation link expired or invalid") }
         logger.info("registration activated", metadata: ["via": "link"])
     }
 
     func signature(mpinIDHex: String, regOTT: String?) async throws(ServerError) -> SignatureResponse {
-        guard let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else { throw ServerError(400, "M-Pin ID not found.") }
-        guard let regOTT, let ott = Hex.canonical(regOTT) else { throw ServerError(400, "Missing argument regOTT") }
+        guard let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else { throw ServerError.badRequest("M-Pin ID not found.") }
+        guard let regOTT, let ott = Hex.canonical(regOTT) else { throw ServerError.badRequest("Missing argument regOTT") }
         let mpinID = Hex.encode(mpinBytes)
         let now = Date()
         let outcome = try await run { try await self.storage.consumeRegistration(
             mpinID: mpinID, regOTTHash: Secrets.hash(ott), now: now) }
         switch outcome {
-        case .notFound: throw ServerError(400, "M-Pin ID not found.")
-        case .regOTTMismatch: throw ServerError(400, "M-Pin ID not found.")
-        case .notActive: throw ServerError(401, "M-PinID not active.")
+        case .notFound, .regOTTMismatch: throw ServerError.badRequest("M-Pin ID not found.")
+        case .notActive: throw ServerError.notActivated
         case .issued: break
         }
         let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
@@ -158,11 +154,11 @@ final class RPS: Sendable {
 
     func timePermit(mpinIDHex: String) async throws(ServerError) -> TimePermitResponse {
         guard mpinIDHex.utf8.count <= 2 * Self.maxMpinIDBytes, let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else {
-            throw ServerError(400, "Invalid M-Pin ID")
+            throw ServerError.badRequest("Invalid M-Pin ID")
         }
         let mpinID = Hex.encode(mpinBytes)
         let status = try await run { try await self.storage.permitStatus(mpinID: mpinID) }
-        guard status == .allowed else { throw ServerError(410, "Time permit refused") }
+        guard status == .allowed else { throw ServerError.timePermitRefused }
         let now = Date()
         let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
         let day = WireTime.day(now)
@@ -183,31 +179,11 @@ final class RPS: Sendable {
 
     // MARK: Helpers
 
-    private static let decoder = JSONDecoder()
-
-    func decode<T: Decodable>(_ body: [UInt8], status: Int, what: String) throws(ServerError) -> T {
-        do { return try Self.decoder.decode(T.self, from: Data(body)) } catch {
-            throw ServerError(status, "BAD REQUEST. " + what + describe(error))
-        }
-    }
-
-    /// Names the field a decoding error is about, never its value.
-    private func describe(_ error: any Error) -> String {
-        guard let e = error as? DecodingError else { return "" }
-        switch e {
-        case .keyNotFound(let k, _): return ": \(k.stringValue) argument missing"
-        case .typeMismatch(_, let c), .valueNotFound(_, let c):
-            return c.codingPath.last.map { ": wrong type for \($0.stringValue)" } ?? ""
-        case .dataCorrupted(let c): return c.codingPath.last.map { ": invalid \($0.stringValue)" } ?? ""
-        @unknown default: return ""
-        }
-    }
-
     /// Runs a storage call, turning database failures into a logged 503 (never a crash).
     func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(ServerError) -> T {
         do { return try await body() } catch let e as ServerError { throw e } catch {
             logger.error("storage failure", metadata: ["error": "\(type(of: error))"])
-            throw ServerError(503, "Storage unavailable")
+            throw ServerError.unavailable("Storage unavailable")
         }
     }
 }

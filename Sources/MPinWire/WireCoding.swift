@@ -11,9 +11,10 @@ import MPinJSON
 /// say, is a RESPONSE_PARSE_ERROR there, not here). Optional fields of the wrong type are
 /// nil, so the SDK's own defaults (`usePermits`: true) stay in force.
 public enum WireCoding {
-    /// A message read strictly (what the server accepts).
-    public static func strict<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws -> T {
-        try JSONDecoding.decode(type, from: bytes)
+    /// A message read strictly (what the server accepts), with the parser's limits.
+    public static func strict<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>,
+                                            parser: JSONParser = JSONParser()) throws -> T {
+        try JSONDecoding.decode(type, from: bytes, parser: parser)
     }
 
     /// A response object read leniently (what the client accepts). nil only for a message

@@ -50,6 +50,12 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(try parser.parse(v.serialized), v)
     }
 
+    func testControlCharactersUseTheShortEscapesWherePythonDoes() throws {
+        let v = JSONValue.string("a\u{8}b\u{c}c\u{1}\t")
+        XCTAssertEqual(v.serializedString, #""a\bb\fc\u0001\t""#)
+        XCTAssertEqual(try parser.parse(v.serialized), v)
+    }
+
     func testRandomBytesNeverCrash() {
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("{}[]\":,0123456789-+.eEtrufalsn \\u".utf8)
@@ -97,6 +103,14 @@ final class JSONCodableTests: XCTestCase {
         let fractional = #"{"x":1.5,"tags":[]}"#
         XCTAssertThrowsError(try JSONDecoding.decode(Inner.self, from: Array(fractional.utf8)))
         XCTAssertThrowsError(try JSONDecoding.decode(Inner.self, from: Array("[1]".utf8)))
+    }
+
+    func testErrorFieldIsTheInnermostKey() {
+        XCTAssertEqual(JSONError.missingKey(path: "inner.tags").field, "tags")
+        XCTAssertEqual(JSONError.typeMismatch(path: "name", expected: "string", found: "number").field, "name")
+        XCTAssertNil(JSONError.typeMismatch(path: "", expected: "object", found: "array").field)
+        XCTAssertNil(JSONError.syntax(offset: 3, reason: "x").field)
+        XCTAssertNil(JSONError.tooLarge(limit: 1).field)
     }
 
     func testRawJSONValueField() throws {

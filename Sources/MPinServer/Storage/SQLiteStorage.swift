@@ -8,8 +8,8 @@ import MPinWire
 /// as SHA-256 hashes. Three values must be handed out again and are stored as they are, for
 /// their short lives: an access-number login's authOTT (for the polling browser), its logout
 /// token (for the waiting mobile) and a pass-2 OTP; the file, like its directory, is owner-only.
-public final class Storage: Sendable {
-    let queue: DatabaseQueue
+public final class SQLiteStorage: ServerStorage {
+    public let queue: DatabaseQueue
 
     /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
     public init(path: String, busyTimeout: Double = 10) throws {
@@ -22,7 +22,7 @@ public final class Storage: Sendable {
         let existed = FileManager.default.fileExists(atPath: path)
         if !existed { FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
         queue = try DatabaseQueue(path: path, configuration: config)
-        try Storage.migrator.migrate(queue)
+        try SQLiteStorage.migrator.migrate(queue)
     }
 
     // Transactions run on the calling thread (GRDB's synchronous API): they are short, and the
@@ -87,9 +87,6 @@ public final class Storage: Sendable {
 
     // MARK: Registration
 
-    /// Outcome of storing a registration.
-    enum RegistrationOutcome: Sendable { case stored(active: Bool), refused }
-
     /// The stored registration's user and whether the given regOTT hash matches, or nil.
     func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
         try readNow { db in
@@ -153,8 +150,6 @@ public final class Storage: Sendable {
         }
     }
 
-    enum ShareOutcome: Sendable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
-
     /// The signature step: checks the registration and, when it is active, consumes it and
     /// records the mpinId as an issued identity. A regOTT mismatch deletes the record.
     func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
@@ -184,8 +179,6 @@ public final class Storage: Sendable {
             return .issued(userID: userID)
         }
     }
-
-    enum PermitOutcome: Sendable { case allowed, revoked }
 
     /// Whether a time permit may be issued: the mpinId must be an issued identity of a user
     /// that exists and is not revoked.
@@ -218,34 +211,11 @@ public final class Storage: Sendable {
         }
     }
 
-    /// The verdict on an authOTT.
-    struct Verdict: Sendable, Equatable {
-        var status: Int
-        var userID: String
-        var mpinID: String
-        var otp: String?
-    }
-
-    enum AuthFlow: Sendable {
-        /// RPA `/authenticate` (no access number): single use, the record is deleted.
-        case direct
-        /// Mobile `/{p}/authenticate` with an access number: the verdict is kept for the browser.
-        case mobile(authOTT: String)
-    }
-
     /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
     /// transaction (so parallel attempts neither lose increments nor block twice).
     /// Returns nil when no usable record exists.
-    /// A session to open in the same transaction when the verdict is 200 (the RPA's login):
-    /// its token goes into the authOTT's logout data, which an access-number login's mobile reads.
-    struct NewSession: Sendable {
-        var token: String
-        var tokenHash: String
-        var expires: Date
-    }
-
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
-                  session: NewSession? = nil, logoutData: LogoutData? = nil) async throws -> Verdict? {
+                  session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
         try writeNow { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
@@ -281,7 +251,7 @@ public final class Storage: Sendable {
                     try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
                                    arguments: [logoutData.userId, logoutData.sessionToken, authOTTHash])
                 }
-                return Verdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp)
+                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp)
             case .mobile where wid.isEmpty:
                 return nil
             case .mobile where priorStatus != nil:
@@ -324,7 +294,7 @@ public final class Storage: Sendable {
                     try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ?", arguments: [authOTT, wid])
                 }
             }
-            return Verdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil)
+            return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil)
         }
     }
 
@@ -340,7 +310,7 @@ public final class Storage: Sendable {
 
     /// Ends an access-number login: deletes the auth record, the access number and returns the
     /// logout data recorded for it.
-    func finishMobile(authOTTHash: String) async throws -> (userID: String, token: String)? {
+    func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
         try writeNow { db in
             guard let row = try Row.fetchOne(db, sql: """
                 DELETE FROM auth WHERE auth_ott_hash = ? RETURNING wid, logout_user, logout_token
@@ -348,7 +318,7 @@ public final class Storage: Sendable {
             let wid: String = row["wid"]
             try db.execute(sql: "DELETE FROM access_numbers WHERE wid = ?", arguments: [wid])
             guard let u: String = row["logout_user"], let t: String = row["logout_token"] else { return nil }
-            return (u, t)
+            return MobileLogout(userID: u, token: t)
         }
     }
 

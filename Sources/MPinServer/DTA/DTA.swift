@@ -20,27 +20,27 @@ public struct DTA: Sendable {
 
     /// `GET serverSecret?app_id&expires&signature` → this D-TA's share of the server secret.
     func serverSecret(expires: String?, signature: String?, now: Date) throws(ServerError) -> ServerSecretResponse {
-        guard let expires, let signature else { throw ServerError(403, "Missing argument") }
+        guard let expires, let signature else { throw ServerError.invalidArgument("Missing argument") }
         guard WireSignature.verify(signature, message: WireSignature.serverSecretMessage(appID: appID, expires: expires),
-                                   key: appKey) else { throw ServerError(401, "Invalid signature") }
+                                   key: appKey) else { throw ServerError.invalidSignature }
         try checkExpiry(expires, now: now)
-        guard let ss = try? MPin.serverSecret(masterSecret: share) else { throw ServerError(500, "Generation failed") }
+        guard let ss = try? MPin.serverSecret(masterSecret: share) else { throw ServerError.internal("Generation failed") }
         return ServerSecretResponse(serverSecret: Hex.encode(ss), startTime: WireTime.signatureExpires(startTime))
     }
 
     /// `GET clientSecret?{params}` → this D-TA's share of the client secret of `hash_mpin_id`.
     func clientSecret(_ params: ClientSecretParams, now: Date) throws(ServerError) -> ClientSecretResponse {
         guard let hashed = Hex.decode(params.hashMpinID, length: 32) else {
-            throw ServerError(403, "Invalid hash_mpin_id")
+            throw ServerError.invalidArgument("Invalid hash_mpin_id")
         }
         let message = WireSignature.clientSecretMessage(appID: appID, hashMpinID: params.hashMpinID,
                                                         hashUserID: params.hashUserID, expires: params.expires)
         guard WireSignature.verify(params.signature, message: message, key: appKey) else {
-            throw ServerError(401, "Invalid signature")
+            throw ServerError.invalidSignature
         }
         try checkExpiry(params.expires, now: now)
         guard let cs = try? MPin.clientSecret(masterSecret: share, hashedID: hashed) else {
-            throw ServerError(500, "Generation failed")
+            throw ServerError.internal("Generation failed")
         }
         return ClientSecretResponse(clientSecret: Hex.encode(cs), version: index == 2 ? "3" : nil)
     }
@@ -50,17 +50,17 @@ public struct DTA: Sendable {
     /// only the hash, valid forever); the previous day is accepted during the first hour, as
     /// the verifier does.
     func timePermit(hashMpinID: String?, signature: String?, now: Date) throws(ServerError) -> (day: Int32, share: String) {
-        guard let hashMpinID, let signature else { throw ServerError(403, "Missing argument") }
-        guard let hashed = Hex.decode(hashMpinID, length: 32) else { throw ServerError(403, "Invalid hash_mpin_id") }
+        guard let hashMpinID, let signature else { throw ServerError.invalidArgument("Missing argument") }
+        guard let hashed = Hex.decode(hashMpinID, length: 32) else { throw ServerError.invalidArgument("Invalid hash_mpin_id") }
         let today = WireTime.day(now)
         var day: Int32? = nil
         for d in [today, today - 1] where d == today || WireTime.isGraceHour(now) {
             if WireSignature.verify(signature, message: DTA.timePermitMessage(appID: appID, hashMpinID: hashMpinID, day: d),
                                     key: appKey) { day = d; break }
         }
-        guard let day else { throw ServerError(401, "Invalid signature") }
+        guard let day else { throw ServerError.invalidSignature }
         guard let tp = try? MPin.timePermit(date: day, masterSecret: share, hashedID: hashed) else {
-            throw ServerError(500, "Generation failed")
+            throw ServerError.internal("Generation failed")
         }
         return (day, Hex.encode(tp))
     }
@@ -71,7 +71,7 @@ public struct DTA: Sendable {
     }
 
     private func checkExpiry(_ expires: String, now: Date) throws(ServerError) {
-        guard let e = WireTime.parseSignatureExpiresDate(expires) else { throw ServerError(403, "Invalid expires") }
-        guard now <= e else { throw ServerError(408, "Request expired") }
+        guard let e = WireTime.parseSignatureExpiresDate(expires) else { throw ServerError.invalidArgument("Invalid expires") }
+        guard now <= e else { throw ServerError.expired("Request expired") }
     }
 }

@@ -1,17 +1,3 @@
-/// A request the server refuses: the HTTP status and a message safe to show (no secret,
-/// no submitted value).
-public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var status: Int
-    public var message: String
-
-    public init(_ status: Int, _ message: String) { self.status = status; self.message = message }
-
-    public var description: String { "\(status) \(message)" }
-
-    static func badRequest(_ m: String) -> ServerError { .init(400, m) }
-    static func invalidData(_ m: String) -> ServerError { .init(403, "Invalid data received. " + m) }
-}
-
 /// Problems with the data directory or the stored keys, raised at start-up and by `init`.
 public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     case dataDirectoryExists(String)

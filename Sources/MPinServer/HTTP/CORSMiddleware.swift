@@ -1,0 +1,26 @@
+import Hummingbird
+import MPinWire
+
+/// The original RPS's CORS behaviour: every response carries the same four headers (first,
+/// as the original wrote them), and an `OPTIONS` request to any path is answered 200 at once,
+/// before its body is read or a route is looked up.
+struct OriginalCORSMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var fields: HTTPFields {
+        [
+            .accessControlAllowOrigin: "*",
+            .accessControlAllowCredentials: "true",
+            .accessControlAllowMethods: "GET,PUT,POST,DELETE,OPTIONS",
+            .accessControlAllowHeaders: "Content-Type, Depth, User-Agent, X-File-Size, X-Requested-With, "
+                + "X-Requested-By, If-Modified-Since, X-File-Name, Cache-Control, WWW-Authenticate",
+        ]
+    }
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = request.method == .options
+            ? JSONResponse(StatusResponse(message: "options request")).response()
+            : try await next(request, context)
+        response.headers.insert(contentsOf: Self.fields, at: response.headers.startIndex)
+        return response
+    }
+}

@@ -1,0 +1,76 @@
+import Hummingbird
+import MPinJSON
+import MPinWire
+
+/// Typed request bodies: the MPinWire message types read strictly (`WireCoding.strict`, the
+/// reading the client's messages are tested against). The one deliberate leniency of the server, `OTP` given
+/// as a number, lives in `Pass2Request` (MPinWire) because peers of the original server send it.
+public struct WireBodyDecoder: Sendable {
+    /// The parser's size limit: the body-limit middleware has already refused anything larger.
+    public let maxBodyBytes: Int
+
+    public init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
+
+    /// Which error a body that cannot be read becomes: the RPS's registration, activation and
+    /// RPA endpoints answer 400 "INVALID JSON", the pass endpoints 403 "Invalid data received".
+    public enum Refusal: Sendable {
+        case invalidJSON, invalidPassBody
+
+        func error(_ detail: String) -> ServerError {
+            switch self {
+            case .invalidJSON: .invalidJSON(detail: detail)
+            case .invalidPassBody: .invalidPassBody(detail: detail)
+            }
+        }
+    }
+
+    /// Decodes the (already collected) body as `T`.
+    public func decode<T: Decodable>(_ type: T.Type, from request: Request, refusal: Refusal = .invalidJSON) async throws -> T {
+        var request = request
+        let body = try await request.collectBody(upTo: maxBodyBytes)
+        var parser = JSONParser()
+        parser.maxBytes = maxBodyBytes
+        do {
+            return try WireCoding.strict(type, from: body.readableBytesView, parser: parser)
+        } catch {
+            throw refusal.error(Self.describe(error))
+        }
+    }
+
+    /// Names the field a decoding error is about, never its value: ": userId argument missing",
+    /// ": wrong type for U", or nothing for text that is not JSON.
+    static func describe(_ error: any Error) -> String {
+        guard let e = error as? JSONError, let field = e.field else { return "" }
+        if case .missingKey = e { return ": \(field) argument missing" }
+        return ": wrong type for \(field)"
+    }
+}
+
+/// A typed response: a wire value written as JSON (MPinJSON, keys in declaration order as the
+/// original Python servers wrote them), with its status and any extra headers.
+struct JSONResponse<Body: Encodable & Sendable>: ResponseGenerator, Sendable {
+    var status: Int
+    var body: Body
+    var headers: HTTPFields
+
+    init(status: Int = 200, _ body: Body, headers: HTTPFields = [:]) {
+        self.status = status; self.body = body; self.headers = headers
+    }
+
+    func response(from request: Request, context: some RequestContext) -> Response { response() }
+
+    func response() -> Response {
+        // Only a non-finite Double fails to encode, and no wire type has one.
+        let bytes = (try? WireCoding.encode(body)) ?? Array("{}".utf8)
+        var fields: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
+        fields.append(contentsOf: headers)
+        return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// A verdict the RPS answers with a status of its own (the final authentication step).
+extension Reply: ResponseGenerator {
+    func response(from request: Request, context: some RequestContext) -> Response {
+        JSONResponse(status: status, body).response()
+    }
+}

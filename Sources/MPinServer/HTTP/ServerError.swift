@@ -1,0 +1,126 @@
+import Hummingbird
+import MPinWire
+
+/// Why the server refuses a request. Handlers throw these; `statusAndMessage` is the one table
+/// that turns them into an HTTP status and the JSON error body `{"message": …}` clients see.
+/// Reasons name what is wrong (a field, a step), never a submitted value or a secret.
+///
+/// Statuses follow the original servers (PROTOCOL.md §2.1, §3–§5): the RPS answers 400 for
+/// malformed registration input, the D-TA and the pass endpoints 403 for malformed arguments,
+/// 401 for a failed check, 408 for anything expired and 410 for a blocked identity.
+public enum ServerError: Error, Sendable, Equatable {
+    // MARK: Malformed requests
+
+    /// 400: the request is malformed (`reason` is the whole message).
+    case badRequest(String)
+    /// 400: a JSON body the RPS cannot read; `detail` names the field, if any (": userId argument missing").
+    case invalidJSON(detail: String)
+    /// 403: a pass-1 or pass-2 body that cannot be read; `detail` as for `invalidJSON`.
+    case invalidPassBody(detail: String)
+    /// 403: a pass-1 or pass-2 value that is not what the protocol allows ("U is not a G1 point").
+    case invalidData(String)
+    /// 403: a D-TA request argument that is missing or malformed ("Missing argument", "Invalid expires").
+    case invalidArgument(String)
+
+    // MARK: Refusals
+
+    /// 401: an RPS signature on a D-TA request does not verify.
+    case invalidSignature
+    /// 401: the PIN (the pass-2 proof) was wrong; the identity is not blocked yet.
+    case wrongPIN
+    /// 410: the identity is blocked (too many wrong PINs, or revoked). The original's mobile
+    /// endpoint gives the same reason text as for a wrong PIN.
+    case blocked
+    /// 401: the registration is not activated yet.
+    case notActivated
+    /// 401: a check other than the PIN failed (`reason` says which: "No such registration", …).
+    case unauthorized(String)
+    /// 403: the user is revoked and may not register.
+    case revoked
+    /// 403: pass 2 without live pass-1 state (expired, replayed or never sent).
+    case noPass1State
+    /// 408: something signed or issued has expired (`reason` says what).
+    case expired(String)
+    /// 410: no time permit for an identity that is not (or no longer) issued.
+    case timePermitRefused
+    /// 412: the mobile's access-number login finds no live access number.
+    case accessNumberInvalid
+
+    // MARK: Routing and transport
+
+    /// 404: no endpoint at this path.
+    case notFound
+    /// 405: the endpoint exists but not for this method.
+    case methodNotAllowed
+    /// 413: the body is larger than `maxBodyBytes`.
+    case bodyTooLarge
+
+    // MARK: The server's own faults
+
+    /// 500: a fault of this server (`reason` is safe to show: "Random source failed").
+    case `internal`(String)
+    /// 502: the remote D-TA could not be reached or refused (`reason` says which).
+    case dtaFailure(String)
+    /// 503: a resource is temporarily unavailable (storage, spool, capacity).
+    case unavailable(String)
+
+    /// The table: status and message of every error.
+    public var statusAndMessage: (status: Int, message: String) {
+        switch self {
+        case .badRequest(let reason): (400, reason)
+        case .invalidJSON(let detail): (400, "BAD REQUEST. INVALID JSON" + detail)
+        case .invalidPassBody(let detail): (403, "BAD REQUEST. Invalid data received" + detail)
+        case .invalidData(let reason): (403, "Invalid data received. " + reason)
+        case .invalidArgument(let reason): (403, reason)
+        case .invalidSignature: (401, "Invalid signature")
+        case .wrongPIN: (401, "Wrong PIN.")
+        case .blocked: (410, "Wrong PIN.")
+        case .notActivated: (401, "M-PinID not active.")
+        case .unauthorized(let reason): (401, reason)
+        case .revoked: (403, "Identity not authorized")
+        case .noPass1State: (403, "Invalid pass one data")
+        case .expired(let reason): (408, reason)
+        case .timePermitRefused: (410, "Time permit refused")
+        case .accessNumberInvalid: (412, "Invalid or expired access number")
+        case .notFound: (404, "URI NOT FOUND")
+        case .methodNotAllowed: (405, "Method not allowed")
+        case .bodyTooLarge: (413, "Request body too large")
+        case .internal(let reason): (500, reason)
+        case .dtaFailure(let reason): (502, reason)
+        case .unavailable(let reason): (503, reason)
+        }
+    }
+
+    /// The HTTP status code.
+    public var statusCode: Int { statusAndMessage.status }
+    /// The message of the JSON error body, safe to show and to log.
+    public var message: String { statusAndMessage.message }
+
+    /// Any error as the server answers it: its own errors as they are, the router's "no such
+    /// path" as `notFound`, and everything else as a 500 that reveals nothing.
+    public init(answering error: any Error) {
+        switch error {
+        case let e as ServerError: self = e
+        case let e as HTTPError where e.status == .notFound: self = .notFound
+        case let e as HTTPError where e.status == .contentTooLarge: self = .bodyTooLarge
+        default: self = .internal("Internal error")
+        }
+    }
+}
+
+extension ServerError: CustomStringConvertible {
+    public var description: String { "\(statusCode) \(message)" }
+}
+
+extension ServerError: HTTPResponseError {
+    public var status: HTTPResponse.Status { .init(code: statusCode) }
+
+    /// The JSON error body, with `WWW-Authenticate` on every 401 (PROTOCOL.md §2.1).
+    public func response(from request: Request, context: some RequestContext) -> Response { jsonResponse() }
+
+    public func jsonResponse() -> Response {
+        var response = JSONResponse(status: statusCode, ErrorResponse(message: message)).response()
+        if statusCode == 401 { response.headers[.wwwAuthenticate] = "Authenticate" }
+        return response
+    }
+}

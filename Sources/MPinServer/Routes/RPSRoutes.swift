@@ -1,0 +1,77 @@
+import Hummingbird
+import MPinWire
+
+extension RPS {
+    /// The RPS's public API under `/{rpsPrefix}` (PROTOCOL.md §3–§5): registration, time
+    /// permits, the two passes and access numbers.
+    func publicRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        routes.endpoint("clientSettings", .get) { _, _ in JSONResponse(try self.clientSettings()) }
+        routes.endpoint("user", .put) { request, _ in
+            JSONResponse(try await self.register(try await decoder.decode(RegisterRequest.self, from: request),
+                                                 mpinIDSuffix: nil))
+        }
+        routes.endpoint("user/:mpinID", .put) { request, context in
+            JSONResponse(try await self.register(try await decoder.decode(RegisterRequest.self, from: request),
+                                                 mpinIDSuffix: context.pathParameter("mpinID")))
+        }
+        routes.endpoint("signature/:mpinID", .get) { request, context in
+            JSONResponse(try await self.signature(mpinIDHex: context.pathParameter("mpinID"),
+                                                  regOTT: QueryParameters(request.uri.query)?["regOTT"]))
+        }
+        routes.endpoint("timePermit/:mpinID", .get) { _, context in
+            JSONResponse(try await self.timePermit(mpinIDHex: context.pathParameter("mpinID")),
+                         headers: [.cacheControl: "no-cache"])
+        }
+        routes.endpoint("setupDone/:mpinID", .post) { _, _ in JSONResponse(StatusResponse(message: "OK")) }
+        routes.endpoint("pass1", .post) { request, _ in
+            JSONResponse(try await self.pass1(try await decoder.decode(Pass1Request.self, from: request, refusal: .invalidPassBody)))
+        }
+        routes.endpoint("pass2", .post) { request, _ in
+            JSONResponse(try await self.pass2(try await decoder.decode(Pass2Request.self, from: request, refusal: .invalidPassBody)))
+        }
+        routes.endpoint("authenticate", .post) { request, _ in
+            JSONResponse(try await self.mobileAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request)))
+        }
+        routes.endpoint("getAccessNumber", .post) { _, _ in JSONResponse(try await self.getAccessNumber()) }
+        routes.endpoint("accessnumber", .post) { request, _ in
+            JSONResponse(try await self.pollAccessNumber(try await decoder.decode(AccessNumberPollRequest.self, from: request)))
+        }
+        return routes
+    }
+
+    /// The RPS's endpoints at the root: its status, the RPA's private calls (token
+    /// verification, activation) and the activation link of `link` mode.
+    func rootRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        routes.endpoint("status", .get) { _, _ in JSONResponse(StatusResponse(message: "active")) }
+        routes.endpoint("authenticate", .post) { request, _ in
+            try await self.tokenAuthenticate(try await decoder.decode(TokenAuthenticateRequest.self, from: request))
+        }
+        routes.endpoint("user/:mpinID", .post) { request, context in
+            try await self.activate(mpinIDHex: context.pathParameter("mpinID"),
+                                    try await decoder.decode(ActivateRequest.self, from: request))
+            return JSONResponse(StatusResponse(message: "OK"))
+        }
+        routes.endpoint("mpinActivate", .get, .post) { request, _ in
+            let query = QueryParameters(request.uri.query)
+            try await self.activateLink(mpinIDHex: query?["i"], activateKey: query?["s"])
+            return JSONResponse(StatusResponse(message: "Identity activated"))
+        }
+        return routes
+    }
+
+    /// The demo RPA's endpoints the client calls (§4.5, §5.6): the final authentication step
+    /// and logout.
+    func demoRPARoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        routes.endpoint("mpinAuthenticate", .post) { request, _ in
+            try await self.rpaAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request))
+        }
+        routes.endpoint("logout", .post) { request, _ in
+            try await self.logout(try await decoder.decode(LogoutData.self, from: request))
+            return Response(status: .ok)
+        }
+        return routes
+    }
+}

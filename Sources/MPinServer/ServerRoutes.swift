@@ -1,0 +1,33 @@
+import Hummingbird
+import Logging
+
+/// What one process serves, declared per role: the RPS (its public API under the prefix, its
+/// root endpoints), the demo RPA, and a D-TA at the root (alone) or under `/dta/` (embedded).
+struct ServerRoutes: Sendable {
+    /// The RPS with the authentication server and demo-RPA endpoints, when hosted.
+    var rps: RPS?
+    /// The second D-TA under `/dta/`, when embedded with the RPS.
+    var embeddedDTA: DTA?
+    /// A D-TA running alone, served at the root as in Appendix A.
+    var standaloneDTA: DTA?
+    var maxBodyBytes: Int
+
+    /// The router, with the middleware every response goes through (outermost first): the
+    /// request log, CORS, errors as JSON, the body limit.
+    func router(logger: Logger) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(logger: logger))
+        router.add(middleware: OriginalCORSMiddleware())
+        router.add(middleware: ErrorResponseMiddleware())
+        router.add(middleware: BodyLimitMiddleware(maxBytes: maxBodyBytes))
+        let decoder = WireBodyDecoder(maxBodyBytes: maxBodyBytes)
+        if let dta = standaloneDTA { router.addRoutes(dta.routes()) }
+        if let dta = embeddedDTA { router.addRoutes(dta.routes(), atPath: "dta") }
+        if let rps {
+            router.addRoutes(rps.rootRoutes(decoder: decoder))
+            router.addRoutes(rps.demoRPARoutes(decoder: decoder))
+            router.addRoutes(rps.publicRoutes(decoder: decoder), atPath: RouterPath(rps.config.rpsPrefix))
+        }
+        return router
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import MPinWire
+
+/// The state the RPS keeps between requests, as the handlers need it. `SQLiteStorage` is the
+/// implementation; another (PostgreSQL) must keep the same contract: every method is one
+/// transaction, secrets that are only compared arrive and are kept as hashes, and a method
+/// that reads then writes (the wrong-PIN counter, single-use records) does so atomically
+/// against concurrent calls.
+protocol ServerStorage: Sendable {
+    // MARK: Registration
+
+    /// Whether the live registration of `mpinID` has this regOTT hash; nil when there is none.
+    func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool?
+    /// Stores (or replaces) a registration record and decides, by `mode`, whether it is active.
+    func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
+                          expires: Date, mode: VerificationMode, activateCodeHash: String?,
+                          now: Date) async throws -> RegistrationOutcome
+    /// Activates the live registration with this activation key; false when there is none.
+    func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool
+    /// The signature step: consumes an active registration into an issued identity.
+    func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome
+    /// Whether a time permit may be issued for `mpinID`.
+    func permitStatus(mpinID: String) async throws -> PermitOutcome
+
+    // MARK: Authentication
+
+    /// Stores a pass-2 result under its authOTT hash; with an access number (`wid` non-empty)
+    /// only while that access number is live. Returns whether it was stored.
+    @discardableResult
+    func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
+                  expires: Date, now: Date) async throws -> Bool
+    /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
+    /// transaction, and opens `session` when the verdict is 200. nil when no usable record exists.
+    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
+                  session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict?
+    /// Whether the browser has completed the access-number login of this authOTT.
+    func browserReady(authOTTHash: String) async throws -> Bool
+    /// Ends an access-number login; returns the logout data recorded for it.
+    func finishMobile(authOTTHash: String) async throws -> MobileLogout?
+
+    // MARK: Access numbers and sessions
+
+    /// Stores a new access number; false if the number is already in use.
+    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date) async throws -> Bool
+    /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
+    func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String?
+    /// Ends a session; false if there is none for this token and user.
+    func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool
+
+    /// Deletes expired short-lived records (`PurgeService` calls it periodically).
+    func purgeExpired(now: Date) async throws
+}
+
+extension ServerStorage {
+    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> AuthVerdict? {
+        try await evaluate(authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts, now: now,
+                           session: nil, logoutData: nil)
+    }
+}
+
+/// Outcome of storing a registration.
+enum RegistrationOutcome: Sendable, Equatable { case stored(active: Bool), refused }
+
+/// Outcome of the signature step.
+enum ShareOutcome: Sendable, Equatable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
+
+/// Whether an identity may get time permits.
+enum PermitOutcome: Sendable, Equatable { case allowed, revoked }
+
+/// The verdict on an authOTT: 200, 401 (wrong PIN) or 410 (blocked).
+struct AuthVerdict: Sendable, Equatable {
+    var status: Int
+    var userID: String
+    var mpinID: String
+    var otp: String?
+}
+
+/// Which final step evaluates an authOTT.
+enum AuthFlow: Sendable, Equatable {
+    /// RPA `/authenticate` (no access number): single use, the record is deleted.
+    case direct
+    /// Mobile `/{p}/authenticate` with an access number: the verdict is kept for the browser.
+    case mobile(authOTT: String)
+}
+
+/// A session to open in the verdict's transaction when it is 200 (the RPA's login): its token
+/// goes into the authOTT's logout data, which an access-number login's mobile reads.
+struct NewSession: Sendable {
+    var token: String
+    var tokenHash: String
+    var expires: Date
+}
+
+/// The logout data an access-number login hands to the waiting mobile.
+struct MobileLogout: Sendable, Equatable {
+    var userID: String
+    var token: String
+}
