@@ -56,14 +56,9 @@ public struct VectorChecker {
     /// A vector with a field missing or malformed counts as a mismatch on that field.
     public func check(vector v: [String: String], number: Int) -> [Mismatch] {
         if v["PA"] != nil || v["MPIN_ID_PA_HEX"] != nil { return checkDVS(vector: v, number: number) }
-        var out = [Mismatch]()
-        func compare(_ field: String, _ got: [UInt8]?) {
-            let expected = (v[field] ?? "<missing>").lowercased()
-            let gotHex = got.map(hexString) ?? "<error>"
-            if expected != gotHex { out.append(Mismatch(vector: number, field: field, expected: expected, got: gotHex)) }
-        }
-        func bytes(_ field: String) -> [UInt8] { (v[field]).flatMap(hexBytes) ?? [] }
-        func int32(_ field: String) -> Int32 { Int32(v[field] ?? "") ?? 0 }
+        var out = VectorFields(values: v, number: number)
+        func compare(_ field: String, _ got: [UInt8]?) { out.compare(field, got) }
+        let bytes = out.bytes, int32 = out.int32
 
         let mpinID = bytes("MPIN_ID_HEX")
         let date = int32("DATE")
@@ -103,9 +98,9 @@ public struct VectorChecker {
                                   v: bytes(onePass ? "SEC" : "V"))
         let expected = v["SERVER_OUTPUT"] ?? "<missing>"
         if expected != String(result.rawValue) {
-            out.append(Mismatch(vector: number, field: "SERVER_OUTPUT", expected: expected, got: String(result.rawValue)))
+            out.mismatches.append(Mismatch(vector: number, field: "SERVER_OUTPUT", expected: expected, got: String(result.rawValue)))
         }
-        return out
+        return out.mismatches
     }
 }
 
@@ -117,14 +112,9 @@ extension VectorChecker {
     /// diagnostics) are compared when the vector has them; `*_PREIMAGE_HEX` must hash to the
     /// message it names.
     public func checkDVS(vector v: [String: String], number: Int) -> [Mismatch] {
-        var out = [Mismatch]()
-        func compare(_ field: String, _ got: [UInt8]?) {
-            let expected = (v[field] ?? "<missing>").lowercased()
-            let gotHex = got.map(hexString) ?? "<error>"
-            if expected != gotHex { out.append(Mismatch(vector: number, field: field, expected: expected, got: gotHex)) }
-        }
-        func bytes(_ field: String) -> [UInt8] { (v[field]).flatMap(hexBytes) ?? [] }
-        func int32(_ field: String) -> Int32 { Int32(v[field] ?? "") ?? 0 }
+        var out = VectorFields(values: v, number: number)
+        func compare(_ field: String, _ got: [UInt8]?) { out.compare(field, got) }
+        let bytes = out.bytes, int32 = out.int32
 
         // Inputs.
         let ms = bytes("MS"), z = bytes("Z"), mpinID = bytes("MPIN_ID_HEX"), x = bytes("X")
@@ -180,7 +170,7 @@ extension VectorChecker {
                                 message: verifyMessage, timeValue: timeValue)
         let expected = v["SERVER_OUTPUT"] ?? "<missing>"
         if expected != String(result.rawValue) {
-            out.append(Mismatch(vector: number, field: "SERVER_OUTPUT", expected: expected, got: String(result.rawValue)))
+            out.mismatches.append(Mismatch(vector: number, field: "SERVER_OUTPUT", expected: expected, got: String(result.rawValue)))
         }
         if v["SERVER_E"] != nil || v["SERVER_F"] != nil {
             // E = e(Pa, V)·e(sQ, P) and F = e(Pa, P) with P = y'·HID + U (MPIN_SERVER_2's
@@ -196,7 +186,7 @@ extension VectorChecker {
             compare("SERVER_E", e)
             compare("SERVER_F", f)
         }
-        return out
+        return out.mismatches
     }
 
     /// be32(T) when T > 0, else nothing (Milagro's `mhashit` prefix rule).
@@ -205,6 +195,28 @@ extension VectorChecker {
         let u = UInt32(t)
         return [UInt8(u >> 24), UInt8(truncatingIfNeeded: u >> 16), UInt8(truncatingIfNeeded: u >> 8), UInt8(truncatingIfNeeded: u)]
     }
+}
+
+/// One vector's fields as the checks read them, and the mismatches found so far.
+struct VectorFields {
+    let values: [String: String]
+    let number: Int
+    var mismatches: [VectorChecker.Mismatch] = []
+
+    init(values: [String: String], number: Int) { self.values = values; self.number = number }
+
+    /// Records a mismatch unless `got` is the field's value (lower-case hex; a failed
+    /// computation never matches).
+    mutating func compare(_ field: String, _ got: [UInt8]?) {
+        let expected = (values[field] ?? "<missing>").lowercased()
+        let gotHex = got.map(hexString) ?? "<error>"
+        if expected != gotHex { mismatches.append(VectorChecker.Mismatch(vector: number, field: field, expected: expected, got: gotHex)) }
+    }
+
+    /// A hex field's bytes; empty when missing or malformed (the comparison then fails).
+    func bytes(_ field: String) -> [UInt8] { values[field].flatMap(hexBytes) ?? [] }
+    /// An integer field; 0 when missing or malformed.
+    func int32(_ field: String) -> Int32 { Int32(values[field] ?? "") ?? 0 }
 }
 
 /// Lower-case hex of bytes (MPinWire's codec, re-exported for the tests and the checker).

@@ -122,15 +122,11 @@ final class JSONCodableTests: XCTestCase {
 }
 
 final class JSONLenientDecodingTests: XCTestCase {
-    struct Inner: Codable, Equatable { var x: Int32; var tags: [String] }
+    typealias Inner = JSONCodableTests.Inner
+    /// JSONCodableTests.Outer's kinds of member, with an optional nested object.
     struct Outer: Codable, Equatable {
-        var name: String
-        var flag: Bool
-        var count: Int
-        var ratio: Double
-        var inner: Inner
-        var optional: String?
-        var optionalInner: Inner?
+        var name: String, flag: Bool, count: Int, ratio: Double, inner: Inner
+        var optional: String?, optionalInner: Inner?
     }
 
     private func lenient(_ json: String) throws -> Outer {
