@@ -114,10 +114,7 @@ struct Delete: ParsableCommand {
     @Argument var user: String
 
     func run() throws {
-        try requireRoot()
-        let config = try global.loadConfig()
-        let account = try global.account(user, config)
-        let sdk = try global.sdk(config)
+        let (config, account, sdk) = try global.registeredUser(user)
         for u in sdk.listUsers(backend: account.backend).1 where u.id == account.identity { try check(sdk.deleteUser(u)) }
         try AccountMap(storage: global.platform(config).nonSecureStorage).set(nil, for: user)
         print("DELETED \(user)")
@@ -155,10 +152,7 @@ struct OTP: ParsableCommand {
     @Argument var user: String
 
     func run() throws {
-        try requireRoot()
-        let config = try global.loadConfig()
-        let account = try global.account(user, config)
-        let sdk = try global.sdk(config)
+        let (config, account, sdk) = try global.registeredUser(user)
         try check(sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
         guard let u = sdk.listUsers().1.first(where: { $0.id == account.identity }) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")

@@ -71,6 +71,15 @@ struct GlobalOptions: ParsableArguments {
         return account
     }
 
+    /// What a command about one registered Unix user starts with, as root: the configuration,
+    /// the user's registration and an SDK over the store.
+    func registeredUser(_ user: String) throws -> (config: LoginConfig, account: AccountMap.Account, sdk: MPinSDK) {
+        try requireRoot()
+        let config = try loadConfig()
+        let account = try account(user, config)
+        return (config, account, try sdk(config))
+    }
+
     /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
     func readPIN(_ prompt: String) throws -> SecretBytes {
         // Bytes, not a String, taken into a SecretBytes that wipes them.
