@@ -19,16 +19,20 @@ SHARED_CHECK = @if [ -n "$(SHARED_NAMED)" ] && [ ! -d "$(SHARED_DIR)" ]; then \
 release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1))
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
-               openssh-server openssh-client sudo
+               openssh-server openssh-client sudo groff-base mandoc
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-unit test-vectors test-pam test-login bench demo demo-crypto install clean
+.PHONY: all deps build test test-man test-unit test-vectors test-pam test-login bench demo demo-crypto install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
 PAMDIR      ?= /lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/security
 CONFDIR     ?= /etc/mpin
 STOREDIR    ?= /var/lib/mpin
+MANDIR      ?= $(PREFIX)/share/man
+# The manual pages, written in mdoc (no build step).
+MAN5        = man/mpin.conf.5
+MAN8        = man/pam_mpin.8 man/mpinctl.8 man/mpin-server.8
 
 all: build
 
@@ -50,7 +54,12 @@ build: deps
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-unit test-vectors test-pam test-login
+test: deps test-man test-unit test-vectors test-pam test-login
+
+# The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
+# every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
+test-man:
+	bash Tests/Man/check-man.sh
 
 test-unit:
 	$(SHARED_CHECK)
@@ -101,7 +110,8 @@ demo-crypto: deps
 	$(SWIFT) build -c release --product mpin-demo
 	.build/release/mpin-demo
 
-# Installs the module (stripped), the CLI and the server; keeps an existing configuration.
+# Installs the module (stripped), the CLI, the server and the manual pages; keeps an existing
+# configuration.
 install: deps
 	$(SWIFT) build -c release --product pam_mpin
 	$(SWIFT) build -c release --product mpinctl
@@ -112,6 +122,9 @@ install: deps
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
 	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
 	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)
+	install -d -m 0755 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf .build .build-*
