@@ -149,6 +149,6 @@ let package = Package(
 if ProcessInfo.processInfo.environment["MPIN_FUZZ"] == "1" {
     package.targets.append(.executableTarget(name: "mpin-fuzz", dependencies: [
         "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin",
-    ], path: "Sources/MPinFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+    ], path: "Sources/MPinFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"]), .enableExperimentalFeature("Extern")]))
     package.products.append(.executable(name: "mpin-fuzz", targets: ["mpin-fuzz"]))
 }

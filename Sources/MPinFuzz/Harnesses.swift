@@ -14,7 +14,7 @@ import MPinJSON
 import MPinLogin
 import MPinWire
 
-/// The harness names, in the order `make fuzz` runs them.
+/// The harnesses, by the name MPIN_FUZZ_HARNESS gives.
 let harnesses: [String: @Sendable ([UInt8]) -> Void] = [
     "json": fuzzJSON,
     "wire": fuzzWire,
@@ -29,8 +29,9 @@ let harnesses: [String: @Sendable ([UInt8]) -> Void] = [
 nonisolated(unsafe) var selected: @Sendable ([UInt8]) -> Void = { _ in }
 
 /// libFuzzer's driver, which its own `main` would call. SwiftPM gives an executable target an
-/// entry point of its own naming, so the harness starts the driver from `@main`.
-@_silgen_name("LLVMFuzzerRunDriver")
+/// entry point of its own naming, so the harness starts the driver from `@main`. A C function,
+/// declared with the C calling convention (the Extern feature).
+@_extern(c, "LLVMFuzzerRunDriver")
 func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>,
                      _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
                      _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
