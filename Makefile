@@ -117,7 +117,7 @@ demo-crypto: deps
 # harnesses read takes about 45 s on a 2-core machine, the runs 5 s each.
 FUZZ_SECONDS   ?= 10
 FUZZ_DIR       ?= .build-fuzz
-FUZZ_HARNESSES ?= json wire http g1 g2 scalar config
+FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config
 fuzz: deps
 	MPIN_FUZZ=1 $(SWIFT) build -c release --scratch-path $(FUZZ_DIR) --product mpin-fuzz \
 		-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld

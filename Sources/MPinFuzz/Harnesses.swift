@@ -18,6 +18,7 @@ import MPinWire
 let harnesses: [String: @Sendable ([UInt8]) -> Void] = [
     "json": fuzzJSON,
     "wire": fuzzWire,
+    "wiretext": fuzzWireText,
     "http": fuzzHTTPResponse,
     "g1": fuzzG1,
     "g2": fuzzG2,
@@ -142,6 +143,26 @@ func fuzzWire(_ bytes: [UInt8]) {
     let body = bytes.dropFirst()
     let value = try? JSONParser().parse(body)
     wireTypes[Int(first) % wireTypes.count].run(Array(body), value)
+}
+
+/// The text forms beside the JSON bodies: query strings (the D-TA's client-secret parameters),
+/// hex, M-Pin IDs, the signature's expiry time, access numbers. Query strings and hex must
+/// survive encode then decode.
+func fuzzWireText(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    if let pairs = FormEncoding.decode(text) {
+        let again = FormEncoding.decode(FormEncoding.encode(pairs))
+        check(again.map { $0.map { "\($0.0)=\($0.1)" } } == pairs.map { "\($0.0)=\($0.1)" }, "form decode(encode(p)) != p")
+        _ = try? ClientSecretParams(pairs: pairs)
+    }
+    if let raw = Hex.decode(text) {
+        check(Hex.decode(Hex.encode(raw)) == raw, "hex decode(encode(b)) != b")
+        _ = MPinIdentity.parse(raw)
+    }
+    _ = MPinIdentity.parse(bytes)
+    _ = WireTime.parseSignatureExpires(text)
+    _ = AccessNumber.isValid(text)
+    _ = AccessNumber.sdkAccepts(text)
 }
 
 // MARK: HTTPResponseReader

@@ -9,7 +9,7 @@ import hashlib, json, os, re, shutil, sys
 
 shared, out = sys.argv[1], sys.argv[2]
 here = os.path.dirname(os.path.abspath(__file__))
-HARNESSES = ["json", "wire", "http", "g1", "g2", "scalar", "config"]
+HARNESSES = ["json", "wire", "wiretext", "http", "g1", "g2", "scalar", "config"]
 # The number of message types fuzzWire chooses from (Sources/MPinFuzz/Harnesses.swift).
 WIRE_TYPES = 31
 
@@ -42,6 +42,9 @@ if os.path.exists(recorded):
             data = ex.get(side, {}).get("data") or ""
             if data:
                 bodies.add(data)
+        url = ex.get("request", {}).get("url") or ""
+        put("wiretext", url.partition("?")[2])
+        put("wiretext", url.rstrip("/").rpartition("/")[2].partition("?")[0])
         resp = ex.get("response", {})
         body = (resp.get("data") or "").encode()
         head = "HTTP/1.1 %d X\r\n" % resp.get("httpStatus", 200)
