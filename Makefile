@@ -107,11 +107,11 @@ demo-crypto: deps
 # `swift build` never sees it; here it is built, with the package modules it reads, in its own
 # scratch path with -sanitize=fuzzer,address (libFuzzer links in `main`) and -enable-testing
 # (the HTTP harness reaches MPinLinux's internal HTTPResponseReader), linked with lld (gold stops
-# with an internal error on the sanitized objects). One binary holds every
-# harness; MPIN_FUZZ_HARNESS picks one. Seeds come from ../shared (recorded traffic, vectors)
+# with an internal error on the sanitized objects). One binary holds every harness;
+# MPIN_FUZZ_HARNESS picks one. Seeds come from ../shared (recorded traffic, vectors)
 # and Tests/Fuzz/seeds, gathered into $(FUZZ_DIR)/corpus/HARNESS, which keeps what each run
 # finds. A crash or broken round trip stops `make fuzz` and leaves the input in
-# $(FUZZ_DIR)/artifacts/HARNESS/; replay it with
+# $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears); replay with
 #   MPIN_FUZZ_HARNESS=HARNESS $(FUZZ_DIR)/release/mpin-fuzz FILE
 # `make test` runs each harness briefly (test-fuzz): the sanitized build of the modules the
 # harnesses read takes about 45 s on a 2-core machine, the runs 5 s each.
@@ -124,12 +124,12 @@ fuzz: deps
 	python3 Tests/Fuzz/make-corpus.py "$(SHARED_DIR)" $(FUZZ_DIR)/corpus
 	@for h in $(FUZZ_HARNESSES); do \
 	  echo "== fuzz $$h: $(FUZZ_SECONDS) s"; \
-	  mkdir -p $(FUZZ_DIR)/artifacts/$$h; \
+	  mkdir -p $(FUZZ_DIR)/findings/$$h; \
 	  MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/mpin-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
-	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$h/ \
-	    $(FUZZ_DIR)/corpus/$$h 2>$(FUZZ_DIR)/artifacts/$$h.log \
-	  || { tail -40 $(FUZZ_DIR)/artifacts/$$h.log; exit 1; }; \
-	  grep -E '^stat::number_of_executed_units|^stat::new_units_added' $(FUZZ_DIR)/artifacts/$$h.log; \
+	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/findings/$$h/ \
+	    $(FUZZ_DIR)/corpus/$$h 2>$(FUZZ_DIR)/findings/$$h.log \
+	  || { tail -40 $(FUZZ_DIR)/findings/$$h.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^stat::new_units_added' $(FUZZ_DIR)/findings/$$h.log; \
 	done
 
 TEST_FUZZ_SECONDS ?= 5
