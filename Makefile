@@ -105,7 +105,7 @@ demo-crypto: deps
 # libFuzzer harnesses (Sources/MPinFuzz) with AddressSanitizer. How the build works: the
 # harness target exists only when MPIN_FUZZ=1 (see the end of Package.swift), so a plain
 # `swift build` never sees it; here it is built, with the package modules it reads, in its own
-# scratch path with -sanitize=fuzzer,address (libFuzzer links in `main`) and -enable-testing
+# scratch path with -sanitize=fuzzer,address (the harness's @main starts libFuzzer's driver), -enable-testing
 # (the HTTP harness reaches MPinLinux's internal HTTPResponseReader), linked with lld (gold stops
 # with an internal error on the sanitized objects). One binary holds every harness;
 # MPIN_FUZZ_HARNESS picks one. Seeds come from ../shared (recorded traffic, vectors)
