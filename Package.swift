@@ -143,9 +143,9 @@ let package = Package(
 )
 
 // `make fuzz` only (it sets MPIN_FUZZ=1 and builds in .build-fuzz with -sanitize=fuzzer,address):
-// the libFuzzer harnesses. Declared only then, because the target has no `main` of its own
-// (libFuzzer links one in) and reads MPinLinux internals through @testable import, so it
-// would not link, or not compile, in a plain `swift build`.
+// the libFuzzer harnesses. Declared only then, because its `main` calls libFuzzer's driver,
+// which only -sanitize=fuzzer links in, and it reads MPinLinux internals through @testable
+// import, so it would neither link nor compile in a plain `swift build`.
 if ProcessInfo.processInfo.environment["MPIN_FUZZ"] == "1" {
     package.targets.append(.executableTarget(name: "mpin-fuzz", dependencies: [
         "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin",
