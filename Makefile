@@ -2,6 +2,7 @@
 #   make test    installs what it needs (apt-get, idempotent), builds, runs every test
 #   make bench   release build, one line per operation: NAME MICROSECONDS
 #   make demo    the M-Pin protocol end to end
+#   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
 
 SWIFT       ?= swift
 # Reference data kept beside the repository (Milagro's vectors, recorded traffic). Without it the
@@ -19,10 +20,10 @@ SHARED_CHECK = @if [ -n "$(SHARED_NAMED)" ] && [ ! -d "$(SHARED_DIR)" ]; then \
 release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1))
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
-               openssh-server openssh-client sudo groff-base mandoc
+               openssh-server openssh-client sudo groff-base mandoc python3
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-man test-unit test-vectors test-pam test-login bench demo demo-crypto install clean
+.PHONY: all deps build test test-man test-unit test-vectors test-pam test-login bench demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -54,7 +55,7 @@ build: deps
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-pam test-login
+test: deps test-man test-unit test-vectors test-pam test-login test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -109,6 +110,40 @@ demo: deps
 demo-crypto: deps
 	$(SWIFT) build -c release --product mpin-demo
 	.build/release/mpin-demo
+
+# libFuzzer harnesses (Sources/MPinFuzz) with AddressSanitizer. How the build works: the
+# harness target exists only when MPIN_FUZZ=1 (see the end of Package.swift), so a plain
+# `swift build` never sees it; here it is built, with the package modules it reads, in its own
+# scratch path with -sanitize=fuzzer,address (the harness's @main starts libFuzzer's driver), -enable-testing
+# (the HTTP harness reaches MPinLinux's internal HTTPResponseReader), linked with lld (gold stops
+# with an internal error on the sanitized objects). One binary holds every harness;
+# MPIN_FUZZ_HARNESS picks one. Seeds come from ../shared (recorded traffic, vectors)
+# and Tests/Fuzz/seeds, gathered into $(FUZZ_DIR)/corpus/HARNESS, which keeps what each run
+# finds. A crash or broken round trip stops `make fuzz` and leaves the input in
+# $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears); replay with
+#   MPIN_FUZZ_HARNESS=HARNESS $(FUZZ_DIR)/release/mpin-fuzz FILE
+# `make test` runs each harness briefly (test-fuzz): the sanitized build of the modules the
+# harnesses read takes about 45 s on a 2-core machine, the runs 5 s each.
+FUZZ_SECONDS   ?= 10
+FUZZ_DIR       ?= .build-fuzz
+FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config
+fuzz: deps
+	MPIN_FUZZ=1 $(SWIFT) build -c release --scratch-path $(FUZZ_DIR) --product mpin-fuzz \
+		-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld
+	python3 Tests/Fuzz/make-corpus.py "$(SHARED_DIR)" $(FUZZ_DIR)/corpus
+	@for h in $(FUZZ_HARNESSES); do \
+	  echo "== fuzz $$h: $(FUZZ_SECONDS) s"; \
+	  mkdir -p $(FUZZ_DIR)/findings/$$h; \
+	  MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/mpin-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/findings/$$h/ \
+	    $(FUZZ_DIR)/corpus/$$h 2>$(FUZZ_DIR)/findings/$$h.log \
+	  || { tail -40 $(FUZZ_DIR)/findings/$$h.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^stat::new_units_added' $(FUZZ_DIR)/findings/$$h.log; \
+	done
+
+TEST_FUZZ_SECONDS ?= 5
+test-fuzz:
+	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 # Installs the module (stripped), the CLI, the server and the manual pages; keeps an existing
 # configuration.

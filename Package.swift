@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 // Layers, dependencies pointing one way:
@@ -140,3 +141,14 @@ let package = Package(
         ]),
     ]
 )
+
+// `make fuzz` only (it sets MPIN_FUZZ=1 and builds in .build-fuzz with -sanitize=fuzzer,address):
+// the libFuzzer harnesses. Declared only then, because its `main` calls libFuzzer's driver,
+// which only -sanitize=fuzzer links in, and it reads MPinLinux internals through @testable
+// import, so it would neither link nor compile in a plain `swift build`.
+if ProcessInfo.processInfo.environment["MPIN_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(name: "mpin-fuzz", dependencies: [
+        "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin",
+    ], path: "Sources/MPinFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"]), .enableExperimentalFeature("Extern")]))
+    package.products.append(.executable(name: "mpin-fuzz", targets: ["mpin-fuzz"]))
+}
