@@ -82,6 +82,18 @@ public final class SQLiteStorage: ServerStorage {
         m.registerMigration("v2: pass-1 state moved to memory") { db in
             try db.execute(sql: "DROP TABLE pass1")
         }
+        m.registerMigration("v3: MFA applications") { db in
+            // MFA.md §11. Only the secret's SHA-256 is kept.
+            try db.execute(sql: """
+                CREATE TABLE apps (
+                    client_id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    logo_url TEXT NOT NULL,
+                    secret_hash TEXT NOT NULL,
+                    created REAL NOT NULL);
+                """)
+        }
         return m
     }
 
