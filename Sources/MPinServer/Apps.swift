@@ -81,7 +81,11 @@ public struct AppAdmin: Sendable {
     public func delete(clientID: String) throws {
         let found: Bool = try storage.queue.write { db in
             try db.execute(sql: "DELETE FROM apps WHERE client_id = ?", arguments: [clientID])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            // Its live sessions and unused codes die with it (MFA.md §2).
+            try db.execute(sql: "DELETE FROM mfa_sessions WHERE client_id = ?", arguments: [clientID])
+            try db.execute(sql: "DELETE FROM authz_codes WHERE client_id = ?", arguments: [clientID])
+            return true
         }
         if !found { throw AppError.noSuchApp(clientID) }
     }
