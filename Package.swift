@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // ES256 ID tokens of the OpenID provider (docs/MFA.md §7).
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // MARK: Cryptography and wire format
@@ -83,6 +85,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         .executableTarget(name: "mpin-server", dependencies: [
             "MPinServer",
@@ -131,6 +134,7 @@ let package = Package(
         .testTarget(name: "MPinServerTests", dependencies: [
             "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
         .testTarget(name: "MPinCtlTests"),

@@ -130,6 +130,21 @@ enum Secrets {
         return String(x % m).leftPadded(to: n)
     }
 
+    /// `count` random bytes as base64url without padding (OAuth codes and secrets).
+    static func randomBase64URL(_ count: Int) throws(ServerError) -> String {
+        guard let b = try? SystemRandom.bytes(count) else { throw ServerError.internal("Random source failed") }
+        return Base64URL.encode(b)
+    }
+
+    /// Constant-time equality of two hashes (hex strings of equal length).
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var d: UInt8 = 0
+        for i in 0..<x.count { d |= x[i] ^ y[i] }
+        return d == 0
+    }
+
     /// `count` random bytes as lower-case hex.
     static func randomHex(_ count: Int) throws(ServerError) -> String {
         guard let b = try? SystemRandom.bytes(count) else { throw ServerError.internal("Random source failed") }

@@ -77,6 +77,11 @@ public struct DataDirectory: Sendable {
         try SQLiteStorage(path: databasePath, busyTimeout: busyTimeout)
     }
 
+    /// `readPrivate` for the other files of the directory (the OIDC key).
+    func readPrivateFile(_ p: String) throws -> String { try readPrivate(p) }
+    /// `writeNew` for the other files of the directory.
+    func writeNewPrivate(_ p: String, _ text: String) throws { try writeNew(p, text) }
+
     private func readPrivate(_ p: String) throws -> String {
         var st = stat()
         guard stat(p, &st) == 0 else { throw SetupError.missingFile(p) }

@@ -50,7 +50,9 @@ public final class MPinServer: Sendable {
             }
             let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
                                     storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger)
-            routes = ServerRoutes(rps: rps, embeddedDTA: embedded, maxBodyBytes: config.maxBodyBytes)
+            let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
+                                    logger: logger)
+            routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
             self.storage = storage
         }
         self.host = host; self.port = port; self.logger = logger

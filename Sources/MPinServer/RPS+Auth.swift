@@ -33,8 +33,10 @@ extension RPS {
         guard let v = Hex.decode(req.V, length: 65), (try? G1Point(bytes: v)) != nil else {
             throw ServerError.invalidData("V is not a G1 point")
         }
-        let wid = req.WID == "0" ? "" : req.WID
+        var wid = req.WID == "0" ? "" : req.WID
         guard wid.utf8.count <= 64 else { throw ServerError.invalidData("WID too long") }
+        // An access code (MFA.md §6) is recorded by its hash; "0" (no WID) costs nothing more.
+        if !wid.isEmpty, AccessCode.isAccessCode(wid) { wid = AccessCode.storedPrefix + Secrets.hash(wid) }
         let mpinID = Hex.encode(mpinBytes)
         let now = Date()
         // Pass-1 state is consumed here: a replayed pass 2 finds nothing.
@@ -45,8 +47,9 @@ extension RPS {
         let otp = req.OTP ? try digits(6) : nil
         let authOTT = try Secrets.randomHex(16)
         let expires = now.addingTimeInterval(TimeInterval(config.authOTTExpireSeconds))
+        let recordedWID = wid
         _ = try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: success,
-                                                        wid: wid, otp: otp, expires: expires, now: now) }
+                                                        wid: recordedWID, otp: otp, expires: expires, now: now) }
         return Pass2Response(authOTT: authOTT, otp: otp)
     }
 
@@ -132,17 +135,29 @@ extension RPS {
 
     /// Mobile `POST /{p}/authenticate` (access-number flow): 412 without a live access number,
     /// 401/410 for a failed verification, else waits for the browser and returns logout data.
-    func mobileAuthenticate(_ req: AuthenticateRequest) async throws(ServerError) -> MobileAuthenticateResponse {
+    /// With an access code (MFA.md §6) it answers at once with an authorization code.
+    func mobileAuthenticate(_ req: AuthenticateRequest) async throws(ServerError) -> MobileAuthentication {
         guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
             throw ServerError.badRequest("BAD REQUEST. authOTT argument missing")
         }
         let hash = Secrets.hash(ott)
         let max = config.maxInvalidLoginAttempts
+        // Drawn before knowing whether the record is an access code's: one random draw and a
+        // hash, so that the verdict and the issuance share one transaction.
+        let secret = try Secrets.randomBase64URL(32)
+        let code = NewAuthorizationCode(code: secret, codeHash: Secrets.hash(secret),
+                                        expires: Date().addingTimeInterval(TimeInterval(config.mfa.authzCodeTTLSeconds)))
         guard let v = try await run({ try await self.storage.evaluate(
-            authOTTHash: hash, flow: .mobile(authOTT: ott), maxAttempts: max, now: Date()) }) else {
+            authOTTHash: hash, flow: .mobile(authOTT: ott, code: code), maxAttempts: max, now: Date()) }) else {
             throw ServerError.accessNumberInvalid
         }
+        if let authorization = v.authorization {
+            logger.info("authentication", metadata: ["status": "200", "flow": "access-code"])
+            return .authorized(AccessCodeAuthorizationResponse(code: authorization.code,
+                                                               redirectURL: authorization.redirectURL))
+        }
         logger.info("authentication", metadata: ["status": "\(v.status)", "flow": "access-number"])
+        if v.status == 412 { throw ServerError.accessCodeInvalid }
         guard v.status == 200 else { throw v.status == 410 ? ServerError.blocked : ServerError.wrongPIN }
         let deadline = Date().addingTimeInterval(config.mobileWaitSeconds)
         while Date() < deadline {
@@ -152,8 +167,8 @@ extension RPS {
         guard let logout = try await run({ try await self.storage.finishMobile(authOTTHash: hash) }) else {
             throw ServerError.expired("Authentication timed out")
         }
-        return MobileAuthenticateResponse(logoutData: LogoutData(userId: logout.userID, sessionToken: logout.token),
-                                          logoutURL: config.logoutURL)
+        return .loggedIn(MobileAuthenticateResponse(logoutData: LogoutData(userId: logout.userID, sessionToken: logout.token),
+                                                    logoutURL: config.logoutURL))
     }
 
     // MARK: Access numbers (§5.1, §5.3)
@@ -191,4 +206,17 @@ extension RPS {
                                                                    userID: req.userId, now: Date()) }
         guard ok else { throw ServerError.badRequest("Logout failed") }
     }
+}
+
+/// The answer of the mobile final step: an access-number login's logout data, or an
+/// access-code login's authorization code (MFA.md §6).
+enum MobileAuthentication: Sendable {
+    case loggedIn(MobileAuthenticateResponse)
+    case authorized(AccessCodeAuthorizationResponse)
+}
+
+/// `{"code": …, "redirectURL": …}`: the client reads `code` (`AuthorizationCodeResponse`).
+struct AccessCodeAuthorizationResponse: Codable, Sendable, Equatable {
+    var code: String
+    var redirectURL: String
 }

@@ -52,7 +52,8 @@ final class RPS: Sendable {
             timePermitsStorageURL: "", authenticateURL: "/mpinAuthenticate",
             certivoxURL: certivoxURL, accessNumberUseCheckSum: true, registerURL: prefix + "/user",
             appID: config.appID, cSum: 1, signatureURL: prefix + "/signature",
-            getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate")
+            getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate",
+            codeStatusURL: prefix + "/codeStatus")
     }
 
     func register(_ req: RegisterRequest, mpinIDSuffix: String?) async throws(ServerError) -> RegisterResponse {

@@ -46,6 +46,8 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public var otpTTLSeconds: Int? = 60
     /// Base URL put in front of activation links (`link` mode); relative links when nil.
     public var publicBaseURL: String? = nil
+    /// The MFA platform's settings (MFA.md §1.1); absent in older config files.
+    public var mfaSettings: MFASettings? = nil
     /// Largest accepted request body in bytes.
     public var maxBodyBytes: Int = 64 * 1024
 
@@ -65,6 +67,51 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         if !(1...1_000).contains(maxInvalidLoginAttempts) { return "maxInvalidLoginAttempts" }
         if !(mobileWaitSeconds.isFinite && (0...600).contains(mobileWaitSeconds)) { return "mobileWaitSeconds" }
         if !(1_024...(16 << 20)).contains(maxBodyBytes) { return "maxBodyBytes" }
+        if let key = mfa.outOfRangeSetting { return key }
         return nil
+    }
+}
+
+/// Lifetimes and names of the MFA platform (MFA.md §1.1); every member optional so that a
+/// config file names only what it changes.
+public struct MFASettings: Codable, Sendable, Equatable {
+    public var accessCodeTTLSeconds: Int?
+    public var authzCodeTTLSeconds: Int?
+    public var idTokenTTLSeconds: Int?
+    public var regCodeTTLSeconds: Int?
+    public var customerName: String?
+    public var customerLogoURL: String?
+    public init() {}
+}
+
+/// The MFA settings with their defaults applied.
+struct MFAConfig: Sendable {
+    var accessCodeTTLSeconds = 300
+    var authzCodeTTLSeconds = 60
+    var idTokenTTLSeconds = 600
+    var regCodeTTLSeconds = 600
+    var customerName = "mpin-server"
+    var customerLogoURL = ""
+
+    var outOfRangeSetting: String? {
+        for (key, value) in [("accessCodeTTLSeconds", accessCodeTTLSeconds), ("authzCodeTTLSeconds", authzCodeTTLSeconds),
+                             ("idTokenTTLSeconds", idTokenTTLSeconds), ("regCodeTTLSeconds", regCodeTTLSeconds)]
+        where !(1...86_400).contains(value) { return key }
+        return nil
+    }
+}
+
+extension ServerConfig {
+    var mfa: MFAConfig {
+        var c = MFAConfig()
+        if let s = mfaSettings {
+            if let v = s.accessCodeTTLSeconds { c.accessCodeTTLSeconds = v }
+            if let v = s.authzCodeTTLSeconds { c.authzCodeTTLSeconds = v }
+            if let v = s.idTokenTTLSeconds { c.idTokenTTLSeconds = v }
+            if let v = s.regCodeTTLSeconds { c.regCodeTTLSeconds = v }
+            if let v = s.customerName { c.customerName = v }
+            if let v = s.customerLogoURL { c.customerLogoURL = v }
+        }
+        return c
     }
 }

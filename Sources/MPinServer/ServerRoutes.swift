@@ -10,6 +10,8 @@ struct ServerRoutes: Sendable {
     var embeddedDTA: DTA?
     /// A D-TA running alone, served at the root as in Appendix A.
     var standaloneDTA: DTA?
+    /// The MFA platform and OpenID provider, hosted with the RPS.
+    var oidc: OIDCProvider?
     var maxBodyBytes: Int
 
     /// The router, with the middleware every response goes through (outermost first): the
@@ -27,6 +29,10 @@ struct ServerRoutes: Sendable {
             router.addRoutes(rps.rootRoutes(decoder: decoder))
             router.addRoutes(rps.demoRPARoutes(decoder: decoder))
             router.addRoutes(rps.publicRoutes(decoder: decoder), atPath: RouterPath(rps.config.rpsPrefix))
+            if let oidc {
+                router.addRoutes(oidc.rootRoutes(decoder: decoder))
+                router.addRoutes(oidc.prefixRoutes(decoder: decoder), atPath: RouterPath(rps.config.rpsPrefix))
+            }
         }
         return router
     }

@@ -8,7 +8,7 @@ struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",
         abstract: "Milagro-MFA-compatible M-Pin backend on SQLite.",
-        subcommands: [Init.self, Serve.self, User.self])
+        subcommands: [Init.self, Serve.self, User.self, App.self])
 }
 
 struct DataOption: ParsableArguments {
@@ -158,6 +158,66 @@ struct User: ParsableCommand {
         @Argument(help: "User identity.") var identity: String
         func run() throws { try simple(options, json, identity, "deleted") { try $0.delete(userID: identity) } }
     }
+}
+
+/// `mpin-server app …`: the applications (OAuth clients) of the MFA flavour (MFA.md §2).
+struct App: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Administer applications (OpenID Connect clients).",
+        subcommands: [Add.self, List.self, Delete.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register an application; prints its client id and secret (the secret only this once).")
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Argument(help: "Application name, shown to users.") var name: String
+        @Option(name: .long, help: "The one redirect URI (absolute http/https, compared exactly).")
+        var redirectURI: String
+        @Option(name: .long, help: "URL of the application's logo.") var logoURL = ""
+        func run() throws {
+            let created = try appCommand(options) { try $0.add(name: name, redirectURI: redirectURI, logoURL: logoURL) }
+            if json {
+                emitJSON(created)
+            } else {
+                print("client_id: \(created.clientId)")
+                print("client_secret: \(created.clientSecret)")
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List applications (never their secrets).")
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        func run() throws {
+            let apps = try appCommand(options) { try $0.list() }
+            if json {
+                emitJSON(apps)
+            } else {
+                for a in apps { print("\(a.clientId)\t\(a.name)\t\(a.redirectURI)") }
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an application.")
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Argument(help: "Client id.") var clientID: String
+        func run() throws {
+            try appCommand(options) { try $0.delete(clientID: clientID) }
+            if json { emitJSON(["clientId": clientID, "result": "deleted"]) } else { print("deleted \(clientID)") }
+        }
+    }
+}
+
+private func appCommand<T>(_ options: DataOption, _ action: (AppAdmin) throws -> T) throws -> T {
+    let apps: AppAdmin
+    do { apps = AppAdmin(storage: try DataDirectory(path: options.data).openStorage()) } catch let e as SetupError {
+        throw ValidationError(e.description)
+    }
+    do { return try action(apps) } catch let e as AppError { throw ValidationError(e.description) }
 }
 
 private func admin(_ options: DataOption) throws -> Admin {

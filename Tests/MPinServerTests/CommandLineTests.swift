@@ -147,4 +147,58 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(logged.contains(try String(contentsOfFile: dir + "/app.key", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)))
     }
+
+    /// `app add|list|delete` (MFA.md §2): credentials printed once, only the secret's hash on
+    /// disk, bad redirect URIs refused, deleting an unknown app is an error.
+    func testAppCommands() throws {
+        let dir = NSTemporaryDirectory() + "mpin-cli-app-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try run(["init", "--data", dir])
+        XCTAssertEqual(try run(["app", "list", "--data", dir]), "")
+
+        let out = try run(["app", "add", "Wiki", "--redirect-uri", "https://wiki.example/cb", "--data", dir])
+        let lines = Dictionary(uniqueKeysWithValues: out.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        })
+        let clientID = try XCTUnwrap(lines["client_id:"])
+        let secret = try XCTUnwrap(lines["client_secret:"])
+        XCTAssertTrue(clientID.hasPrefix("cid-"))
+        XCTAssertEqual(clientID.count, 36)
+        XCTAssertEqual(secret.count, 43)
+        XCTAssertTrue(secret.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+
+        let second = try JSONDecoder().decode(NewAppCredentials.self, from: Data(try run(
+            ["app", "add", "Shop", "--redirect-uri", "http://127.0.0.1:9000/callback?x=1", "--json", "--data", dir]).utf8))
+        XCTAssertNotEqual(second.clientId, clientID)
+        XCTAssertNotEqual(second.clientSecret, secret)
+
+        let apps = try JSONDecoder().decode([AppSummary].self,
+                                            from: Data(try run(["app", "list", "--json", "--data", dir]).utf8))
+        XCTAssertEqual(Set(apps.map(\.clientId)), [clientID, second.clientId])
+        XCTAssertEqual(apps.first { $0.clientId == clientID }?.redirectURI, "https://wiki.example/cb")
+        XCTAssertEqual(apps.first { $0.clientId == clientID }?.name, "Wiki")
+        let plain = try run(["app", "list", "--data", dir])
+        XCTAssertFalse(plain.contains(secret))
+        XCTAssertTrue(plain.contains(clientID))
+
+        // Only the secret's hash reaches the database file.
+        for file in ["mpin.sqlite", "mpin.sqlite-wal"] {
+            guard let bytes = FileManager.default.contents(atPath: dir + "/" + file) else { continue }
+            XCTAssertNil(bytes.range(of: Data(secret.utf8)), file)
+        }
+
+        for bad in ["wiki.example/cb", "ftp://wiki.example/cb", "https://wiki.example/cb#frag", "https:///cb", ""] {
+            try run(["app", "add", "Bad", "--redirect-uri", bad, "--data", dir], expectStatus: 64)
+        }
+        try run(["app", "add", "", "--redirect-uri", "https://x.example/", "--data", dir], expectStatus: 64)
+        XCTAssertEqual(try JSONDecoder().decode([AppSummary].self,
+                                                from: Data(try run(["app", "list", "--json", "--data", dir]).utf8)).count, 2)
+
+        try run(["app", "delete", clientID, "--data", dir])
+        try run(["app", "delete", clientID, "--data", dir], expectStatus: 64)
+        XCTAssertEqual(try JSONDecoder().decode([AppSummary].self,
+                                                from: Data(try run(["app", "list", "--json", "--data", dir]).utf8))
+                        .map(\.clientId), [second.clientId])
+    }
 }

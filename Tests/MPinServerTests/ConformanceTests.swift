@@ -93,7 +93,13 @@ final class ConformanceTests: XCTestCase {
             XCTAssertEqual(result.status, recordedStatus, "[\(i)] \(method) \(url.path): \(String(decoding: result.body, as: UTF8.self))")
             if let recorded = e.response.data.flatMap({ try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }),
                case .object = recorded {
-                let ours = try? JSONDecoder().decode(JSONValue.self, from: result.body)
+                var ours = try? JSONDecoder().decode(JSONValue.self, from: result.body)
+                // The MFA platform's codeStatusURL (docs/MFA.md §3.1) is the one key the
+                // recorded Milagro server did not send.
+                if url.path.hasSuffix("/clientSettings"), case .object(var o)? = ours, o["codeStatusURL"] != nil {
+                    o["codeStatusURL"] = nil
+                    ours = .object(o)
+                }
                 XCTAssertEqual(ours?.shape, recorded.shape, "[\(i)] \(method) \(url.path): keys or types differ")
                 learn(recorded, ours, &st)
                 compared += 1

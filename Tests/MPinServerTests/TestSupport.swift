@@ -64,13 +64,14 @@ final class HTTPClient: Sendable {
         session = URLSession(configuration: config)
     }
 
-    func send(_ method: String, _ path: String, body: Data? = nil) async throws -> HTTPResult {
+    func send(_ method: String, _ path: String, body: Data? = nil, headers extra: [String: String] = [:]) async throws -> HTTPResult {
         var request = URLRequest(url: URL(string: base + path)!)
         request.httpMethod = method
         if let body {
             request.httpBody = body
             request.setValue("application/json; charset=UTF-8", forHTTPHeaderField: "Content-Type")
         }
+        for (name, value) in extra { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await session.data(for: request)
         let http = response as! HTTPURLResponse
         var headers: [String: String] = [:]

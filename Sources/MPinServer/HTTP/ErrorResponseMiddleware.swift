@@ -7,6 +7,8 @@ struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let e as OAuthError {
+            return e.jsonResponse()
         } catch {
             return ServerError(answering: error).response(from: request, context: context)
         }

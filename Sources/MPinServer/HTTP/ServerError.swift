@@ -45,6 +45,10 @@ public enum ServerError: Error, Sendable, Equatable {
     case timePermitRefused
     /// 412: the mobile's access-number login finds no live access number.
     case accessNumberInvalid
+    /// 412: the mobile's access-code login finds no live session (MFA.md §6).
+    case accessCodeInvalid
+    /// 404: `codeStatus` or the browser's poll names no live session (MFA.md §4, §5.3).
+    case sessionNotFound
 
     // MARK: Routing and transport
 
@@ -82,6 +86,8 @@ public enum ServerError: Error, Sendable, Equatable {
         case .expired(let reason): (408, reason)
         case .timePermitRefused: (410, "Time permit refused")
         case .accessNumberInvalid: (412, "Invalid or expired access number")
+        case .accessCodeInvalid: (412, "Invalid or expired access code")
+        case .sessionNotFound: (404, "Invalid or expired access code")
         case .notFound: (404, "URI NOT FOUND")
         case .methodNotAllowed: (405, "Method not allowed")
         case .bodyTooLarge: (413, "Request body too large")

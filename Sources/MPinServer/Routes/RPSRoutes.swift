@@ -31,7 +31,10 @@ extension RPS {
             JSONResponse(try await self.pass2(try await decoder.decode(Pass2Request.self, from: request, refusal: .invalidPassBody)))
         }
         routes.endpoint("authenticate", .post) { request, _ in
-            JSONResponse(try await self.mobileAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request)))
+            switch try await self.mobileAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request)) {
+            case .loggedIn(let body): return JSONResponse(body).response()
+            case .authorized(let body): return JSONResponse(body, headers: [.cacheControl: "no-store"]).response()
+            }
         }
         routes.endpoint("getAccessNumber", .post) { _, _ in JSONResponse(try await self.getAccessNumber()) }
         routes.endpoint("accessnumber", .post) { request, _ in

@@ -27,8 +27,8 @@ public final class SQLiteStorage: ServerStorage {
 
     // Transactions run on the calling thread (GRDB's synchronous API): they are short, and the
     // asynchronous API's two thread hops per transaction cost more than the SQLite work.
-    private func writeNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.write(body) }
-    private func readNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.read(body) }
+    func writeNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.write(body) }
+    func readNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.read(body) }
 
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -81,6 +81,49 @@ public final class SQLiteStorage: ServerStorage {
         }
         m.registerMigration("v2: pass-1 state moved to memory") { db in
             try db.execute(sql: "DROP TABLE pass1")
+        }
+        m.registerMigration("v3: MFA applications") { db in
+            // MFA.md §11. Only the secret's SHA-256 is kept.
+            try db.execute(sql: """
+                CREATE TABLE apps (
+                    client_id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    logo_url TEXT NOT NULL,
+                    secret_hash TEXT NOT NULL,
+                    created REAL NOT NULL);
+                """)
+        }
+        m.registerMigration("v4: MFA sessions and authorization codes") { db in
+            // MFA.md §11. Codes and webOTTs are kept as SHA-256 hashes; `redirect_url` holds
+            // the one value handed out again (to the polling browser), and only until then.
+            try db.execute(sql: """
+                CREATE TABLE mfa_sessions (
+                    access_code_hash TEXT PRIMARY KEY NOT NULL,
+                    web_ott_hash TEXT NOT NULL UNIQUE,
+                    client_id TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    oauth_state TEXT NOT NULL,
+                    nonce TEXT,
+                    code_challenge TEXT NOT NULL,
+                    preroll_id TEXT NOT NULL,
+                    state TEXT NOT NULL,                 -- new | wid | user | authenticated | done | aborted
+                    user_id TEXT,
+                    redirect_url TEXT,
+                    expires REAL NOT NULL);
+                CREATE INDEX mfa_sessions_client ON mfa_sessions(client_id);
+                CREATE TABLE authz_codes (
+                    code_hash TEXT PRIMARY KEY NOT NULL,
+                    client_id TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    code_challenge TEXT NOT NULL,
+                    nonce TEXT,
+                    user_id TEXT NOT NULL,
+                    auth_time REAL NOT NULL,
+                    used INTEGER NOT NULL DEFAULT 0,
+                    expires REAL NOT NULL);
+                CREATE INDEX authz_codes_client ON authz_codes(client_id);
+                """)
         }
         return m
     }
@@ -199,7 +242,17 @@ public final class SQLiteStorage: ServerStorage {
     func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
                   expires: Date, now: Date) async throws -> Bool {
         try writeNow { db in
-            if !wid.isEmpty {
+            if wid.hasPrefix(AccessCode.storedPrefix) {
+                // An access code (MFA.md §6): its session must be live, not finished, and, once
+                // a user was noted, be this identity's user.
+                let usable = try Bool.fetchOne(db, sql: """
+                    SELECT 1 FROM mfa_sessions WHERE access_code_hash = ? AND expires > ?
+                      AND state IN ('new', 'wid', 'user')
+                      AND (user_id IS NULL OR user_id = (SELECT user_id FROM identities WHERE mpin_id = ?))
+                    """, arguments: [String(wid.dropFirst(AccessCode.storedPrefix.count)), now.timeIntervalSince1970,
+                                     mpinID]) ?? false
+                guard usable else { return false }
+            } else if !wid.isEmpty {
                 let live = try Bool.fetchOne(db, sql: "SELECT 1 FROM access_numbers WHERE wid = ? AND expires > ?",
                                              arguments: [wid, now.timeIntervalSince1970]) ?? false
                 guard live else { return false }
@@ -288,7 +341,14 @@ public final class SQLiteStorage: ServerStorage {
                     try db.cachedStatement(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)")
                         .execute(arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
                 }
-            case .mobile(let authOTT):
+            case .mobile(_, let code) where wid.hasPrefix(AccessCode.storedPrefix):
+                try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
+                guard status == 200 else { break }
+                let grant = try Self.authorize(db, accessCodeHash: String(wid.dropFirst(AccessCode.storedPrefix.count)),
+                                               userID: userID, code: code, now: now)
+                return AuthVerdict(status: grant == nil ? 412 : 200, userID: userID, mpinID: mpinID, otp: nil,
+                                   authorization: grant)
+            case .mobile(let authOTT, _):
                 try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
                 if status == 200 {
                     try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ?", arguments: [authOTT, wid])
@@ -356,7 +416,7 @@ public final class SQLiteStorage: ServerStorage {
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970
         try writeNow { db in
-            for table in ["registrations", "auth", "access_numbers", "sessions"] {
+            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [t])
             }
         }

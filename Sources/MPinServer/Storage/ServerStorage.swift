@@ -6,7 +6,7 @@ import MPinWire
 /// transaction, secrets that are only compared arrive and are kept as hashes, and a method
 /// that reads then writes (the wrong-PIN counter, single-use records) does so atomically
 /// against concurrent calls.
-protocol ServerStorage: Sendable {
+protocol ServerStorage: MFAStorage {
     // MARK: Registration
 
     /// Whether the live registration of `mpinID` has this regOTT hash; nil when there is none.
@@ -73,6 +73,8 @@ struct AuthVerdict: Sendable, Equatable {
     var userID: String
     var mpinID: String
     var otp: String?
+    /// The authorization code issued by an access-code login (MFA.md §6), on 200 only.
+    var authorization: IssuedAuthorization? = nil
 }
 
 /// Which final step evaluates an authOTT.
@@ -80,7 +82,8 @@ enum AuthFlow: Sendable, Equatable {
     /// RPA `/authenticate` (no access number): single use, the record is deleted.
     case direct
     /// Mobile `/{p}/authenticate` with an access number: the verdict is kept for the browser.
-    case mobile(authOTT: String)
+    /// With an access code (MFA.md §6) the record is single use and a 200 issues `code`.
+    case mobile(authOTT: String, code: NewAuthorizationCode)
 }
 
 /// A session to open in the verdict's transaction when it is 200 (the RPA's login): its token

@@ -1,0 +1,359 @@
+import Foundation
+import Hummingbird
+import Logging
+import MPinCrypto
+import MPinWire
+
+/// The MFA platform's server side (docs/MFA.md): sessions with access codes started by
+/// `/authorize`, `codeStatus`, the service details, and the OpenID Connect code flow whose
+/// logins are M-Pin authentications carrying the access code (the RPS's part is in
+/// `RPS.pass2` and `RPS.mobileAuthenticate`).
+struct OIDCProvider: Sendable {
+    let storage: any ServerStorage
+    let config: ServerConfig
+    let key: OIDCKey
+    let logger: Logger
+
+    private var mfa: MFAConfig { config.mfa }
+
+    /// The issuer and base URL (MFA.md §7.1): `publicBaseURL`, else `http://` + the request's
+    /// host, which suits a server reached directly (tests, a LAN); a deployment sets the former.
+    func issuer(_ request: Request) throws(OAuthError) -> String {
+        if var base = config.publicBaseURL, !base.isEmpty {
+            while base.hasSuffix("/") { base.removeLast() }
+            return base
+        }
+        guard let host = request.head.authority, (1...255).contains(host.utf8.count),
+              host.utf8.allSatisfy({ Self.isHostByte($0) }) else {
+            throw OAuthError.invalidRequest("the request has no usable Host")
+        }
+        return "http://" + host
+    }
+
+    private static func isHostByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x3A, 0x5B, 0x5D: return true
+        default: return false
+        }
+    }
+
+    // MARK: Service details (§3.2) and codeStatus (§4)
+
+    func serviceDetails(_ request: Request) throws(OAuthError) -> ServiceDetailsResponse {
+        ServiceDetailsResponse(name: mfa.customerName, url: try issuer(request), rpsPrefix: config.rpsPrefix,
+                               logoURL: mfa.customerLogoURL)
+    }
+
+    func codeStatus(_ req: CodeStatusRequest) async throws(ServerError) -> CodeStatusAnswer {
+        let verb: CodeStatusVerb
+        switch req.status {
+        case "wid": verb = .wid
+        case "abort": verb = .abort
+        case "user":
+            guard let user = req.userId, !user.isEmpty, user.utf8.count <= 256 else {
+                throw ServerError.badRequest("BAD REQUEST. userId argument missing")
+            }
+            verb = .user(user)
+        default: throw ServerError.badRequest("BAD REQUEST. Unknown status")
+        }
+        let code = req.wid.lowercased()
+        guard AccessCode.isAccessCode(code) else { throw ServerError.sessionNotFound }
+        guard let view = try await run({ try await self.storage.codeStatus(accessCodeHash: Secrets.hash(code), verb: verb,
+                                                                          now: Date()) }) else {
+            throw ServerError.sessionNotFound
+        }
+        guard verb == .wid else { return .acknowledged }
+        return .details(MFASessionDetails(prerollId: view.prerollID, appName: view.appName, appLogoURL: view.appLogoURL,
+                                          customerId: config.appID, customerName: mfa.customerName,
+                                          customerLogoURL: mfa.customerLogoURL))
+    }
+
+    // MARK: /authorize (§5)
+
+    func authorize(_ request: Request) async throws -> Response {
+        guard let query = QueryParameters(request.uri.query) else { throw OAuthError.invalidRequest("malformed query") }
+        var seen = Set<String>()
+        for (name, _) in query.all where !seen.insert(name).inserted {
+            throw OAuthError.invalidRequest("a parameter is given twice")
+        }
+        guard let clientID = query["client_id"], !clientID.isEmpty, clientID.utf8.count <= 100 else {
+            throw OAuthError.invalidClient("client_id missing", status: 400)
+        }
+        guard let app = try await oauthRun({ try await self.storage.app(clientID: clientID) }) else {
+            throw OAuthError.invalidClient("unknown client_id", status: 400)
+        }
+        guard query["redirect_uri"] == app.redirectURI else {
+            throw OAuthError.invalidRequest("redirect_uri is not the registered one")
+        }
+        try Self.checkClientHeader(request, clientID: clientID)
+        guard query["response_type"] == "code" else { throw OAuthError.unsupportedResponseType() }
+        guard let scope = query["scope"], scope.split(separator: " ").contains("openid") else { throw OAuthError.invalidScope() }
+        guard let state = query["state"], Self.isPrintable(state, max: 512) else {
+            throw OAuthError.invalidRequest("state missing or malformed")
+        }
+        let nonce = query["nonce"]
+        if let nonce, !Self.isPrintable(nonce, max: 512) { throw OAuthError.invalidRequest("nonce malformed") }
+        guard let challenge = query["code_challenge"], challenge.utf8.count == 43, Self.isBase64URL(challenge) else {
+            throw OAuthError.invalidRequest("code_challenge missing or malformed")
+        }
+        guard query["code_challenge_method"] == "S256" else {
+            throw OAuthError.invalidRequest("code_challenge_method must be S256")
+        }
+        let preroll = query["prerollid"] ?? ""
+        guard preroll.utf8.count <= 256, !preroll.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw OAuthError.invalidRequest("prerollid malformed") }
+
+        let base = try issuer(request)
+        let now = Date()
+        let ttl = mfa.accessCodeTTLSeconds
+        let accessCode = try oauthRandomHex(16), webOTT = try oauthRandomHex(16)
+        let session = NewMFASession(accessCodeHash: Secrets.hash(accessCode), webOTTHash: Secrets.hash(webOTT),
+                                    clientID: clientID, redirectURI: app.redirectURI, state: state, nonce: nonce,
+                                    codeChallenge: challenge, prerollID: preroll,
+                                    expires: now.addingTimeInterval(TimeInterval(ttl)))
+        guard try await oauthRun({ try await self.storage.createSession(session) }) else {
+            throw OAuthError.serverError(.internal("Session collision"))
+        }
+        let answer = AuthorizeResponse(qrURL: base + "#" + accessCode, accessCode: accessCode, webOTT: webOTT,
+                                       ttlSeconds: ttl, expireTime: WireTime.milliseconds(now) + Int64(ttl) * 1000)
+        let wantsJSON = request.method == .post || (request.headers[.accept] ?? "").contains("application/json")
+        if wantsJSON { return JSONResponse(answer, headers: [.cacheControl: "no-store"]).response() }
+        return Self.page(answer)
+    }
+
+    /// The client id header (MFA.md §1.2): either spelling; when present it must name the app.
+    static func checkClientHeader(_ request: Request, clientID: String) throws(OAuthError) {
+        let names: Set<String> = ["x-miracl-cid", "x-miracl-client-id"]
+        let values = request.headers.filter { names.contains($0.name.canonicalName) }.map(\.value)
+        if Set(values).count > 1 { throw OAuthError.invalidRequest("the client id headers differ") }
+        if let v = values.first, v != clientID {
+            throw OAuthError.invalidClient("client id header does not match", status: 400)
+        }
+    }
+
+    /// The browser's page: the QR payload as text and a poll that follows the redirect. It
+    /// holds only values the server made (hex, its own base URL), escaped for HTML anyway.
+    static func page(_ a: AuthorizeResponse) -> Response {
+        let qr = htmlEscape(a.qrURL)
+        let html = """
+            <!doctype html><html><head><meta charset="utf-8"><title>M-Pin login</title></head><body>
+            <p>Scan or enter in your M-Pin app:</p><p><code id="qr">\(qr)</code></p>
+            <p>Access code: <code>\(a.accessCode)</code></p>
+            <script>
+            async function poll() {
+              const r = await fetch("/authorize/status", {method: "POST", body: JSON.stringify({webOTT: "\(a.webOTT)"})});
+              if (r.status !== 200) { document.body.append("Session ended."); return; }
+              const s = await r.json();
+              if (s.status === "authenticated") { window.location = s.redirectURL; return; }
+              if (s.status === "pending") setTimeout(poll, 1000);
+            }
+            poll();
+            </script></body></html>
+            """
+        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func htmlEscape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    /// `POST /authorize/status` (§5.3).
+    func sessionStatus(_ req: SessionPollRequest) async throws(OAuthError) -> SessionPollResponse {
+        let web = req.webOTT.lowercased()
+        guard AccessCode.isAccessCode(web) else { throw OAuthError.notFound("no live session") }
+        guard let poll = try await oauthRun({ try await self.storage.pollSession(webOTTHash: Secrets.hash(web), now: Date()) })
+        else { throw OAuthError.notFound("no live session") }
+        switch poll {
+        case .pending: return SessionPollResponse(status: "pending", redirectURL: nil)
+        case .done: return SessionPollResponse(status: "done", redirectURL: nil)
+        case .authenticated(let url): return SessionPollResponse(status: "authenticated", redirectURL: url)
+        }
+    }
+
+    // MARK: /oidc/token (§7)
+
+    func token(_ request: Request, body: String) async throws(OAuthError) -> TokenResponse {
+        guard let pairs = FormEncoding.decode(body) else { throw OAuthError.invalidRequest("malformed form body") }
+        var form: [String: String] = [:]
+        for (name, value) in pairs {
+            guard form.updateValue(value, forKey: name) == nil else { throw OAuthError.invalidRequest("a parameter is given twice") }
+        }
+        guard let grantType = form["grant_type"] else { throw OAuthError.invalidRequest("grant_type missing") }
+        guard grantType == "authorization_code" else { throw OAuthError.unsupportedGrantType() }
+
+        // Client authentication: exactly one of client_secret_basic and client_secret_post.
+        let basic = request.headers[.authorization].flatMap { h -> String? in
+            h.count > 6 && h.prefix(6).lowercased() == "basic " ? String(h.dropFirst(6)) : nil
+        }
+        let clientID: String, secret: String
+        if let basic {
+            guard form["client_secret"] == nil else { throw OAuthError.invalidRequest("more than one client authentication") }
+            guard let data = Data(base64Encoded: basic.trimmingCharacters(in: .whitespaces)),
+                  let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+                  let id = Self.formDecode(String(text[..<colon])), let s = Self.formDecode(String(text[text.index(after: colon)...]))
+            else { throw OAuthError.invalidClient("malformed Basic credentials", basic: true) }
+            if let formID = form["client_id"], formID != id { throw OAuthError.invalidRequest("client_id differs") }
+            clientID = id; secret = s
+        } else {
+            guard let id = form["client_id"], let s = form["client_secret"] else {
+                throw OAuthError.invalidClient("client authentication required")
+            }
+            clientID = id; secret = s
+        }
+        guard !clientID.isEmpty, clientID.utf8.count <= 100, secret.utf8.count <= 256,
+              let app = try await oauthRun({ try await self.storage.app(clientID: clientID) }),
+              Secrets.equal(Secrets.hash(secret), app.secretHash) else {
+            throw OAuthError.invalidClient("client authentication failed", basic: basic != nil)
+        }
+
+        guard let code = form["code"], !code.isEmpty, code.utf8.count <= 256 else { throw OAuthError.invalidRequest("code missing") }
+        guard let redirectURI = form["redirect_uri"] else { throw OAuthError.invalidRequest("redirect_uri missing") }
+        guard let verifier = form["code_verifier"], (43...128).contains(verifier.utf8.count),
+              verifier.utf8.allSatisfy({ Self.isVerifierByte($0) }) else {
+            throw OAuthError.invalidRequest("code_verifier missing or malformed")
+        }
+        let now = Date()
+        let redemption = try await oauthRun({ try await self.storage.redeem(codeHash: Secrets.hash(code), clientID: clientID,
+                                                                            now: now) })
+        guard case .granted(let grant) = redemption else { throw OAuthError.invalidGrant("code is invalid, expired or used") }
+        guard grant.redirectURI == redirectURI else { throw OAuthError.invalidGrant("redirect_uri does not match") }
+        let computed = Base64URL.encode(MPinCrypto.SHA256.hash(Array(verifier.utf8)))
+        guard Secrets.equal(computed, grant.codeChallenge) else { throw OAuthError.invalidGrant("code_verifier does not match") }
+
+        let iat = Int(now.timeIntervalSince1970)
+        let ttl = mfa.idTokenTTLSeconds
+        let email = grant.userID.filter { $0 == "@" }.count == 1 ? grant.userID : nil
+        let claims = IDTokenClaims(iss: try issuer(request), sub: grant.userID, aud: clientID, exp: iat + ttl, iat: iat,
+                                   auth_time: Int(grant.authTime.timeIntervalSince1970), nonce: grant.nonce, email: email,
+                                   amr: ["mpin"])
+        let idToken: String
+        do { idToken = try await key.sign(claims) } catch {
+            throw OAuthError.serverError(.internal("Signing failed"))
+        }
+        logger.info("id token issued", metadata: ["client": "\(clientID)"])
+        return TokenResponse(access_token: try Self.randomToken(), token_type: "Bearer", expires_in: ttl, id_token: idToken)
+    }
+
+    // MARK: Discovery (§7.2, §7.3)
+
+    func discovery(_ request: Request) throws(OAuthError) -> OpenIDConfiguration {
+        let iss = try issuer(request)
+        return OpenIDConfiguration(
+            issuer: iss, authorization_endpoint: iss + "/authorize", token_endpoint: iss + "/oidc/token",
+            jwks_uri: iss + "/oidc/jwks", response_types_supported: ["code"], grant_types_supported: ["authorization_code"],
+            subject_types_supported: ["public"], id_token_signing_alg_values_supported: ["ES256"],
+            token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+            code_challenge_methods_supported: ["S256"], scopes_supported: ["openid", "email"],
+            claims_supported: ["sub", "email", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr"])
+    }
+
+    var jwks: JWKSet { JWKSet(keys: [key.jwk]) }
+
+    // MARK: Helpers
+
+    static func isPrintable(_ s: String, max: Int) -> Bool {
+        (1...max).contains(s.utf8.count) && s.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
+    }
+
+    static func isBase64URL(_ s: String) -> Bool {
+        s.utf8.allSatisfy { b in
+            switch b {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x5F: return true
+            default: return false
+            }
+        }
+    }
+
+    /// RFC 7636 §4.1: `[A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~"`.
+    static func isVerifierByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: return true
+        default: return false
+        }
+    }
+
+    /// One form-urlencoded component (RFC 6749 §2.3.1 encodes Basic credentials so).
+    static func formDecode(_ s: String) -> String? { FormEncoding.decode("v=" + s)?.first?.1 }
+
+    static func randomToken() throws(OAuthError) -> String {
+        do { return try Secrets.randomBase64URL(32) } catch { throw OAuthError.serverError(error) }
+    }
+
+    private func oauthRandomHex(_ n: Int) throws(OAuthError) -> String {
+        do { return try Secrets.randomHex(n) } catch { throw OAuthError.serverError(error) }
+    }
+
+    /// A storage call whose failure is an OAuth `server_error` / `temporarily_unavailable`.
+    private func oauthRun<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(OAuthError) -> T {
+        do { return try await body() } catch { throw OAuthError.serverError(.unavailable("Storage unavailable")) }
+    }
+
+    /// A storage call whose failure is the RPS's 503.
+    private func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(ServerError) -> T {
+        do { return try await body() } catch { throw ServerError.unavailable("Storage unavailable") }
+    }
+}
+
+// MARK: Wire bodies of the MFA endpoints
+
+/// `codeStatus` `"wid"` answer: the SDK's session details (MFA.md §4).
+struct MFASessionDetails: Codable, Sendable, Equatable {
+    var prerollId: String
+    var appName: String
+    var appLogoURL: String
+    var customerId: String
+    var customerName: String
+    var customerLogoURL: String
+}
+
+/// Empty JSON object answer.
+struct EmptyObject: Codable, Sendable, Equatable {}
+
+enum CodeStatusAnswer: Sendable {
+    case details(MFASessionDetails)
+    case acknowledged
+}
+
+/// `/authorize` JSON answer (MFA.md §5.2).
+struct AuthorizeResponse: Codable, Sendable, Equatable {
+    var qrURL: String
+    var accessCode: String
+    var webOTT: String
+    var ttlSeconds: Int
+    var expireTime: Int64
+}
+
+struct SessionPollRequest: Codable, Sendable {
+    var webOTT: String
+}
+
+struct SessionPollResponse: Codable, Sendable, Equatable {
+    var status: String
+    var redirectURL: String?
+}
+
+/// `/oidc/token` answer (RFC 6749 §5.1, OIDC Core §3.1.3.3).
+struct TokenResponse: Codable, Sendable, Equatable {
+    var access_token: String
+    var token_type: String
+    var expires_in: Int
+    var id_token: String
+}
+
+/// `/.well-known/openid-configuration` (OIDC Discovery §3).
+struct OpenIDConfiguration: Codable, Sendable, Equatable {
+    var issuer: String
+    var authorization_endpoint: String
+    var token_endpoint: String
+    var jwks_uri: String
+    var response_types_supported: [String]
+    var grant_types_supported: [String]
+    var subject_types_supported: [String]
+    var id_token_signing_alg_values_supported: [String]
+    var token_endpoint_auth_methods_supported: [String]
+    var code_challenge_methods_supported: [String]
+    var scopes_supported: [String]
+    var claims_supported: [String]
+}

@@ -1,0 +1,39 @@
+import Hummingbird
+import MPinWire
+
+extension OIDCProvider {
+    /// The OpenID provider's endpoints and the service details, at the root (MFA.md §3, §5, §7).
+    func rootRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        routes.endpoint("service", .get) { request, _ in JSONResponse(try self.serviceDetails(request)) }
+        routes.endpoint("authorize", .get, .post) { request, _ in try await self.authorize(request) }
+        routes.endpoint("authorize/status", .post) { request, _ in
+            let poll: SessionPollRequest
+            do { poll = try await decoder.decode(SessionPollRequest.self, from: request) } catch {
+                throw OAuthError.invalidRequest("malformed JSON body")
+            }
+            return JSONResponse(try await self.sessionStatus(poll), headers: [.cacheControl: "no-store"])
+        }
+        routes.endpoint("oidc/token", .post) { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: decoder.maxBodyBytes)
+            let response = try await self.token(request, body: String(buffer: body))
+            return JSONResponse(response, headers: [.cacheControl: "no-store"])
+        }
+        routes.endpoint(".well-known/openid-configuration", .get) { request, _ in JSONResponse(try self.discovery(request)) }
+        routes.endpoint("oidc/jwks", .get) { _, _ in JSONResponse(self.jwks) }
+        return routes
+    }
+
+    /// `codeStatus` under the RPS prefix (MFA.md §4).
+    func prefixRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        routes.endpoint("codeStatus", .post) { request, _ in
+            switch try await self.codeStatus(try await decoder.decode(CodeStatusRequest.self, from: request)) {
+            case .details(let d): return JSONResponse(d).response()
+            case .acknowledged: return JSONResponse(EmptyObject()).response()
+            }
+        }
+        return routes
+    }
+}
