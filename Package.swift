@@ -102,7 +102,8 @@ let package = Package(
         .executableTarget(name: "mpin-bench", dependencies: ["MPinCrypto"]),
         // `make bench`: authentications per second against a local release server.
         .executableTarget(name: "mpin-server-bench", dependencies: [
-            "MPinServer", "MPinWire", "MPinCrypto", "MPinJSON", .product(name: "Logging", package: "swift-log"),
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinJSON", "MPinClient", "MPinLinux",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // `make demo`: the protocol end to end in one process.
         .executableTarget(name: "mpin-demo", dependencies: ["MPinCrypto"]),

@@ -64,11 +64,11 @@ func readWhole(_ fd: Int32, path: String, limit: Int, expectedSize: Int = 0) thr
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     defer { chunk.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
     while true {
-        let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        if count < 0 {
-            let code = currentErrno()
-            if code == EINTR { continue }
-            throw StorageError(path: path, reason: .systemError(operation: "read", errno: code))
+        let count: Int
+        do {
+            count = try retryingOnInterrupt { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+        } catch {
+            throw StorageError(path: path, reason: .systemError(operation: "read", errno: error.code))
         }
         if count == 0 { return result }
         guard result.count + count <= limit else {
@@ -82,24 +82,23 @@ func readWhole(_ fd: Int32, path: String, limit: Int, expectedSize: Int = 0) thr
 func writeWhole(_ fd: Int32, _ bytes: [UInt8], path: String) throws(StorageError) {
     var offset = 0
     while offset < bytes.count {
-        let written = bytes.withUnsafeBytes { buffer in
-            Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+        do {
+            let written = try retryingOnInterrupt {
+                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            }
+            offset += written
+        } catch {
+            throw StorageError(path: path, reason: systemReason("write", error.code))
         }
-        if written < 0 {
-            let code = currentErrno()
-            if code == EINTR { continue }
-            throw StorageError(path: path, reason: systemReason("write", code))
-        }
-        offset += written
     }
 }
 
 /// fsync, retried on EINTR.
 func syncDescriptor(_ fd: Int32, path: String) throws(StorageError) {
-    while fsync(fd) != 0 {
-        let code = currentErrno()
-        if code == EINTR { continue }
-        throw StorageError(path: path, reason: systemReason("fsync", code))
+    do {
+        _ = try retryingOnInterrupt { fsync(fd) }
+    } catch {
+        throw StorageError(path: path, reason: systemReason("fsync", error.code))
     }
 }
 
@@ -120,9 +119,14 @@ func acquireDirectoryLock(directoryFD: Int32, directory: String, timeout: Durati
     }
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-        let code = currentErrno()
-        if code == EINTR { continue }
+    while true {
+        let code: Int32
+        do {
+            _ = try retryingOnInterrupt { flock(fd, LOCK_EX | LOCK_NB) }
+            return fd
+        } catch {
+            code = error.code
+        }
         guard code == EWOULDBLOCK else {
             close(fd)
             throw StorageError(path: path, reason: .systemError(operation: "flock", errno: code))
@@ -133,7 +137,6 @@ func acquireDirectoryLock(directoryFD: Int32, directory: String, timeout: Durati
         }
         usleep(2_000)
     }
-    return fd
 }
 
 /// Removes temporaries of writers that died before renaming. Only called under the directory

@@ -48,9 +48,7 @@ let child = fork()
 if child == 0 { _exit(fetchSucceeds(url) ? 0 : 4) }
 guard child > 0 else { exit(5) }
 var status: Int32 = 0
-while waitpid(child, &status, 0) < 0 {
-    guard errno == EINTR else { exit(6) }
-}
+guard (try? retryingOnInterrupt({ waitpid(child, &status, 0) })) != nil else { exit(6) }
 // A zero wait status means the child exited normally with code 0.
 guard status == 0 else { exit(7) }
 exit(fetchSucceeds(url) ? 0 : 8)

@@ -3,11 +3,13 @@
 // authentication. Prints `NAME VALUE` lines.
 //
 // The server runs in this process unless BENCH_PORT names one already running (for profiling
-// the server alone). Each client is a thread with one keep-alive connection. Pass-1 values
+// the server alone). Each client is a thread with one keep-alive connection (the project's
+// own HTTP/1.1 client, see LoadClient.swift). Pass-1 values
 // (client-side work that does not depend on the server) are computed before the clock starts,
 // so the load generator's CPU goes to what it must do per login: pass 2 and the HTTP exchanges.
 import Foundation
 import Logging
+import MPinClient
 import MPinCrypto
 import MPinServer
 import MPinWire
@@ -38,16 +40,16 @@ struct Pass1Material {
 let pin = MPin.sdkPINValue(Array("1234".utf8))
 
 func register(_ c: LoadClient, _ user: String) throws -> Identity {
-    let reg = try c.json("PUT", "/rps/user", body: "{\"userId\":\"\(user)\",\"mobile\":1}")
+    let reg = try c.json(.put, "/rps/user", body: "{\"userId\":\"\(user)\",\"mobile\":1}")
     let mpinIDHex = try reg.string("mpinId")
-    let sig = try c.json("GET", "/rps/signature/\(mpinIDHex)?regOTT=\(try reg.string("regOTT"))")
-    let cs2 = try c.json("GET", "/dta/clientSecret?" + (try sig.string("params")))
+    let sig = try c.json(.get, "/rps/signature/\(mpinIDHex)?regOTT=\(try reg.string("regOTT"))")
+    let cs2 = try c.json(.get, "/dta/clientSecret?" + (try sig.string("params")))
     let mpinID = Hex.decode(mpinIDHex)!
     let cs = try MPin.recombineG1(Hex.decode(try sig.string("clientSecretShare"))!, Hex.decode(try cs2.string("clientSecret"))!)
     let token = try MPin.extractPIN(mpinID: mpinID, pin: pin, clientSecret: cs)
-    let tp1 = try c.json("GET", "/rps/timePermit/\(mpinIDHex)")
-    let appID = try c.json("GET", "/rps/clientSettings").string("appID")
-    let tp2 = try c.json("GET", "/dta/timePermit?hash_mpin_id=\(try tp1.string("storageId"))&app_id=\(appID)&mobile=1&signature=\(try tp1.string("signature"))")
+    let tp1 = try c.json(.get, "/rps/timePermit/\(mpinIDHex)")
+    let appID = try c.json(.get, "/rps/clientSettings").string("appID")
+    let tp2 = try c.json(.get, "/dta/timePermit?hash_mpin_id=\(try tp1.string("storageId"))&app_id=\(appID)&mobile=1&signature=\(try tp1.string("signature"))")
     let permit = try MPin.recombineG1(Hex.decode(try tp1.string("timePermit"))!, Hex.decode(try tp2.string("timePermit"))!)
     guard let date = tp1["date"]?.int64Value else { throw BenchError(what: "time permit without date") }
     return Identity(mpinIDHex: mpinIDHex, mpinID: mpinID, token: token, date: Int32(date), permit: permit)
@@ -61,11 +63,11 @@ func pass1(_ id: Identity) throws -> Pass1Material {
 }
 
 func authenticate(_ c: LoadClient, _ id: Identity, _ p: Pass1Material) throws {
-    let y = try c.json("POST", "/rps/pass1", body: p.body).string("y")
+    let y = try c.json(.post, "/rps/pass1", body: p.body).string("y")
     let v = try MPin.client2(x: p.x, y: Hex.decode(y)!, sec: p.sec)
     let body = "{\"pass\":2,\"OTP\":false,\"WID\":\"0\",\"V\":\"\(Hex.encode(v))\",\"mpin_id\":\"\(id.mpinIDHex)\"}"
-    let ott = try c.json("POST", "/rps/pass2", body: body).string("authOTT")
-    let (status, _) = try c.send("POST", "/mpinAuthenticate", body: "{\"mpinResponse\":{\"authOTT\":\"\(ott)\",\"version\":\"0.3\",\"pass\":2}}")
+    let ott = try c.json(.post, "/rps/pass2", body: body).string("authOTT")
+    let (status, _) = try c.send(.post, "/mpinAuthenticate", body: "{\"mpinResponse\":{\"authOTT\":\"\(ott)\",\"version\":\"0.3\",\"pass\":2}}")
     guard status == 200 else { throw BenchError(what: "authenticate → \(status)") }
 }
 

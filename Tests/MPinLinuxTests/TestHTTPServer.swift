@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import MPinLinux
 
 final class TestHTTPServer: @unchecked Sendable {
     /// How a `.huge` body is framed.
@@ -160,11 +161,7 @@ final class TestHTTPServer: @unchecked Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listenFD, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard let client = try? retryingOnInterrupt({ accept(listenFD, nil, nil) }) else { return }
             guard adopt(client) else { return }
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

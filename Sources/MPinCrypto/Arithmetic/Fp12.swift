@@ -1,7 +1,7 @@
 /// Fp12 = Fp4[t]/(t³ − s): elements a + b·t + c·t², Milagro's tower for the pairing group GT.
 ///
 /// As powers of t over Fp2 (t⁶ = ξ): t⁰ = a.a, t¹ = b.a, t² = c.a, t³ = a.b, t⁴ = b.b, t⁵ = c.b.
-public struct Fp12: FieldArithmetic, Hashable {
+public struct Fp12: FieldArithmetic {
     public var a: Fp4
     public var b: Fp4
     public var c: Fp4
@@ -63,6 +63,14 @@ public struct Fp12: FieldArithmetic, Hashable {
 
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask & c.isZeroMask }
+
+    /// All-ones when equal, else 0. Constant-time: every coefficient is compared.
+    @inlinable
+    public func equalMask(_ o: Fp12) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) & c.equalMask(o.c) }
+
+    /// Constant-time equality (all coefficients compared, see `FieldArithmetic`).
+    @inlinable
+    public static func == (x: Fp12, y: Fp12) -> Bool { x.equalMask(y) != 0 }
 
     @inlinable
     public static func select(_ mask: UInt64, _ x: Fp12, _ y: Fp12) -> Fp12 {

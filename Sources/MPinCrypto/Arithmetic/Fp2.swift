@@ -1,5 +1,5 @@
 /// Fp2 = Fp[i]/(i² + 1): elements a + b·i.
-public struct Fp2: FieldArithmetic, Hashable {
+public struct Fp2: FieldArithmetic {
     public var a: Fp
     public var b: Fp
 
@@ -55,6 +55,14 @@ public struct Fp2: FieldArithmetic, Hashable {
 
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
+
+    /// All-ones when equal, else 0. Constant-time: every coefficient is compared.
+    @inlinable
+    public func equalMask(_ o: Fp2) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) }
+
+    /// Constant-time equality (all coefficients compared, see `FieldArithmetic`).
+    @inlinable
+    public static func == (x: Fp2, y: Fp2) -> Bool { x.equalMask(y) != 0 }
 
     @inlinable
     public static func select(_ mask: UInt64, _ x: Fp2, _ y: Fp2) -> Fp2 {

@@ -1,5 +1,5 @@
 /// Fp4 = Fp2[s]/(s² − ξ) with ξ = 1 + i: elements a + b·s. Milagro's middle tower level.
-public struct Fp4: FieldArithmetic, Hashable {
+public struct Fp4: FieldArithmetic {
     public var a: Fp2
     public var b: Fp2
 
@@ -56,6 +56,14 @@ public struct Fp4: FieldArithmetic, Hashable {
 
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
+
+    /// All-ones when equal, else 0. Constant-time: every coefficient is compared.
+    @inlinable
+    public func equalMask(_ o: Fp4) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) }
+
+    /// Constant-time equality (all coefficients compared, see `FieldArithmetic`).
+    @inlinable
+    public static func == (x: Fp4, y: Fp4) -> Bool { x.equalMask(y) != 0 }
 
     @inlinable
     public static func select(_ mask: UInt64, _ x: Fp4, _ y: Fp4) -> Fp4 {

@@ -13,8 +13,10 @@ public protocol MontgomeryModulus: Sendable {
 /// An element of the prime field Z/mZ kept in Montgomery form, `value = x·R mod m`.
 ///
 /// Arithmetic is constant-time: every operation runs the same instructions whatever the
-/// values. Inversion is by Fermat's little theorem (a fixed exponent).
-public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable, Hashable {
+/// values. Inversion is by Fermat's little theorem (a fixed exponent). Equality is constant-time
+/// too: the Montgomery form is always fully reduced, so equal elements have equal limbs, and
+/// `==` compares all of them (`UInt256.equalMask`) instead of stopping at the first difference.
+public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     /// Montgomery representation, always fully reduced (< m).
     @usableFromInline var mont: UInt256
 
@@ -58,6 +60,14 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable, Hashable {
 
     @inlinable public var isZero: Bool { mont.isZero }
     @inlinable public var isZeroMask: UInt64 { mont.isZeroMask }
+
+    /// All-ones when equal, else 0. Constant-time.
+    @inlinable @inline(__always)
+    public func equalMask(_ o: Self) -> UInt64 { mont.equalMask(o.mont) }
+
+    /// Constant-time equality.
+    @inlinable
+    public static func == (a: Self, b: Self) -> Bool { a.equalMask(b) != 0 }
 
     // MARK: Montgomery multiplication
 

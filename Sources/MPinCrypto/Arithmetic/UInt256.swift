@@ -2,7 +2,11 @@
 ///
 /// It is the storage of every field element and scalar. All operations here run in time
 /// independent of the values (no data-dependent branches), unless their name says otherwise.
-public struct UInt256: Sendable, Hashable {
+///
+/// Equality (`==`, `equalMask`) is constant-time: it reads all four limbs whatever they hold,
+/// rather than the synthesized `Equatable`, which stops at the first limb that differs.
+/// Not `Hashable`: nothing needs it, and hashing a secret is one more place it could leak.
+public struct UInt256: Sendable, Equatable {
     public var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
 
     @inlinable
@@ -113,6 +117,17 @@ public struct UInt256: Sendable, Hashable {
 
     @inlinable
     public var isZero: Bool { (w0 | w1 | w2 | w3) == 0 }
+
+    /// All-ones if `self == other`, else 0. Constant-time: the limbs' differences are OR-ed
+    /// together and tested once.
+    @inlinable @inline(__always)
+    public func equalMask(_ o: UInt256) -> UInt64 {
+        UInt256(w0 ^ o.w0, w1 ^ o.w1, w2 ^ o.w2, w3 ^ o.w3).isZeroMask
+    }
+
+    /// Constant-time equality (see the type's description).
+    @inlinable
+    public static func == (a: UInt256, b: UInt256) -> Bool { a.equalMask(b) != 0 }
 
     /// self + other, and the carry out (0 or 1). Branch-free: a Bool carry would compile to
     /// conditional jumps, which are both slow and secret-dependent.

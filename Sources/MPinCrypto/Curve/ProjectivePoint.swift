@@ -104,7 +104,11 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
         Self(x: F.select(mask, a.x, b.x), y: F.select(mask, a.y, b.y), z: F.select(mask, a.z, b.z))
     }
 
-    /// Projective equality: X1·Z2 = X2·Z1 and Y1·Z2 = Y2·Z1 (also right for infinity).
+    /// Projective equality: X1·Z2 = X2·Z1 and Y1·Z2 = Y2·Z1 (also right for infinity), so the
+    /// same point with different Z compares equal. Constant-time: four multiplications and the
+    /// fields' constant-time `equalMask`, whatever the points. (The type does not declare
+    /// `Equatable`, so nothing synthesizes a coordinate-by-coordinate `==`, which would be wrong
+    /// for projective points as well as variable-time.)
     @_specialize(exported: true, where C == BN254G1Curve)
     @_specialize(exported: true, where C == BN254G2Curve)
     public static func == (p: Self, q: Self) -> Bool {
