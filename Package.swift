@@ -7,6 +7,12 @@ import PackageDescription
 //     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  pam_mpin.so, mpinctl
 //   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer  <-  mpin-server
 // The client side links without Foundation so that pam_mpin.so stays small.
+// The modules linked into pam_mpin.so do not import _StringProcessing (Swift's regex and
+// string-algorithm module) implicitly: statically linked, it and its regex parser cost the
+// module about a megabyte that sshd maps on every connection. Its few conveniences
+// (`contains(_:)` on strings, `replacing`, `trimmingPrefix`) are written out where needed.
+let moduleSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import", "-Xfrontend", "-disable-implicit-concurrency-module-import"])]
+
 let package = Package(
     name: "mpin-pam",
     products: [
@@ -41,34 +47,34 @@ let package = Package(
         // MARK: Cryptography and wire format
 
         // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
-        .target(name: "MPinCrypto"),
+        .target(name: "MPinCrypto", swiftSettings: moduleSettings),
         // Strict JSON and Codable without Foundation.
-        .target(name: "MPinJSON"),
+        .target(name: "MPinJSON", swiftSettings: moduleSettings),
         // Wire types of the Milagro MFA protocol, shared by the client and the server.
-        .target(name: "MPinWire", dependencies: ["MPinCrypto", "MPinJSON"]),
+        .target(name: "MPinWire", dependencies: ["MPinCrypto", "MPinJSON"], swiftSettings: moduleSettings),
 
         // MARK: Client side
 
         // The Milagro SDK Core in Swift: user states, registration, authentication, over
         // platform protocols for HTTP and storage (Platform/).
-        .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"]),
+        .target(name: "MPinClient", dependencies: ["MPinCrypto", "MPinWire", "MPinJSON"], swiftSettings: moduleSettings),
         // libcurl's header (CCurl), and libcurl itself loaded on first use through the shim.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
-        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"]),
+        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
-        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire"]),
+        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire"], swiftSettings: moduleSettings),
         // libpam's conversation and pam_syslog behind non-variadic C functions.
         .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
         // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
         // and sudo load no libswift*; only the entry points are exported. -z nodelete: pam_end's
         // dlclose leaves the module mapped, because a statically linked Swift runtime (like
         // OpenSSL, which is NODELETE too) may leave thread-exit or exit handlers pointing into it.
-        .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinLogin", "MPinLinux"],
-                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections", "-Xlinker", "-z", "-Xlinker", "nodelete",
+        .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinClient", "MPinLogin", "MPinLinux"], swiftSettings: moduleSettings,
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe", "-Xlinker", "-z", "-Xlinker", "nodelete",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [

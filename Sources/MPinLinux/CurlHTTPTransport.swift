@@ -212,13 +212,21 @@ public struct CurlHTTPTransport: HTTPTransport {
         }
     }
 
+    /// Whether `needle` occurs in `haystack` (a byte search: `StringProtocol.contains(_:)`
+    /// comes from `_StringProcessing`, which the PAM module does not link).
+    private static func containsBytes(_ haystack: String.UTF8View, _ needle: Substring.UTF8View) -> Bool {
+        let h = Array(haystack), n = Array(needle)
+        guard !n.isEmpty, h.count >= n.count else { return n.isEmpty }
+        return (0...(h.count - n.count)).contains { h[$0..<($0 + n.count)].elementsEqual(n) }
+    }
+
     /// curl's detailed message when it cannot leak the URL's path or query, else its generic one.
     private static func safeDetail(code: CURLcode, errorBuffer: UnsafeMutablePointer<CChar>, url: String) -> String {
         let generic = String(cString: mpin_curl_easy_strerror(code))
         let specific = String(cString: errorBuffer)
         guard !specific.isEmpty else { return generic }
         guard case .success(let origin) = URLOrigin.parse(url), !origin.hasUserInfo else { return generic }
-        for part in [Substring(origin.target), origin.path] where part.count > 1 && specific.contains(part) {
+        for part in [Substring(origin.target), origin.path] where part.utf8.count > 1 && containsBytes(specific.utf8, part.utf8) {
             return generic
         }
         return specific

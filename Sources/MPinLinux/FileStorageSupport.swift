@@ -117,8 +117,7 @@ func acquireDirectoryLock(directoryFD: Int32, directory: String, timeout: Durati
         close(fd)
         throw StorageError(path: path, reason: .notARegularFile)
     }
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
+    let deadline = MonotonicInstant.now + timeout
     while true {
         let code: Int32
         do {
@@ -131,7 +130,7 @@ func acquireDirectoryLock(directoryFD: Int32, directory: String, timeout: Durati
             close(fd)
             throw StorageError(path: path, reason: .systemError(operation: "flock", errno: code))
         }
-        guard clock.now < deadline else {
+        guard MonotonicInstant.now < deadline else {
             close(fd)
             throw StorageError(path: path, reason: .lockTimeout)
         }

@@ -51,7 +51,7 @@ public struct Login {
     /// Runs the login. `askPIN` is called once, after the local checks pass; it returns nil
     /// when no PIN is available. The PIN buffer is wiped before returning.
     public func run(unixUser: String, askPIN: () -> SecretBytes?) -> (outcome: Outcome, identity: String) {
-        let started = ContinuousClock.now
+        let started = MonotonicInstant.now
         func finish(_ outcome: Outcome, _ identity: String) -> (outcome: Outcome, identity: String) {
             trace?(.outcome(outcome, duration: .now - started))
             return (outcome, identity)
@@ -65,7 +65,7 @@ public struct Login {
             return finish(.failed(error.description), "")
         }
         trace?(.account(identity: account.identity, origin: URLHost.of(account.backend)))
-        let deadline = ContinuousClock.now + .milliseconds(Int64(config.timeout * 1000))
+        let deadline = MonotonicInstant.now + .milliseconds(Int64(config.timeout * 1000))
         let bounded = BoundedTransport(base: platform.transport, deadline: deadline)
         let tracer = trace.map { TracingTransport(base: bounded, emit: $0) }
         let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: tracer ?? bounded))
@@ -155,10 +155,10 @@ struct LoginPlatform: PlatformContext {
 /// authentication ends by the deadline whatever the server does.
 struct BoundedTransport: HTTPTransport {
     let base: any HTTPTransport
-    let deadline: ContinuousClock.Instant
+    let deadline: MonotonicInstant
 
     func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
-        let left = deadline - ContinuousClock.now
+        let left = deadline - MonotonicInstant.now
         guard left > .milliseconds(50) else {
             throw .timedOut(host: URLHost.of(request.url), seconds: 0)
         }

@@ -97,7 +97,7 @@ public final class TracingTransport: HTTPTransport, @unchecked Sendable {
         let step = self.step(of: request.url)
         stepsSinceMark.append(step)
         let origin = URLHost.of(request.url)
-        let started = ContinuousClock.now
+        let started = MonotonicInstant.now
         do {
             let response = try base.send(request)
             emit(.exchange(step, origin: origin, result: .status(response.status), elapsed: .now - started))

@@ -1,4 +1,5 @@
 import CPAMShim
+import MPinClient
 import MPinCrypto
 import MPinLinux
 import MPinLogin
@@ -90,7 +91,7 @@ struct PAMSession {
     }
 
     func authenticate() -> Int32 {
-        let started = ContinuousClock.now
+        let started = MonotonicInstant.now
         guard let config = loadConfig() else { return PAM_SERVICE_ERR }
         guard let user = unixUser() else {
             log(LOG_ERR, "could not get the user name")
@@ -102,7 +103,7 @@ struct PAMSession {
         if options.debug { login.trace = { event in debug(event.description) } }
         let (outcome, identity) = login.run(unixUser: user) { readPIN(prompt: config.prompt) }
         let code = pamCode(outcome)
-        let ms = (ContinuousClock.now - started).components
+        let ms = (MonotonicInstant.now - started).components
         let elapsed = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
         var detail = ""
         if case .unavailable(let why) = outcome { detail = " (\(why))" }

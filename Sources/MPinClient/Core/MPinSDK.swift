@@ -50,8 +50,9 @@ public final class MPinSDK: @unchecked Sendable {
 
     /// After this, only https URLs in these domains (or below them) are contacted.
     public func addTrustedDomain(_ domain: String) {
-        let d = domain.lowercased().trimmingPrefix(".")
-        if !d.isEmpty, !trustedDomains.contains(String(d)) { trustedDomains.append(String(d)) }
+        let lowered = domain.lowercased()
+        let d = lowered.hasPrefix(".") ? String(lowered.dropFirst()) : lowered
+        if !d.isEmpty, !trustedDomains.contains(d) { trustedDomains.append(d) }
     }
     public func clearTrustedDomains() { trustedDomains = [] }
 
@@ -224,10 +225,33 @@ struct ClientSettingsView {
             if s.utf8.first == UInt8(ascii: "/") { return (m.key, .string(backend + s)) }
             // Only strings that can hold a WebSocket URL pay for the (generic, slow) replacing.
             guard s.utf8.contains(UInt8(ascii: ":")) else { return m }
-            return (m.key, .string(s.replacing("wss://", with: "https://").replacing("ws://", with: "http://")))
+            return (m.key, .string(s.replacingEvery("wss://", with: "https://").replacingEvery("ws://", with: "http://")))
         })
     }
 
     /// Permits are used unless the server says otherwise (§3.1).
     var usePermits: Bool { wire.usePermits ?? true }
+}
+
+extension String {
+    /// Every occurrence of `target` replaced by `replacement`, compared byte for byte in UTF-8.
+    /// Written here rather than taken from `_StringProcessing` (`replacing(_:with:)`): that
+    /// module and its regex parser add about a megabyte to the statically linked PAM module.
+    func replacingEvery(_ target: String, with replacement: String) -> String {
+        let bytes = Array(utf8), pattern = Array(target.utf8)
+        guard !pattern.isEmpty, bytes.count >= pattern.count else { return self }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if i + pattern.count <= bytes.count, bytes[i..<(i + pattern.count)].elementsEqual(pattern) {
+                out.append(contentsOf: replacement.utf8)
+                i += pattern.count
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point on the system's monotonic clock (`CLOCK_MONOTONIC`), for login budgets and
+/// elapsed times.
+///
+/// The client-side modules do not import `_Concurrency`, where `ContinuousClock` lives: linked
+/// statically into pam_mpin.so, that module brings libdispatch and the task runtime with it
+/// (about 300 KB mapped by every sshd connection) for nothing but reading this clock.
+public struct MonotonicInstant: Comparable, Sendable {
+    /// Nanoseconds since an arbitrary fixed point (boot, on Linux).
+    let nanoseconds: Int64
+
+    /// The current time.
+    public static var now: MonotonicInstant {
+        var t = timespec()
+        // CLOCK_MONOTONIC cannot fail with a valid pointer; a failure would leave t at zero,
+        // which makes deadlines already passed rather than endless.
+        _ = clock_gettime(CLOCK_MONOTONIC, &t)
+        return MonotonicInstant(nanoseconds: Int64(t.tv_sec) &* 1_000_000_000 &+ Int64(t.tv_nsec))
+    }
+
+    public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.nanoseconds < b.nanoseconds }
+
+    /// The instant `d` later (saturating, so a huge budget cannot wrap around into the past).
+    public static func + (a: MonotonicInstant, d: Duration) -> MonotonicInstant {
+        let (s, atto) = d.components
+        let (ns, overflow) = s.multipliedReportingOverflow(by: 1_000_000_000)
+        let delta = overflow ? (s < 0 ? Int64.min : Int64.max) : ns.addingReportingOverflow(atto / 1_000_000_000).partialValue
+        let (sum, wrapped) = a.nanoseconds.addingReportingOverflow(delta)
+        return MonotonicInstant(nanoseconds: wrapped ? (delta < 0 ? Int64.min : Int64.max) : sum)
+    }
+
+    /// The time from `b` to `a` (negative when `a` is earlier).
+    public static func - (a: MonotonicInstant, b: MonotonicInstant) -> Duration {
+        .nanoseconds(a.nanoseconds &- b.nanoseconds)
+    }
+}
