@@ -234,7 +234,6 @@ func fuzzConfig(_ bytes: [UInt8]) {
         return (text[..<nl], text[text.index(after: nl)...])
     }()
     let options = ModuleOptions(arguments: line.split(separator: " ").map(String.init))
-    let config = try? options.loadConfig(readFile: { _ throws(ConfigError) in String(file) })
-    try? config?.validate()
-    if let parsed = try? LoginConfig.parse(String(file), file: "fuzz") { try? parsed.validate() }
+    _ = try? options.loadConfig(readFile: { _ throws(ConfigError) in String(file) })
+    _ = try? LoginConfig.parse(String(file), file: "fuzz")
 }

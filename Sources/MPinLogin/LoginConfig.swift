@@ -87,10 +87,6 @@ public struct LoginConfig: Sendable, Equatable {
         return s
     }
 
-    /// Checks that the settings are usable for authentication.
-    public func validate() throws(ConfigError) {
-        guard !backend.isEmpty else { throw ConfigError(file: "", line: 0, message: "no backend is configured") }
-    }
 }
 
 /// A configuration problem, with its place when it comes from a file.

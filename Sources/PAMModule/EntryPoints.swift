@@ -66,9 +66,9 @@ struct PAMSession {
     func loadConfig() -> LoginConfig? {
         for arg in options.unknown { log(LOG_WARNING, "ignoring unknown option \"\(arg)\"") }
         do {
-            let config = try options.loadConfig()
-            try config.validate()
-            return config
+            // No backend is required here: a login uses the backend its registration records;
+            // `backend` is the default for new registrations (mpinctl register).
+            return try options.loadConfig()
         } catch {
             log(LOG_ERR, "configuration error: \(error.description)")
             return nil

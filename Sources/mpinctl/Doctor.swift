@@ -9,8 +9,8 @@ struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check the configuration, store, module and backend.")
     @OptionGroup var global: GlobalOptions
 
-    static let moduleDirectories = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security",
-                                    "/lib/security", "/usr/lib/security", "/lib64/security"]
+    @Option(help: "The PAM configuration directory whose references to pam_mpin are checked.")
+    var pamDir = "/etc/pam.d"
 
     func run() throws {
         var failures = 0
@@ -22,8 +22,10 @@ struct Doctor: ParsableCommand {
         let config: LoginConfig
         do {
             config = try global.loadConfig()
-            report(!config.backend.isEmpty, "config", config.backend.isEmpty ? "\(global.config): no backend" : "\(global.config) parsed",
-                   fix: "set `backend = https://...` in \(global.config)")
+            // Logins use the backend each registration records; `backend` is only the default
+            // for new registrations, so its absence is not a failure.
+            report(true, "config", config.backend.isEmpty
+                       ? "\(global.config) parsed; no default backend (register needs --backend)" : "\(global.config) parsed")
         } catch {
             report(false, "config", "\(error)", fix: "correct the line named above")
             throw ExitCode(ExitStatus.config.rawValue)
@@ -42,8 +44,28 @@ struct Doctor: ParsableCommand {
                    fix: "chown root:root \(config.store) && chmod 700 \(config.store)")
         }
 
-        let module = Self.moduleDirectories.map { $0 + "/pam_mpin.so" }.first { FileManager.default.fileExists(atPath: $0) }
-        report(module != nil, "module", module ?? "pam_mpin.so is not installed", fix: "run `make install`")
+        let moduleDirectory = PAMReferences.moduleDirectory()
+        let module = moduleDirectory.map { $0 + "/pam_mpin.so" }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        report(module != nil, "module", module ?? "pam_mpin.so is not installed in \(moduleDirectory ?? "the PAM module directory")",
+               fix: "run `make install`")
+
+        // Each pam.d line naming pam_mpin, with the file libpam loads for it.
+        let references = PAMReferences.scan(directory: pamDir, moduleDirectory: moduleDirectory ?? "/lib/security")
+        if references.isEmpty { report(true, "pam.d", "no file in \(pamDir) uses pam_mpin yet") }
+        for r in references {
+            let exists = FileManager.default.fileExists(atPath: r.resolved)
+            let which = r.resolved == module ? "the installed module" : "not the installed module"
+            report(exists, "pam.d", "\(pamDir)/\(r.place): \(r.written) loads \(r.resolved)"
+                   + (exists ? " (\(which))" : ", which does not exist"),
+                   fix: r.written.hasPrefix("/") ? "correct the path or run `make install`"
+                                                 : "write `pam_mpin.so` (installed) or an absolute path; relative paths are taken from \(moduleDirectory ?? "the module directory")")
+        }
+
+        guard !config.backend.isEmpty else {
+            report(true, "backend", "no default backend configured; not checked")
+            if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }
+            return
+        }
 
         // Plain http to an IP address never loads libcurl; https and host names need it.
         let curl = CurlHTTPTransport.libraryVersion

@@ -52,6 +52,12 @@ check "wrong PIN is PAM_AUTH_ERR" grep -q 'Authentication failure' <<<"$OUT"
 pamt mpin alice 1234
 check "right PIN again succeeds (counter reset)" [ "$RC" -eq 0 ]
 
+# No backend configured anywhere: the login uses the one alice's registration records.
+{ echo "store = $WORK/store"; echo "timeout = 3"; } > "$WORK/store-only.conf"
+service mpin-store-only "auth required $MODULE config=$WORK/store-only.conf" "account required pam_permit.so"
+pamt mpin-store-only alice 1234
+check "a config with only store= logs in through the registration's backend" [ "$RC" -eq 0 ]
+
 PAM_AUTHTOK=1234 pamt mpin-first alice ""
 check "use_first_pass takes PAM_AUTHTOK" [ "$RC" -eq 0 ]
 check "use_first_pass does not prompt" bash -c '! grep -q "M-Pin PIN:" <<<"$1"' _ "$OUT"

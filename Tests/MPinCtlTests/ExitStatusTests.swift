@@ -210,19 +210,61 @@ final class ExitStatusTests: XCTestCase {
     func testDoctor() throws {
         try requireRoot()
         let config = try startBackend()
-        let r = try ctl(["--config", config, "doctor"])
+        let pamDir = try directory.appending("pam.d-empty")
+        XCTAssertEqual(mkdir(pamDir, 0o755), 0)
+        let r = try ctl(["--config", config, "doctor", "--pam-dir", pamDir])
         let names = r.lines.map { line in String(line.dropFirst(5).prefix { $0 != ":" }) }
-        XCTAssertEqual(names, ["config", "root", "store", "module", "libcurl", "backend", "tls", "clock"], r.stdout)
+        XCTAssertEqual(names, ["config", "root", "store", "module", "pam.d", "libcurl", "backend", "tls", "clock"], r.stdout)
+        XCTAssertTrue(r.lines.contains("ok   pam.d: no file in \(pamDir) uses pam_mpin yet"), r.stdout)
         XCTAssertTrue(r.lines.allSatisfy { $0.hasPrefix("ok   ") || $0.hasPrefix("FAIL ") }, r.stdout)
         XCTAssertTrue(r.lines.allSatisfy { !$0.hasPrefix("FAIL ") || $0.contains(" -- fix: ") }, "every failure says what to do")
         for check in ["config", "root", "store", "backend", "tls", "libcurl"] {
             XCTAssertTrue(r.lines.contains { $0.hasPrefix("ok   \(check):") }, "\(check) passes: \(r.stdout)")
         }
-        let installed = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security",
-                         "/usr/lib/security", "/lib64/security"]
-            .contains { FileManager.default.fileExists(atPath: $0 + "/pam_mpin.so") }
+        let installed = try moduleDirectory().map { FileManager.default.fileExists(atPath: $0 + "/pam_mpin.so") } ?? false
         XCTAssertTrue(r.lines.contains { $0.hasPrefix(installed ? "ok   module:" : "FAIL module:") }, r.stdout)
         let failed = r.lines.contains { $0.hasPrefix("FAIL ") }
         XCTAssertEqual(r.status, failed ? 1 : 0, r.stdout)
+    }
+
+    /// The directory of the system's PAM modules, found as doctor finds it (where pam_permit.so is).
+    private func moduleDirectory() throws -> String? {
+        var candidates: [String] = []
+        for root in ["/lib", "/usr/lib"] {
+            for e in ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted() where e.hasSuffix("-linux-gnu") {
+                candidates.append("\(root)/\(e)/security")
+            }
+        }
+        candidates += ["/lib/security", "/usr/lib/security", "/lib64/security"]
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/pam_permit.so") }
+    }
+
+    /// Doctor shows every pam.d line that loads pam_mpin with the file libpam resolves it to: a
+    /// relative path is taken from the module directory (and fails when nothing is there), an
+    /// absolute path is itself; comments, includes and other modules are not references.
+    func testDoctorShowsWherePamDotDReferencesResolve() throws {
+        try requireRoot()
+        let config = try startBackend()
+        let dir = try directory
+        let pamDir = dir.appending("pam.d")
+        XCTAssertEqual(mkdir(pamDir, 0o755), 0)
+        XCTAssertEqual(mkdir(dir.appending("lib"), 0o755), 0)
+        let built = try dir.write("lib/pam_mpin.so", "", mode: 0o644)
+        _ = try dir.write("pam.d/sshd", """
+            # auth required pam_mpin.so (a comment)
+            @include common-auth
+            auth [success=done ignore=ignore default=die] .build/release/libpam_mpin.so nouserok
+            auth required pam_permit.so
+            """, mode: 0o644)
+        _ = try dir.write("pam.d/sudo", "auth\trequired\t\(built) debug\n", mode: 0o644)
+        let r = try ctl(["--config", config, "doctor", "--pam-dir", pamDir])
+        let pamLines = r.lines.filter { $0.dropFirst(5).hasPrefix("pam.d:") }
+        XCTAssertEqual(pamLines.count, 2, r.stdout)
+        let moduleDir = try XCTUnwrap(try moduleDirectory(), "no PAM module directory on this machine")
+        XCTAssertEqual(pamLines.first,
+                       "FAIL pam.d: \(pamDir)/sshd:3: .build/release/libpam_mpin.so loads \(moduleDir)/.build/release/libpam_mpin.so, "
+                       + "which does not exist -- fix: write `pam_mpin.so` (installed) or an absolute path; relative paths are taken from \(moduleDir)")
+        XCTAssertEqual(pamLines.last, "ok   pam.d: \(pamDir)/sudo:1: \(built) loads \(built) (not the installed module)")
+        XCTAssertEqual(r.status, 1, "a reference to a missing file is a failure")
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+
+/// The pam.d lines that load pam_mpin, and where libpam finds each module they name.
+///
+/// libpam resolves a module path that does not start with `/` against its compiled-in module
+/// directory, whatever the path looks like: `auth required .build/release/libpam_mpin.so`
+/// loads `/lib/x86_64-linux-gnu/security/.build/release/libpam_mpin.so`, which usually does not
+/// exist, and the line then fails in a way that names no file. `mpinctl doctor` shows each
+/// reference with the file it resolves to.
+struct PAMReferences {
+    struct Reference: Equatable {
+        /// `FILE:LINE` in the pam.d directory.
+        let place: String
+        /// The module path as written.
+        let written: String
+        /// The file libpam loads for it.
+        let resolved: String
+    }
+
+    /// Where the system's PAM modules are: the directory holding pam_permit.so (Debian's
+    /// multiarch directory, or /lib/security, /lib64/security elsewhere); nil if none does.
+    static func moduleDirectory(fileExists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String? {
+        var candidates: [String] = []
+        for root in ["/lib", "/usr/lib"] {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+            for e in entries.sorted() where e.hasSuffix("-linux-gnu") || e.hasSuffix("-linux-gnueabihf") {
+                candidates.append("\(root)/\(e)/security")
+            }
+        }
+        candidates += ["/lib/security", "/usr/lib/security", "/lib64/security", "/usr/lib64/security"]
+        return candidates.first { fileExists($0 + "/pam_permit.so") }
+    }
+
+    /// Every line of the files in `directory` whose module path names pam_mpin, with the file
+    /// libpam would load (relative paths joined to `moduleDirectory`).
+    static func scan(directory: String, moduleDirectory: String) -> [Reference] {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        var found: [Reference] = []
+        for name in files where !name.hasPrefix(".") {
+            let path = directory + "/" + name
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                guard let module = modulePath(of: String(line)), module.split(separator: "/").last?.hasPrefix("pam_mpin") == true
+                        || module.split(separator: "/").last?.hasPrefix("libpam_mpin") == true else { continue }
+                let resolved = module.hasPrefix("/") ? module : moduleDirectory + "/" + module
+                found.append(Reference(place: "\(name):\(index + 1)", written: module, resolved: resolved))
+            }
+        }
+        return found
+    }
+
+    /// The module path of a pam.d line (`[-]type control module [args]`, where control may be a
+    /// bracketed list with spaces), or nil for comments, blank lines and `@include`.
+    static func modulePath(of line: String) -> String? {
+        var rest = Substring(line.prefix { $0 != "#" })
+        func nextField() -> Substring? {
+            rest = rest.drop { $0 == " " || $0 == "\t" }
+            guard !rest.isEmpty else { return nil }
+            if rest.first == "[" {
+                guard let close = rest.firstIndex(of: "]") else { return nil }
+                defer { rest = rest[rest.index(after: close)...] }
+                return rest[...close]
+            }
+            let field = rest.prefix { $0 != " " && $0 != "\t" }
+            rest = rest.dropFirst(field.count)
+            return field
+        }
+        guard let type = nextField(), !type.hasPrefix("@"), nextField() != nil, let module = nextField() else { return nil }
+        return String(module)
+    }
+}
