@@ -5,11 +5,7 @@ import XCTest
 /// Milagro's G2 (twist) arithmetic vectors (ecp2_test_vector_BN254CX.txt). The input points
 /// ECP21..ECP24 are on the twist but outside the order-r subgroup.
 final class ECP2VectorTests: XCTestCase {
-    private func blocks() throws -> [VectorBlock] {
-        let b = parseVectorBlocks(try TestData.text("vectors/ecp2_test_vector_BN254CX.txt"))
-        XCTAssertEqual(b.count, 10, "number of #test blocks")
-        return b
-    }
+    private func blocks() throws -> [VectorBlock] { try milagroVectorBlocks("ecp2") }
 
     private func point(_ block: VectorBlock, _ name: String) throws -> G2Point {
         let (x, y) = try parseG2Coordinates(try block.field(name))

@@ -4,11 +4,7 @@ import XCTest
 
 /// Milagro's G1 arithmetic vectors (ecp_test_vector_BN254CX.txt).
 final class ECPVectorTests: XCTestCase {
-    private func blocks() throws -> [VectorBlock] {
-        let b = parseVectorBlocks(try TestData.text("vectors/ecp_test_vector_BN254CX.txt"))
-        XCTAssertEqual(b.count, 10, "number of #test blocks")
-        return b
-    }
+    private func blocks() throws -> [VectorBlock] { try milagroVectorBlocks("ecp") }
 
     private func point(_ block: VectorBlock, _ name: String) throws -> G1Point {
         let (x, y) = try parseG1Coordinates(try block.field(name))

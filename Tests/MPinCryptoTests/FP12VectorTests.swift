@@ -4,11 +4,7 @@ import XCTest
 
 /// Milagro's Fp12 tower vectors (fp12_test_vector_BN254CX.txt). Values are plain integers.
 final class FP12VectorTests: XCTestCase {
-    private func blocks() throws -> [VectorBlock] {
-        let b = parseVectorBlocks(try TestData.text("vectors/fp12_test_vector_BN254CX.txt"))
-        XCTAssertEqual(b.count, 10, "number of test blocks")
-        return b
-    }
+    private func blocks() throws -> [VectorBlock] { try milagroVectorBlocks("fp12") }
 
     private func fp12(_ t: VectorBlock, _ name: String) throws -> Fp12 { try parseFp12(try t.field(name)) }
     private func fp4(_ t: VectorBlock, _ name: String) throws -> Fp4 { try parseFp4(try t.field(name)) }

@@ -40,6 +40,14 @@ struct VectorBlock {
     }
 }
 
+/// The ten `#test` blocks of one of Milagro's BN254CX arithmetic vector files
+/// (`vectors/NAME_test_vector_BN254CX.txt`); fewer or more is a test failure.
+func milagroVectorBlocks(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> [VectorBlock] {
+    let blocks = parseVectorBlocks(try TestData.text("vectors/\(name)_test_vector_BN254CX.txt"))
+    XCTAssertEqual(blocks.count, 10, "number of test blocks in \(name)", file: file, line: line)
+    return blocks
+}
+
 /// Splits a vector file into blocks. A block starts at a comment line containing "test"
 /// followed by a number ("#test3", "# test 3"); other comment lines are ignored.
 func parseVectorBlocks(_ text: String) -> [VectorBlock] {

@@ -55,34 +55,30 @@ final class FileStorageTests: XCTestCase {
     }
 
     func testGroupOrWorldAccessibleDirectoryIsRefused() throws {
-        try store.writeText("tokens", "secret-token-value")
-        for mode: mode_t in [0o755, 0o750, 0o701, 0o707] {
-            chmod(directory, mode)
-            let readError = storageError { try store.read("tokens") }
-            XCTAssertEqual(readError, StorageError(path: directory, reason: .insecurePermissions(mode: UInt32(mode))))
-            XCTAssertTrue(readError?.description.contains(directory) == true)
-            XCTAssertFalse(readError?.description.contains("secret-token-value") == true)
-            let writeError = storageError { try store.writeText("tokens", "new") }
-            XCTAssertEqual(writeError?.path, directory)
-        }
-        chmod(directory, 0o700)
-        XCTAssertEqual(try store.readText("tokens"), "secret-token-value", "refused writes changed nothing")
+        try assertRefusedWhileAccessible(directory, modes: [0o755, 0o750, 0o701, 0o707], privateMode: 0o700)
     }
 
     func testGroupOrWorldReadableFileIsRefused() throws {
+        try assertRefusedWhileAccessible(directory + "/tokens", modes: [0o644, 0o640, 0o604, 0o660], privateMode: 0o600)
+    }
+
+    /// With `path` (the store directory or its token file) in each of `modes`, reads and writes
+    /// are refused with an error naming the path and not the content; back at `privateMode`,
+    /// the content is what it was.
+    private func assertRefusedWhileAccessible(_ path: String, modes: [mode_t], privateMode: mode_t,
+                                              file: StaticString = #filePath, line: UInt = #line) throws {
         try store.writeText("tokens", "secret-token-value")
-        let path = directory + "/tokens"
-        for mode: mode_t in [0o644, 0o640, 0o604, 0o660] {
+        for mode in modes {
             chmod(path, mode)
             let readError = storageError { try store.read("tokens") }
-            XCTAssertEqual(readError, StorageError(path: path, reason: .insecurePermissions(mode: UInt32(mode))))
-            XCTAssertTrue(readError?.description.contains(path) == true)
-            XCTAssertFalse(readError?.description.contains("secret-token-value") == true)
+            XCTAssertEqual(readError, StorageError(path: path, reason: .insecurePermissions(mode: UInt32(mode))), file: file, line: line)
+            XCTAssertTrue(readError?.description.contains(path) == true, file: file, line: line)
+            XCTAssertFalse(readError?.description.contains("secret-token-value") == true, file: file, line: line)
             let writeError = storageError { try store.writeText("tokens", "replacement") }
-            XCTAssertEqual(writeError?.path, path)
+            XCTAssertEqual(writeError?.path, path, file: file, line: line)
         }
-        chmod(path, 0o600)
-        XCTAssertEqual(try store.readText("tokens"), "secret-token-value")
+        chmod(path, privateMode)
+        XCTAssertEqual(try store.readText("tokens"), "secret-token-value", "refused writes changed nothing", file: file, line: line)
     }
 
     func testWrongOwnersAreRefused() throws {
