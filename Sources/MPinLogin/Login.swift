@@ -67,50 +67,75 @@ public struct Login {
         trace?(.account(identity: account.identity, origin: URLHost.of(account.backend)))
         let deadline = MonotonicInstant.now + .milliseconds(Int64(config.timeout * 1000))
         let bounded = BoundedTransport(base: platform.transport, deadline: deadline)
-        let tracer = trace.map { TracingTransport(base: bounded, emit: $0) }
-        let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: tracer ?? bounded))
-        for d in config.trustedDomains { sdk.addTrustedDomain(d) }
-        let initStatus = sdk.initialize()
+        let nodes = config.nodes(for: account.backend)
+
+        // The local checks (registration, state) need no network: they run on the first
+        // node's SDK, before the PIN is asked.
+        var node = NodeAttempt(login: self, base: bounded)
+        let initStatus = node.sdk.initialize()
         guard initStatus.isOK else { return finish(Self.outcome(initStatus), account.identity) }
-        guard let user = sdk.listUsers(backend: account.backend).1.first(where: { $0.id == account.identity }) else {
-            return finish(.unknownUser, account.identity)
-        }
-        switch user.state {
+        guard let firstUser = node.user(account) else { return finish(.unknownUser, account.identity) }
+        switch firstUser.state {
         case .blocked: return finish(.blocked, account.identity)
         case .registered: break
         default: return finish(.unknownUser, account.identity)
         }
         guard let pin = askPIN(), !pin.isEmpty else { return finish(.pinCanceled, account.identity) }
 
-        // Client settings kept from an earlier login spare a round trip. A login with them that
-        // fails for any reason but the PIN or the identity's state (say the backend moved its
-        // endpoints) drops them. It runs once more with fresh ones only if it failed before
-        // FinishAuthentication: pass 2 carries the PIN proof, and sending it twice could count
-        // one wrong PIN twice.
-        let cache = SettingsCache(storage: platform.nonSecureStorage, backend: account.backend, rpsPrefix: config.rpsPrefix)
+        // Failover: a node that failed before FinishAuthentication (which carries the PIN
+        // proof) is left for the next one, within the one budget; a node that may have seen
+        // pass 2 is never abandoned, since a second node would count one wrong PIN twice.
+        var outcome = Outcome.unavailable("no backend node answered")
+        for (index, url) in nodes.enumerated() {
+            if index > 0 {
+                trace?(.failover(to: URLHost.of(url)))
+                node = NodeAttempt(login: self, base: bounded)
+                guard node.sdk.initialize().isOK else { break }
+            }
+            guard let user = node.user(account) else { break }
+            node.sdk.serveUsers(of: index > 0 ? account.backend : nil)
+            let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
+            outcome = result
+            guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline else { break }
+        }
+        return finish(outcome, account.identity)
+    }
+
+    /// One node's try: with the settings kept from an earlier login when there are some, then,
+    /// if that failed before the PIN proof for a reason other than the node being silent, with
+    /// fresh ones. Client settings kept from an earlier login spare a round trip; a login with
+    /// them that fails for any reason but the PIN or the identity's state (say the backend
+    /// moved its endpoints) drops them.
+    private func attempt(_ node: NodeAttempt, _ user: MPinUser, backend: String,
+                         pin: borrowing SecretBytes) -> (outcome: Outcome, reachedPIN: Bool) {
+        let cache = SettingsCache(storage: platform.nonSecureStorage, backend: backend, rpsPrefix: config.rpsPrefix)
         let cached = cache.read()
         trace?(.settingsCache(hit: cached != nil))
         if let cached {
-            let (outcome, reachedPIN) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: cached,
-                                                     tracer: tracer)
+            let (outcome, reachedPIN) = authenticate(node.sdk, user, backend: backend, pin: pin, cachedSettings: cached,
+                                                     tracer: node.tracer)
             switch outcome {
-            case .success, .wrongPIN, .blocked, .revoked: return finish(outcome, account.identity)
+            case .success, .wrongPIN, .blocked, .revoked: return (outcome, reachedPIN)
             default:
+                // A node that did not answer is down, not changed: its settings stay kept,
+                // and asking it again would only spend the budget.
+                guard !node.firstAnswer.isSilent(backend) else { return (outcome, reachedPIN) }
                 cache.delete()
                 trace?(.settingsDropped(retrying: !reachedPIN))
-                if reachedPIN { return finish(outcome, account.identity) }
+                if reachedPIN { return (outcome, true) }
             }
         }
-        let (outcome, _) = authenticate(sdk, user, backend: account.backend, pin: pin, cachedSettings: nil, tracer: tracer)
+        let (outcome, reachedPIN) = authenticate(node.sdk, user, backend: backend, pin: pin, cachedSettings: nil,
+                                                 tracer: node.tracer)
         switch outcome {
         case .success, .wrongPIN, .blocked, .revoked:
-            if let settings = sdk.clientSettingsDocument {
+            if let settings = node.sdk.clientSettingsDocument {
                 cache.write(settings)
                 trace?(.settingsKept)
             }
         default: break
         }
-        return finish(outcome, account.identity)
+        return (outcome, reachedPIN)
     }
 
     /// StartAuthentication + FinishAuthentication, after setting the backend from `cachedSettings`
@@ -149,6 +174,62 @@ struct LoginPlatform: PlatformContext {
     let transport: any HTTPTransport
     var secureStorage: any SecureStorage { base.secureStorage }
     var nonSecureStorage: any Storage { base.nonSecureStorage }
+}
+
+/// The SDK and transports of one login's try on one backend node.
+struct NodeAttempt {
+    let sdk: MPinSDK
+    let firstAnswer: FirstAnswerTransport
+    let tracer: TracingTransport?
+
+    init(login: Login, base: BoundedTransport) {
+        let firstAnswer = FirstAnswerTransport(base: base, limit: .milliseconds(Int64(login.config.connectTimeout * 1000)))
+        let tracer = login.trace.map { TracingTransport(base: firstAnswer, emit: $0) }
+        let sdk = MPinSDK(context: LoginPlatform(base: login.platform, transport: tracer ?? firstAnswer))
+        for d in login.config.trustedDomains { sdk.addTrustedDomain(d) }
+        self.firstAnswer = firstAnswer
+        self.tracer = tracer
+        self.sdk = sdk
+    }
+
+    /// The account's registered user in this SDK's store.
+    func user(_ account: AccountMap.Account) -> MPinUser? {
+        sdk.listUsers(backend: account.backend).1.first { $0.id == account.identity }
+    }
+}
+
+/// Until an origin has answered once, each request to it may wait only `limit`
+/// (`connect_timeout`): a dead or black-holed node then costs that, not the login's whole
+/// budget. Later requests get the budget's remainder.
+final class FirstAnswerTransport: HTTPTransport, @unchecked Sendable {
+    let base: any HTTPTransport
+    let limit: Duration
+    /// Origins (`scheme://host[:port]`) that sent an HTTP answer, whatever its status.
+    private var answered: Set<String> = []
+    /// Origins that a request reached no answer from (refused, timed out, reset).
+    private var silent: Set<String> = []
+
+    init(base: any HTTPTransport, limit: Duration) { self.base = base; self.limit = limit }
+
+    /// Whether `url`'s origin failed to answer a request, and never answered one.
+    func isSilent(_ url: String) -> Bool {
+        let origin = URLHost.of(url)
+        return silent.contains(origin) && !answered.contains(origin)
+    }
+
+    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+        let origin = URLHost.of(request.url)
+        var r = request
+        if !answered.contains(origin) { r.timeout = min(request.timeout ?? limit, limit) }
+        do {
+            let response = try base.send(r)
+            answered.insert(origin)
+            return response
+        } catch {
+            silent.insert(origin)
+            throw error
+        }
+    }
 }
 
 /// Every request's timeout cut to what is left of the login's budget, so the whole

@@ -3,8 +3,13 @@
 public struct LoginConfig: Sendable, Equatable {
     public static let defaultPath = "/etc/mpin/mpin.conf"
 
-    /// Backend URL (http or https), e.g. `https://mpin.example.org`.
+    /// Backend URL (http or https), e.g. `https://mpin.example.org`: the first of `backends`,
+    /// where new registrations go.
     public var backend = ""
+    /// Every node of the backend, in the order logins try them (`backend = URL, URL, ...`).
+    public var backends: [String] = []
+    /// What a node that has not answered yet may cost a login, in seconds (`connect_timeout`).
+    public var connectTimeout: Double = 2
     public var rpsPrefix = "rps"
     /// The root-owned store of tokens and registrations.
     public var store = "/var/lib/mpin"
@@ -22,8 +27,16 @@ public struct LoginConfig: Sendable, Equatable {
     /// The keys the file may contain, each with the setter that validates its value.
     static let keys: [String: @Sendable (inout LoginConfig, String) -> String?] = [
         "backend": { c, v in
-            guard v.hasPrefix("https://") || v.hasPrefix("http://") else { return "backend must be an http:// or https:// URL" }
-            c.backend = v; return nil
+            let nodes = v.split(separator: ",").map { String($0.trimmingSpaces) }
+            guard !nodes.isEmpty, nodes.allSatisfy({ $0.hasPrefix("https://") || $0.hasPrefix("http://") }) else {
+                return "backend must be an http:// or https:// URL, or several separated by commas"
+            }
+            c.backends = nodes
+            c.backend = nodes[0]; return nil
+        },
+        "connect_timeout": { c, v in
+            guard let t = Double(v), t > 0, t <= 60 else { return "connect_timeout must be a number of seconds in (0, 60]" }
+            c.connectTimeout = t; return nil
         },
         "rps_prefix": { c, v in c.rpsPrefix = v; return nil },
         "store": { c, v in
@@ -50,6 +63,15 @@ public struct LoginConfig: Sendable, Equatable {
             c.prompt = v.hasSuffix(":") ? v + " " : v; return nil
         },
     ]
+
+    /// The nodes a login of an identity registered at `registered` tries, in order: that one
+    /// first, then, if it is one of the configured nodes, the others (they share the
+    /// registrations). A registration elsewhere is tried alone.
+    public func nodes(for registered: String) -> [String] {
+        func same(_ a: String, _ b: String) -> Bool { a.trimmingTrailingSlashes == b.trimmingTrailingSlashes }
+        guard backends.contains(where: { same($0, registered) }) else { return [registered] }
+        return [registered] + backends.filter { !same($0, registered) }
+    }
 
     /// Sets `key` from text, as the file or a module argument gives it; the error says why not.
     public mutating func set(_ key: String, _ value: String) -> String? {
@@ -109,6 +131,15 @@ extension StringProtocol {
         var s = self[...]
         while let f = s.first, f == " " || f == "\t" || f == "\r" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }
+        return s
+    }
+}
+
+extension String {
+    /// Without trailing `/`: `http://a/` and `http://a` name the same node.
+    var trimmingTrailingSlashes: Substring {
+        var s = self[...]
+        while s.last == "/" { s = s.dropLast() }
         return s
     }
 }

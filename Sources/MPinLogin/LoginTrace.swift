@@ -21,6 +21,8 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
     case settingsDropped(retrying: Bool)
     /// The settings this login used are kept for the next one.
     case settingsKept
+    /// The previous backend node failed before the PIN proof; the login goes on at `origin`.
+    case failover(to: String)
     /// The login ended with `outcome`, `duration` after it started.
     case outcome(Login.Outcome, duration: Duration)
 
@@ -34,6 +36,7 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
         case .settingsDropped(let retrying):
             retrying ? "kept client settings dropped; retrying with fresh ones" : "kept client settings dropped"
         case .settingsKept: "client settings kept for the next login"
+        case .failover(let origin): "backend node failed before the PIN proof; trying \(origin)"
         case .outcome(let outcome, let duration): "outcome \(outcome.name) after \(Self.milliseconds(duration)) ms"
         }
     }

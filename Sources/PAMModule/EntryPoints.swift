@@ -86,7 +86,7 @@ struct PAMSession {
         return LinuxPlatform(storageDirectory: config.store, requiredOwner: 0,
                              http: .init(caFile: config.caFile.isEmpty ? nil : config.caFile,
                                          caDirectory: config.caPath.isEmpty ? nil : config.caPath,
-                                         connectTimeout: min(budget, .seconds(5)), timeout: budget),
+                                         connectTimeout: min(budget, .milliseconds(Int64(config.connectTimeout * 1000))), timeout: budget),
                              storeLockTimeout: .seconds(1))
     }
 

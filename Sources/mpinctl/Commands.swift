@@ -26,7 +26,15 @@ struct Register: ParsableCommand {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already registered as \(existing.identity); run `mpinctl delete \(user)` first")
         }
         let sdk = try global.sdk(config)
-        try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
+        // The first node that answers takes the registration; every node serves it later.
+        var node = config.backends.first ?? config.backend
+        var status = MPinStatus.ok
+        for candidate in config.backends.isEmpty ? [config.backend] : config.backends {
+            node = candidate
+            status = sdk.setBackend(candidate, rpsPrefix: config.rpsPrefix)
+            guard status.code == .networkError || status.code == .httpServerError else { break }
+        }
+        try check(status)
         // A stale, unfinished registration of the same identity is replaced.
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
@@ -38,8 +46,8 @@ struct Register: ParsableCommand {
             guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
         }
         try check(sdk.finishRegistration(mpinUser, pin: pin))
-        try accounts.set(.init(identity: identity, backend: config.backend), for: user)
-        print("REGISTERED \(user) as \(identity) on \(config.backend)")
+        try accounts.set(.init(identity: identity, backend: node), for: user)
+        print("REGISTERED \(user) as \(identity) on \(node)")
     }
 
     /// ConfirmRegistration, polling while the identity is not verified yet.

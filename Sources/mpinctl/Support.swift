@@ -52,7 +52,8 @@ struct GlobalOptions: ParsableArguments {
         return LinuxPlatform(storageDirectory: c.store, requiredOwner: 0,
                              http: .init(caFile: c.caFile.isEmpty ? nil : c.caFile,
                                          caDirectory: c.caPath.isEmpty ? nil : c.caPath,
-                                         connectTimeout: min(budget, .seconds(5)), timeout: max(budget, .seconds(15))))
+                                         connectTimeout: min(budget, .milliseconds(Int64(c.connectTimeout * 1000))),
+                                         timeout: max(budget, .seconds(15))))
     }
 
     /// A new SDK over the store, initialised (users loaded), with the config's trusted domains.

@@ -46,7 +46,11 @@ final class LoginHarness {
 
     static func removeFiles(_ directory: String) { try? FileManager.default.removeItem(atPath: directory) }
 
-    var platform: TestContext { TestContext(transport: backend, secureStorage: secure, nonSecureStorage: plain) }
+    /// The network between the login and the backend; the backend itself unless a test puts
+    /// something in between (several nodes, a failing link).
+    var network: (any HTTPTransport)?
+
+    var platform: TestContext { TestContext(transport: network ?? backend, secureStorage: secure, nonSecureStorage: plain) }
 
     /// Registers `identity` with `pin` through the SDK and maps `unixUser` to it; the
     /// backend's log is cleared afterwards.

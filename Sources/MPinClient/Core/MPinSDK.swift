@@ -128,6 +128,14 @@ public final class MPinSDK: @unchecked Sendable {
 
     var currentBackendKey: String { Self.backendKey(backend) }
 
+    /// The backend whose users the current one also serves (`serveUsers(of:)`), as a key.
+    var sharedUsersBackendKey: String?
+
+    /// Lets the current backend serve the users registered at `backend`: another node of the
+    /// same deployment, sharing its registrations, to which a login fails over. Until the
+    /// next call; `nil` ends it.
+    public func serveUsers(of backend: String?) { sharedUsersBackendKey = backend.map(Self.backendKey) }
+
     /// `GetClientParam(key)`: a client-settings value as text, "" when unknown or not set.
     public func clientParam(_ key: String) -> String {
         guard let v = settings?.raw[key] else { return "" }
@@ -193,7 +201,7 @@ public final class MPinSDK: @unchecked Sendable {
     func check(_ user: MPinUser, in allowed: [MPinUserState]) -> MPinStatus? {
         guard initialized, settings != nil else { return MPinStatus(.flowError, "no backend is set") }
         guard users.contains(where: { $0 === user }) else { return MPinStatus(.flowError, "the user is not in the list") }
-        guard user.backendKey == currentBackendKey else {
+        guard user.backendKey == currentBackendKey || user.backendKey == sharedUsersBackendKey else {
             return MPinStatus(.flowError, "the user belongs to another backend (\(user.backendKey))")
         }
         guard allowed.contains(user.state) else {
