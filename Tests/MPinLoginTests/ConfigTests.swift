@@ -9,6 +9,8 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.backend, "https://mpin.example.org")
         XCTAssertEqual(c.store, "/var/lib/mpin")
         XCTAssertEqual(c.timeout, 10)
+        XCTAssertEqual(c.connectTimeout, 2)
+        XCTAssertEqual(c.backends, ["https://mpin.example.org"])
         XCTAssertEqual(c.prompt, "M-Pin PIN: ")
     }
 
