@@ -41,9 +41,27 @@ final class MFAServer: @unchecked Sendable {
         await running.stop()
         try? FileManager.default.removeItem(atPath: dataDir)
         try? FileManager.default.removeItem(atPath: storeDir)
+        for dir in otherDevices { try? FileManager.default.removeItem(atPath: dir) }
     }
 
     var platform: LinuxPlatform { LinuxPlatform(storageDirectory: storeDir, requiredOwner: getuid()) }
+
+    private var otherDevices: [String] = []
+
+    /// `mpin-server user activate`: the administrator verifies the identity.
+    func activate(_ userID: String) throws {
+        let dir = DataDirectory(path: dataDir)
+        try Admin(storage: try dir.openStorage(), config: try dir.loadConfig()).activate(userID: userID)
+    }
+
+    /// The platform of another device: a store of its own, removed by `stop()`.
+    func anotherDevice() throws -> LinuxPlatform {
+        let dir = storeDir + "-device\(otherDevices.count + 2)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        otherDevices.append(dir)
+        return LinuxPlatform(storageDirectory: dir, requiredOwner: getuid())
+    }
 
     // MARK: The device's side
 
