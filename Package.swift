@@ -150,6 +150,11 @@ let package = Package(
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The MFA flavour (MPinMFA) over the Linux platform against mpin-server, in one process.
+        .testTarget(name: "MPinMFATests", dependencies: [
+            "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
     ]
 )
 

@@ -59,11 +59,17 @@ public struct RegisterRequest: Codable, Sendable, Equatable {
     public var activateCode: String?
     /// Only when restarting a registration, with the `/{mpinIdHex}` suffix.
     public var regOTT: String?
+    /// MFA flavour (MFA.md §8): the access code of the session the registration belongs to.
+    public var wid: String?
+    /// MFA flavour (MFA.md §8): a registration code issued to another device of the user,
+    /// which makes the registration active without identity verification.
+    public var regCode: String?
 
     public init(userId: String, mobile: Int? = 1, deviceName: String? = nil, userData: String? = nil,
-                activateCode: String? = nil, regOTT: String? = nil) {
+                activateCode: String? = nil, regOTT: String? = nil, wid: String? = nil, regCode: String? = nil) {
         self.userId = userId; self.mobile = mobile; self.deviceName = deviceName
         self.userData = userData; self.activateCode = activateCode; self.regOTT = regOTT
+        self.wid = wid; self.regCode = regCode
     }
 }
 

@@ -37,14 +37,57 @@ public struct CodeStatusRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST {codeStatusURL}` answer to `"status": "wid"`, in the SDK's spelling.
+/// `POST {codeStatusURL}` answer to `"status": "wid"`, in the SDK's spelling. The customer
+/// members are the MFA platform's (MFA.md §4); a Milagro-era server leaves them out.
 public struct SessionDetailsResponse: Codable, Sendable, Equatable {
     public var prerollId: String
     public var appName: String
     public var appLogoURL: String
+    public var customerId: String?
+    public var customerName: String?
+    public var customerLogoURL: String?
 
-    public init(prerollId: String, appName: String, appLogoURL: String) {
+    public init(prerollId: String, appName: String, appLogoURL: String, customerId: String? = nil,
+                customerName: String? = nil, customerLogoURL: String? = nil) {
         self.prerollId = prerollId; self.appName = appName; self.appLogoURL = appLogoURL
+        self.customerId = customerId; self.customerName = customerName; self.customerLogoURL = customerLogoURL
+    }
+}
+
+/// `POST {codeStatusURL}` with `"status": "abort"`: the session of the access code ends
+/// (AbortSession, MFA.md §4).
+extension CodeStatusRequest {
+    public static func abort(accessCode: String) -> CodeStatusRequest {
+        CodeStatusRequest(status: "abort", wid: accessCode, userId: nil)
+    }
+}
+
+/// `POST /authorize` answer to an app (MFA.md §5.2): the QR-friendly URL ends with
+/// `#<access code>` (GetAccessCode cuts the code after the last `#`).
+public struct AuthorizeResponse: Codable, Sendable, Equatable {
+    public var qrURL: String
+    public var accessCode: String?
+    public var webOTT: String?
+    public var ttlSeconds: Int?
+    public var expireTime: Int64?
+
+    public init(qrURL: String, accessCode: String? = nil, webOTT: String? = nil, ttlSeconds: Int? = nil,
+                expireTime: Int64? = nil) {
+        self.qrURL = qrURL; self.accessCode = accessCode; self.webOTT = webOTT
+        self.ttlSeconds = ttlSeconds; self.expireTime = expireTime
+    }
+}
+
+/// `POST /{p}/regCode` 200 answer (MFA.md §8): a registration code for another device of
+/// the authenticated user, its times in milliseconds since the epoch.
+public struct RegCodeResponse: Codable, Sendable, Equatable {
+    public var regCode: String
+    public var expireTime: Int64
+    public var ttlSeconds: Int
+    public var nowTime: Int64
+
+    public init(regCode: String, expireTime: Int64, ttlSeconds: Int, nowTime: Int64) {
+        self.regCode = regCode; self.expireTime = expireTime; self.ttlSeconds = ttlSeconds; self.nowTime = nowTime
     }
 }
 

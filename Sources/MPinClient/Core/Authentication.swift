@@ -124,13 +124,19 @@ extension MPinSDK {
     /// `FinishAuthentication(user, pin)`: pass 1, pass 2 and the final step at `authenticateURL`.
     /// Returns the relying party's response text on success.
     public func finishAuthentication(_ user: MPinUser, pin: borrowing SecretBytes) -> (status: MPinStatus, authResultData: String) {
-        let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
+        let r = authenticate(user, pin0: pin, pin1: SecretBytes(), otp: false, wid: "", finalStep: .relyingParty)
         return (r.status, r.status.isOK ? r.result.serializedString : "")
     }
 
     /// `FinishAuthenticationOTP(user, pin)`: as FinishAuthentication, asking the server for an OTP.
     public func finishAuthenticationOTP(_ user: MPinUser, pin: borrowing SecretBytes) -> (status: MPinStatus, otp: MPinOTP) {
-        let r = authenticate(user, pin: pin, otp: true, accessNumber: "")
+        finishAuthenticationOTP(user, pin0: pin, pin1: SecretBytes())
+    }
+
+    /// FinishAuthenticationOTP with an optional second factor (MFA.md §10).
+    func finishAuthenticationOTP(_ user: MPinUser, pin0: borrowing SecretBytes, pin1: borrowing SecretBytes)
+        -> (status: MPinStatus, otp: MPinOTP) {
+        let r = authenticate(user, pin0: pin0, pin1: pin1, otp: true, wid: "", finalStep: .relyingParty)
         var otp = MPinOTP()
         guard r.status.isOK else { return (r.status, otp) }
         guard let code = WireCoding.lenient(MPinResponse.self, from: r.pass2)?.OTP, !code.isEmpty else {
@@ -154,7 +160,8 @@ extension MPinSDK {
     /// `FinishAuthenticationAN(user, pin, accessNumber)`: logs a browser session in; the final
     /// step goes to the RPS `mobileAuthenticateURL`, whose logout data is kept for `logout`.
     public func finishAuthenticationAN(_ user: MPinUser, pin: borrowing SecretBytes, accessNumber: String) -> MPinStatus {
-        let r = authenticate(user, pin: pin, otp: false, accessNumber: accessNumber)
+        let r = authenticate(user, pin0: pin, pin1: SecretBytes(), otp: false, wid: accessNumber,
+                             finalStep: accessNumber.isEmpty ? .relyingParty : .mobile)
         // logoutData is opaque to the client (§5.6): it is kept and posted back as it came.
         if r.status.isOK, user.logoutURL.isEmpty,
            let url = WireCoding.lenient(MobileAuthenticateResponse.self, from: r.result)?.logoutURL, !url.isEmpty {
@@ -166,7 +173,7 @@ extension MPinSDK {
 
     /// `FinishAuthenticationMFA(user, pin)`: returns the authorization code (`code`).
     public func finishAuthenticationMFA(_ user: MPinUser, pin: borrowing SecretBytes) -> (status: MPinStatus, authzCode: String) {
-        let r = authenticate(user, pin: pin, otp: false, accessNumber: "")
+        let r = authenticate(user, pin0: pin, pin1: SecretBytes(), otp: false, wid: "", finalStep: .relyingParty)
         return (r.status, WireCoding.lenient(AuthorizationCodeResponse.self, from: r.result)?.code ?? "")
     }
 
@@ -182,17 +189,28 @@ extension MPinSDK {
         return true
     }
 
+    /// Where the final step posts the pass-2 answer.
+    enum FinalStep {
+        /// `authenticateURL` (the relying party): plain logins and OTPs.
+        case relyingParty
+        /// `mobileAuthenticateURL` (the RPS): access numbers and MFA access codes.
+        case mobile
+        /// The MFA flavour's registration-code endpoint (MFA.md §8).
+        case regCode(url: String)
+    }
+
     /// The two passes and the final step. `pass2` is the server's pass-2 answer, `result` the
-    /// final step's JSON.
-    private func authenticate(_ user: MPinUser, pin: borrowing SecretBytes, otp: Bool, accessNumber: String)
-        -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
-        let r = passes(user, pin: pin, otp: otp, accessNumber: accessNumber)
+    /// final step's JSON. `wid` is the access number or access code ("" for none); `pin1`
+    /// the optional second factor (empty: the Milagro proof).
+    func authenticate(_ user: MPinUser, pin0: borrowing SecretBytes, pin1: borrowing SecretBytes, otp: Bool,
+                      wid: String, finalStep: FinalStep) -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
+        let r = passes(user, pin0: pin0, pin1: pin1, otp: otp, wid: wid, finalStep: finalStep)
         if r.status.code != .flowError, r.status.code != .pinInputCanceled { settlePermitCache(user, status: r.status) }
         return r
     }
 
-    private func passes(_ user: MPinUser, pin: borrowing SecretBytes, otp: Bool, accessNumber: String)
-        -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
+    private func passes(_ user: MPinUser, pin0 pin: borrowing SecretBytes, pin1: borrowing SecretBytes, otp: Bool,
+                        wid: String, finalStep: FinalStep) -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
         let empty = JSONValue.object([])
         if let refusal = check(user, in: [.registered]) { return (refusal, empty, empty) }
         guard let settings, let mpinId = user.mpinId else { return (MPinStatus(.flowError, "no backend is set"), empty, empty) }
@@ -217,7 +235,7 @@ extension MPinSDK {
         do {
             let permit = usePermits ? try MPin.recombineG1(user.timePermitShare1, user.timePermitShare2) : nil
             let date = usePermits ? user.timePermitDate : 0
-            pass1 = try MPin.client1(date: date, mpinID: mpinId, x: x, pin: pin, token: token, timePermit: permit)
+            pass1 = try MPin.client1(date: date, mpinID: mpinId, x: x, pin0: pin, pin1: pin1, token: token, timePermit: permit)
         } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 1: \(error)"), empty, empty)
         }
@@ -240,7 +258,7 @@ extension MPinSDK {
         do { v = try MPin.client2(x: x, y: y, sec: pass1.sec) } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 2: \(error)"), empty, empty)
         }
-        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: accessNumber.isEmpty ? "0" : accessNumber, otp: otp)
+        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: wid.isEmpty ? "0" : wid, otp: otp)
         let pass2: JSONValue
         switch request(.post, authServer + "/pass2", body: body2) {
         case .failed(let s, _): return (s, empty, empty)
@@ -248,7 +266,12 @@ extension MPinSDK {
         }
 
         // The pass-2 answer goes to the final step as it came (§4.5).
-        let finalURL = accessNumber.isEmpty ? settings.wire.authenticateURL : settings.wire.mobileAuthenticateURL
+        let finalURL: String
+        switch finalStep {
+        case .relyingParty: finalURL = settings.wire.authenticateURL
+        case .mobile: finalURL = settings.wire.mobileAuthenticateURL
+        case .regCode(let url): finalURL = url
+        }
         switch request(.post, finalURL, body: AuthenticateEnvelope(mpinResponse: pass2), context: .authenticate) {
         case .ok(let result, _): return (.ok, pass2, result)
         case .failed(let status, let http):

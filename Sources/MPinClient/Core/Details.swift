@@ -23,18 +23,38 @@ extension MPinSDK {
     /// `GetSessionDetails(accessCode)`: `POST codeStatusURL {"status": "wid", "wid": code}`.
     /// Reads the SDK's spelling `prerollId`, `appName`, `appLogoURL`.
     public func sessionDetails(accessCode: String) -> (status: MPinStatus, details: MPinSessionDetails) {
+        sessionDetails(accessCode: accessCode, context: .generic)
+    }
+
+    /// GetSessionDetails; the MFA flavour reads a 404 as a dead access code (`.codeStatus`).
+    /// The customer members are filled when the server sends them (MFA.md §4).
+    func sessionDetails(accessCode: String, context: RequestContext) -> (status: MPinStatus, details: MPinSessionDetails) {
         var d = MPinSessionDetails()
-        guard let settings else { return (MPinStatus(.flowError, "no backend is set"), d) }
-        let url = settings.wire.codeStatusURL ?? ""
-        guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend has no codeStatusURL"), d) }
-        switch request(.post, url, body: CodeStatusRequest.sessionDetails(accessCode: accessCode)) {
+        let url: String
+        switch codeStatusURL() {
+        case .failure(let refusal): return (refusal, d)
+        case .success(let u): url = u
+        }
+        switch request(.post, url, body: CodeStatusRequest.sessionDetails(accessCode: accessCode), context: context) {
         case .failed(let s, _): return (s, d)
         case .ok(let v, _):
             let session = WireCoding.lenient(SessionDetailsResponse.self, from: v)
             d.prerollId = session?.prerollId ?? ""
             d.appName = session?.appName ?? ""
             d.appIconURL = session?.appLogoURL ?? ""
+            d.customerId = session?.customerId ?? ""
+            d.customerName = session?.customerName ?? ""
+            d.customerIconURL = session?.customerLogoURL ?? ""
             return (.ok, d)
         }
+    }
+
+    /// The backend's `codeStatusURL`; FLOW_ERROR without a backend or without the URL
+    /// (MFA.md §3.1).
+    func codeStatusURL() -> Result<String, MPinStatus> {
+        guard let settings else { return .failure(MPinStatus(.flowError, "no backend is set")) }
+        let url = settings.wire.codeStatusURL ?? ""
+        guard !url.isEmpty else { return .failure(MPinStatus(.flowError, "the backend has no codeStatusURL")) }
+        return .success(url)
     }
 }

@@ -3,7 +3,9 @@ import MPinJSON
 import MPinWire
 
 /// The two storage documents of PROTOCOL.md §3.9:
-/// non-secure `users`: `{backendKey: {mpinIdHex: {"state": …, "deviceName": …}}}`;
+/// non-secure `users`: `{backendKey: {mpinIdHex: {"state": …, "deviceName": …,
+/// "customerId": …, "appId": …}}}` (the last two only for users of the MFA flavour; entries
+/// without them load as users without a customer);
 /// secure `tokens`: `{mpinIdHex: {"regOTT": hex}}` while registering, `{"token": hex}` after.
 extension MPinSDK {
     static let usersDocument = "users"
@@ -31,6 +33,8 @@ extension MPinSDK {
                 user.state = state
                 user.mpinIdHex = mpinIdHex.lowercased()
                 user.backendKey = backendKey
+                user.customerId = entry["customerId"]?.stringValue ?? ""
+                user.appId = entry["appId"]?.stringValue ?? ""
                 let secret = secrets[user.mpinIdHex]
                 let regOTT = secret?["regOTT"]?.stringValue ?? ""
                 switch state {
@@ -75,6 +79,8 @@ extension MPinSDK {
             let entries: [(key: String, value: JSONValue)] = users.filter { $0.backendKey == key }.map { u in
                 var fields: [(key: String, value: JSONValue)] = [("state", .string(u.state.rawValue))]
                 if !u.deviceName.isEmpty { fields.append(("deviceName", .string(u.deviceName))) }
+                if !u.customerId.isEmpty { fields.append(("customerId", .string(u.customerId))) }
+                if !u.appId.isEmpty { fields.append(("appId", .string(u.appId))) }
                 return (u.mpinIdHex, .object(fields))
             }
             byBackend.append((key, .object(entries)))

@@ -16,6 +16,33 @@ extension MPinSDK {
         return register(user, urlSuffix: "", activateCode: activateCode, userData: userData, isNew: true)
     }
 
+    /// The MFA flavour's StartRegistration (MPinMFA): the user is scoped to the backend's
+    /// customer (its `appID`, MFA.md §1) and `appId`; the access code and the registration
+    /// code go in the body (MFA.md §8). A dead access code is INCORRECT_ACCESS_NUMBER, a
+    /// refused registration code IDENTITY_NOT_AUTHORIZED.
+    func startCustomerRegistration(_ user: MPinUser, accessCode: String, regCode: String, appId: String,
+                                   pushMessageIdentifier: String) -> MPinStatus {
+        guard initialized, let settings else { return MPinStatus(.flowError, "no backend is set") }
+        guard user.state == .invalid, !users.contains(where: { $0 === user }) else {
+            return MPinStatus(.flowError, "the user has already started registration")
+        }
+        let customerId = settings.wire.appID
+        guard !users.contains(where: { $0.id == user.id && $0.customerId == customerId && $0.appId == appId }) else {
+            return MPinStatus(.flowError, "\(user.id) already exists for this customer")
+        }
+        user.backendKey = currentBackendKey
+        user.customerId = customerId
+        user.appId = appId
+        user.pushMessageIdentifier = pushMessageIdentifier
+        let status = register(user, urlSuffix: "", activateCode: "", userData: "", isNew: true,
+                              accessCode: accessCode, regCode: regCode)
+        if !status.isOK, !users.contains(where: { $0 === user }) {
+            // Not registered: the object may start again (for another customer, or once fixed).
+            user.backendKey = ""; user.customerId = ""; user.appId = ""; user.pushMessageIdentifier = ""
+        }
+        return status
+    }
+
     /// `RestartRegistration(user, userData)`: only from STARTED_REGISTRATION; re-sends the
     /// registration with the mpinId and regOTT, adopting new ones if the server issues them.
     public func restartRegistration(_ user: MPinUser, userData: String = "") -> MPinStatus {
@@ -24,13 +51,15 @@ extension MPinSDK {
     }
 
     private func register(_ user: MPinUser, urlSuffix: String, activateCode: String, userData: String,
-                          isNew: Bool) -> MPinStatus {
+                          isNew: Bool, accessCode: String = "", regCode: String = "") -> MPinStatus {
         guard let settings else { return MPinStatus(.flowError, "no backend is set") }
         let body = RegisterRequest(userId: user.id, mobile: 1, deviceName: user.deviceName.isEmpty ? nil : user.deviceName,
                                    userData: userData.isEmpty ? nil : userData,
-                                   activateCode: activateCode.isEmpty ? nil : activateCode, regOTT: isNew ? nil : user.regOTT)
+                                   activateCode: activateCode.isEmpty ? nil : activateCode, regOTT: isNew ? nil : user.regOTT,
+                                   wid: accessCode.isEmpty ? nil : accessCode, regCode: regCode.isEmpty ? nil : regCode)
         let answer: RegisterResponse?
-        switch request(.put, settings.wire.registerURL + urlSuffix, body: body, context: .register) {
+        let context: RequestContext = accessCode.isEmpty ? .register : .registerWithAccessCode
+        switch request(.put, settings.wire.registerURL + urlSuffix, body: body, context: context) {
         case .failed(let s, _): return s
         case .ok(let v, _): answer = WireCoding.lenient(RegisterResponse.self, from: v)
         }
@@ -85,6 +114,12 @@ extension MPinSDK {
     /// `FinishRegistration(user, pin)`: adds the shares, folds the PIN out (the SDK's string
     /// hash, §4.6) and stores the token; the user becomes REGISTERED. No copy of the PIN is kept.
     public func finishRegistration(_ user: MPinUser, pin: borrowing SecretBytes) -> MPinStatus {
+        finishRegistration(user, pin0: pin, pin1: SecretBytes())
+    }
+
+    /// FinishRegistration with an optional second factor (MFA.md §10): the token folds out
+    /// f0(pin0) + f1(pin1); an empty `pin1` gives the Milagro token.
+    func finishRegistration(_ user: MPinUser, pin0 pin: borrowing SecretBytes, pin1: borrowing SecretBytes) -> MPinStatus {
         if let refusal = check(user, in: [.startedRegistration, .activated]) { return refusal }
         guard !user.clientSecretShare1.isEmpty, !user.clientSecretShare2.isEmpty, let mpinId = user.mpinId else {
             return MPinStatus(.flowError, "the identity is not verified: call confirmRegistration first")
@@ -93,7 +128,7 @@ extension MPinSDK {
         let tokenHex: String
         do {
             let clientSecret = try MPin.recombineClientSecret(user.clientSecretShare1, user.clientSecretShare2)
-            let token = try MPin.extractPIN(mpinID: mpinId, pin: pin, clientSecret: clientSecret)
+            let token = try MPin.extractPIN(mpinID: mpinId, pin0: pin, pin1: pin1, clientSecret: clientSecret)
             tokenHex = token.withUnsafeBytes { Hex.encode($0) }
         } catch {
             return MPinStatus(.cryptoError, "the client-secret shares are invalid: \(error)")

@@ -6,6 +6,10 @@ import MPinWire
 enum RequestContext {
     case generic
     case register
+    /// A registration carrying an MFA access code (MFA.md §8): 404 means the code is dead.
+    case registerWithAccessCode
+    /// `codeStatus` (MFA.md §4): 404 means the access code is unknown, expired or used up.
+    case codeStatus
     case clientSecret1
     case clientSecret2
     case timePermit
@@ -75,7 +79,10 @@ extension MPinSDK {
     static func httpStatus(_ code: Int, context: RequestContext, url: String) -> MPinStatus {
         let place = redacted(url)
         switch (context, code) {
-        case (.register, 403): return MPinStatus(.identityNotAuthorized, "registration refused (HTTP 403)")
+        case (.register, 403), (.registerWithAccessCode, 403):
+            return MPinStatus(.identityNotAuthorized, "registration refused (HTTP 403)")
+        case (.registerWithAccessCode, 404), (.codeStatus, 404):
+            return MPinStatus(.incorrectAccessNumber, "invalid or expired access code")
         case (.clientSecret1, 400), (.clientSecret1, 401):
             return MPinStatus(.identityNotVerified, "the identity is not verified yet (HTTP \(code))")
         case (.clientSecret2, 408): return MPinStatus(.requestExpired, "the client-secret request expired (HTTP 408)")

@@ -85,7 +85,20 @@ public struct MPinServiceDetails: Sendable, Equatable {
     public var name = "", backendURL = "", rpsPrefix = "", logoURL = ""
 }
 
-/// Details of a browser session, from GetSessionDetails (codeStatus).
+/// Details of a browser session, from GetSessionDetails (codeStatus). The customer members
+/// are the MFA platform's (empty from a server that does not send them).
 public struct MPinSessionDetails: Sendable, Equatable {
     public var prerollId = "", appName = "", appIconURL = ""
+    public var customerId = "", customerName = "", customerIconURL = ""
+}
+
+/// A registration code issued with an authentication (MPinMFA's FinishAuthenticationRegCode,
+/// MFA.md §8), with the fields of `MPinOTP`: `otp` is the code, times in seconds.
+public struct MPinRegCode: Sendable, Equatable {
+    public var otp = ""
+    /// Seconds since the epoch.
+    public var expireTime: Int64 = 0
+    public var ttlSeconds: Int = 0
+    public var nowTime: Int64 = 0
+    public var status = MPinStatus(.flowError, "no registration code was requested")
 }

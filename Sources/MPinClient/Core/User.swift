@@ -16,6 +16,16 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     public internal(set) var mpinIdHex = ""
     /// The backend key (§3.9) the user belongs to; empty until registration starts.
     public internal(set) var backendKey = ""
+    /// MFA flavour (MFA.md §1): the customer the user registered with (the backend's `appID`);
+    /// empty for a user of the Milagro flavour.
+    public internal(set) var customerId = ""
+    /// MFA flavour: the application id the user is scoped to (the seeds' "for future use",
+    /// empty today).
+    public internal(set) var appId = ""
+
+    /// The seeds' `getBackend`: the backend the user belongs to, as the core keys it (the
+    /// URL without scheme and trailing `/`).
+    public var backend: String { backendKey }
 
     var regOTT = ""
     var clientSecretShare1 = SecretBytes()
@@ -29,6 +39,9 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     var permitToCache: (String, Int64, [UInt8])?
     var logoutURL = ""
     var logoutData = ""
+    /// MFA flavour: the push message identifier given to StartRegistration, sent with
+    /// ConfirmRegistration. Memory only.
+    var pushMessageIdentifier = ""
 
     init(id: String, deviceName: String) {
         self.id = id

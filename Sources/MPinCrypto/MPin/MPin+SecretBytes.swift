@@ -33,6 +33,18 @@ extension MPin {
         return SecretBytes(taking: &token)
     }
 
+    /// The token of a user with two factors (MFA.md §10): TOKEN = CS − (f0(pin0) + f1(pin1))·A.
+    /// With an empty `pin1` this is `extractPIN(mpinID:pin:clientSecret:)`, bit for bit.
+    public static func extractPIN(mpinID: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
+                                  clientSecret: borrowing SecretBytes) throws(MPinCryptoError) -> SecretBytes {
+        var factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
+        defer { factors = .single(0) }
+        var token = try clientSecret.withTemporaryArray { (cs) throws(MPinCryptoError) in
+            try extractPIN(mpinID: mpinID, factors: factors, clientSecret: cs)
+        }
+        return SecretBytes(taking: &token)
+    }
+
     /// Pass 1's results: U and UT go to the server, SEC stays for pass 2.
     public struct Pass1: ~Copyable {
         public let u: [UInt8]
@@ -47,6 +59,21 @@ extension MPin {
         var r = try x.withTemporaryArray { (xa) throws(MPinCryptoError) in
             try token.withTemporaryArray { (t) throws(MPinCryptoError) in
                 try client1(date: date, mpinID: mpinID, x: xa, pin: value, token: t, timePermit: timePermit)
+            }
+        }
+        return Pass1(u: r.u, ut: r.ut, sec: SecretBytes(taking: &r.sec))
+    }
+
+    /// Client pass 1 for a user with two factors (MFA.md §10): SEC = TOKEN + (f0(pin0) +
+    /// f1(pin1))·A (+ the time permit). With an empty `pin1` this is the one-PIN `client1`.
+    public static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin0: borrowing SecretBytes,
+                               pin1: borrowing SecretBytes, token: borrowing SecretBytes,
+                               timePermit: [UInt8]?) throws(MPinCryptoError) -> Pass1 {
+        var factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
+        defer { factors = .single(0) }
+        var r = try x.withTemporaryArray { (xa) throws(MPinCryptoError) in
+            try token.withTemporaryArray { (t) throws(MPinCryptoError) in
+                try client1(date: date, mpinID: mpinID, x: xa, factors: factors, token: t, timePermit: timePermit)
             }
         }
         return Pass1(u: r.u, ut: r.ut, sec: SecretBytes(taking: &r.sec))

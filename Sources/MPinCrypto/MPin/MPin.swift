@@ -120,9 +120,13 @@ public enum MPin {
 
     /// TOKEN = CS − f(pin)·A with A = map(SHA-256(MPIN_ID)) (`MPIN_EXTRACT_PIN`).
     public static func extractPIN(mpinID: [UInt8], pin: Int32, clientSecret: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
+        try extractPIN(mpinID: mpinID, factors: .single(pin), clientSecret: clientSecret)
+    }
+
+    /// TOKEN = CS − k·A for the PIN factors' multiplier k (one PIN, or pin0 and pin1).
+    static func extractPIN(mpinID: [UInt8], factors: PINFactors, clientSecret: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let cs = try G1Point(bytes: clientSecret)
-        let pinPoint = identityPoint(mpinID: mpinID).multiplied(bySmall: pinMultiplier(pin), bits: pinBits)
-        return try (cs - pinPoint).encoded()
+        return try (cs - factors.times(identityPoint(mpinID: mpinID))).encoded()
     }
 
     /// CS = TOKEN + f(pin)·A, the inverse of `extractPIN`.
@@ -138,11 +142,17 @@ public enum MPin {
     /// when date ≠ 0, UT = x·(A + T). UT is nil when date = 0. A negative date throws.
     public static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], pin: Int32, token: [UInt8],
                                timePermit: [UInt8]?) throws(MPinCryptoError) -> (u: [UInt8], ut: [UInt8]?, sec: [UInt8]) {
+        try client1(date: date, mpinID: mpinID, x: x, factors: .single(pin), token: token, timePermit: timePermit)
+    }
+
+    /// Client pass 1 with SEC = TOKEN + k·A for the PIN factors' multiplier k.
+    static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], factors: PINFactors, token: [UInt8],
+                        timePermit: [UInt8]?) throws(MPinCryptoError) -> (u: [UInt8], ut: [UInt8]?, sec: [UInt8]) {
         var xs = try scalar(x)
         defer { xs = .zero }
         let hashedID = hashID(mpinID)
         let a = G1Point.map(hash: hashedID)
-        var sec = try G1Point(bytes: token) + a.multiplied(bySmall: pinMultiplier(pin), bits: pinBits)
+        var sec = try G1Point(bytes: token) + factors.times(a)
         var ut: [UInt8]? = nil
         if date != 0 {
             guard date > 0 else { throw .invalidDate }

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// SHA-256 (FIPS 180-4), the only hash M-Pin on BN254CX uses. Self-contained so that the
 /// crypto module has no dependencies; tests check it against OpenSSL.
 public struct SHA256: Sendable {
@@ -38,6 +46,9 @@ public struct SHA256: Sendable {
         buffer += [UInt8](repeating: 0, count: 56 - buffer.count)
         for i in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(i))) }
         compress(buffer)
+        // The buffer held the message's last block, which may be a secret (MFA.md §10 hashes
+        // pin1): wipe it before its memory is released.
+        buffer.wipe()
         buffer.removeAll()
         var out = [UInt8]()
         out.reserveCapacity(32)
@@ -81,5 +92,7 @@ public struct SHA256: Sendable {
             (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+        // The schedule's first 16 words are the block itself.
+        w.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
     }
 }
