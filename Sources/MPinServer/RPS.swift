@@ -88,14 +88,18 @@ final class RPS: Sendable {
         guard let mpinID = mpinIDHex else { throw ServerError.internal("Internal error") }
         let activateKey = WireSignature.sign(WireSignature.activationMessage(mpinIDHex: mpinID, regOTT: ott), key: appKey)
         let expires = now.addingTimeInterval(TimeInterval(config.verifyUserExpireSeconds))
+        let regCodeHash = try await checkMFARegistration(req, now: now)
         let outcome = try await run { try await self.storage.saveRegistration(
             mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
             expires: expires, mode: self.config.verification,
-            activateCodeHash: req.activateCode.map(Secrets.hash), now: now) }
+            activateCodeHash: req.activateCode.map(Secrets.hash), regCodeHash: regCodeHash, now: now) }
         switch outcome {
         case .refused:
             logger.info("registration refused", metadata: ["reason": "revoked"])
             throw ServerError.revoked
+        case .regCodeRefused:
+            logger.info("registration refused", metadata: ["reason": "registration code"])
+            throw ServerError.regCodeRefused
         case .stored(let active):
             logger.info("registration stored", metadata: ["active": "\(active)"])
             if !active && config.verification == .link {

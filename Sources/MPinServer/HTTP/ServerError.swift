@@ -37,6 +37,8 @@ public enum ServerError: Error, Sendable, Equatable {
     case unauthorized(String)
     /// 403: the user is revoked and may not register.
     case revoked
+    /// A registration code that is unknown, used, expired or another user's (MFA.md §8).
+    case regCodeRefused
     /// 403: pass 2 without live pass-1 state (expired, replayed or never sent).
     case noPass1State
     /// 408: something signed or issued has expired (`reason` says what).
@@ -82,6 +84,7 @@ public enum ServerError: Error, Sendable, Equatable {
         case .notActivated: (401, "M-PinID not active.")
         case .unauthorized(let reason): (401, reason)
         case .revoked: (403, "Identity not authorized")
+        case .regCodeRefused: (403, "Invalid or expired registration code")
         case .noPass1State: (403, "Invalid pass one data")
         case .expired(let reason): (408, reason)
         case .timePermitRefused: (410, "Time permit refused")

@@ -36,6 +36,10 @@ extension RPS {
             case .authorized(let body): return JSONResponse(body, headers: [.cacheControl: "no-store"]).response()
             }
         }
+        routes.endpoint("regCode", .post) { request, _ in
+            JSONResponse(try await self.issueRegCode(try await decoder.decode(AuthenticateRequest.self, from: request)),
+                         headers: [.cacheControl: "no-store"])
+        }
         routes.endpoint("getAccessNumber", .post) { _, _ in JSONResponse(try await self.getAccessNumber()) }
         routes.endpoint("accessnumber", .post) { request, _ in
             JSONResponse(try await self.pollAccessNumber(try await decoder.decode(AccessNumberPollRequest.self, from: request)))

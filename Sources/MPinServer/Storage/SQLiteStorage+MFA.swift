@@ -16,6 +16,8 @@ protocol MFAStorage: Sendable {
     func pollSession(webOTTHash: String, now: Date) async throws -> SessionPoll?
     /// Consumes an authorization code for `clientID` (MFA.md §7).
     func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption
+    /// Keeps a registration code of `userID` (MFA.md §8); false if its hash is already in use.
+    func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool
 }
 
 /// A registered application as the server reads it.
@@ -184,6 +186,14 @@ extension SQLiteStorage {
             return .granted(AuthorizationGrant(redirectURI: row["redirect_uri"], codeChallenge: row["code_challenge"],
                                                nonce: row["nonce"], userID: row["user_id"],
                                                authTime: Date(timeIntervalSince1970: row["auth_time"])))
+        }
+    }
+
+    func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool {
+        try writeNow { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO reg_codes (code_hash, user_id, expires) VALUES (?, ?, ?)",
+                           arguments: [codeHash, userID, expires.timeIntervalSince1970])
+            return db.changesCount == 1
         }
     }
 

@@ -125,6 +125,16 @@ public final class SQLiteStorage: ServerStorage {
                 CREATE INDEX authz_codes_client ON authz_codes(client_id);
                 """)
         }
+        m.registerMigration("v5: registration codes") { db in
+            // MFA.md §8: a code issued to an authenticated device, kept as its SHA-256 with the
+            // user it was issued to, single use.
+            try db.execute(sql: """
+                CREATE TABLE reg_codes (
+                    code_hash TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL,
+                    expires REAL NOT NULL)
+                """)
+        }
         return m
     }
 
@@ -144,13 +154,22 @@ public final class SQLiteStorage: ServerStorage {
 
     /// Stores (or replaces) a registration record and decides whether it is active.
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
-                          expires: Date, mode: VerificationMode, activateCodeHash: String?,
+                          expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
                           now: Date) async throws -> RegistrationOutcome {
         try writeNow { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
                                         arguments: [userID])
             let state: String? = user?["state"]
             if state == "revoked" { return .refused }
+            var mode = mode
+            if let regCodeHash {
+                // A registration code of this user, live and unused, stands for the identity's
+                // verification (MFA.md §8); it is used up here, in the registration's transaction.
+                try db.execute(sql: "DELETE FROM reg_codes WHERE code_hash = ? AND user_id = ? AND expires > ?",
+                               arguments: [regCodeHash, userID, now.timeIntervalSince1970])
+                guard db.changesCount == 1 else { return .regCodeRefused }
+                mode = .auto
+            }
             var active = false
             switch mode {
             case .auto:
@@ -416,7 +435,7 @@ public final class SQLiteStorage: ServerStorage {
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970
         try writeNow { db in
-            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes"] {
+            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [t])
             }
         }

@@ -12,8 +12,10 @@ protocol ServerStorage: MFAStorage {
     /// Whether the live registration of `mpinID` has this regOTT hash; nil when there is none.
     func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool?
     /// Stores (or replaces) a registration record and decides, by `mode`, whether it is active.
+    /// With `regCodeHash` it is active at once if that registration code of the user is live,
+    /// and the code is used up; otherwise nothing is stored (`.regCodeRefused`).
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
-                          expires: Date, mode: VerificationMode, activateCodeHash: String?,
+                          expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
                           now: Date) async throws -> RegistrationOutcome
     /// Activates the live registration with this activation key; false when there is none.
     func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool
@@ -59,7 +61,7 @@ extension ServerStorage {
 }
 
 /// Outcome of storing a registration.
-enum RegistrationOutcome: Sendable, Equatable { case stored(active: Bool), refused }
+enum RegistrationOutcome: Sendable, Equatable { case stored(active: Bool), refused, regCodeRefused }
 
 /// Outcome of the signature step.
 enum ShareOutcome: Sendable, Equatable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
