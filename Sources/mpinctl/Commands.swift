@@ -174,6 +174,32 @@ struct OTP: ParsableCommand {
     }
 }
 
+struct RegCode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "regcode",
+        abstract: "Authenticate and print a registration code with which another device registers the same identity.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+
+    func run() throws {
+        let (config, account, _) = try global.registeredUser(user)
+        // The MFA flavour's facade over the same store: the user is the one mpinctl registered.
+        let mfa = MPinMFA(context: global.platform(config))
+        for d in config.trustedDomains { mfa.addTrustedDomain(d) }
+        try check(mfa.initialize())
+        try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
+        guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.state == .registered }) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
+        }
+        try check(mfa.startAuthenticationRegCode(u))
+        let pin = try global.readPIN(config.prompt)
+        let (status, code) = mfa.finishAuthenticationRegCode(u, pin0: pin, pin1: SecretBytes())
+        try check(status)
+        try check(code.status)
+        print("\(code.otp) (valid for \(code.ttlSeconds) s; register the other device with it for \(account.identity))")
+    }
+}
+
 struct Backends: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the backends the store holds registrations for.")
     @OptionGroup var global: GlobalOptions

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -202,6 +205,39 @@ final class ExitStatusTests: XCTestCase {
         let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: String]])
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: rows.compactMap { r in r["user"].map { ($0, r["state"] ?? "") } }),
                        ["alice": "REGISTERED", "carol": "BLOCKED"])
+    }
+
+    /// `mpinctl regcode USER`: a PIN proof, then a 12-digit registration code with which another
+    /// device registers the same identity, once; a wrong PIN gets none.
+    func testRegCode() throws {
+        try requireRoot()
+        let config = try startBackend()
+        try register(config, "alice", "alice@example.org", pin: "1234")
+        let wrong = try ctl(["--config", config, "regcode", "alice", "--pin-stdin"], input: "9999\n")
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.stderr.contains("INCORRECT_PIN"), wrong.stderr)
+        let r = try ctl(["--config", config, "regcode", "alice", "--pin-stdin"], input: "1234\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let code = String(r.stdout.prefix(12))
+        XCTAssertTrue(code.count == 12 && code.allSatisfy(\.isNumber), r.stdout)
+        XCTAssertTrue(r.stdout.hasSuffix("register the other device with it for alice@example.org)\n"), r.stdout)
+        // The other device's registration request (MFA.md §8): accepted once, then refused.
+        let url = try XCTUnwrap(server).url + "/rps/user"
+        func registerElsewhere() throws -> Int {
+            var request = URLRequest(url: try XCTUnwrap(URL(string: url)))
+            request.httpMethod = "PUT"
+            request.httpBody = Data(#"{"userId": "alice@example.org", "mobile": 1, "regCode": "\#(code)"}"#.utf8)
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var status = 0
+            URLSession.shared.dataTask(with: request) { _, response, _ in
+                status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                done.signal()
+            }.resume()
+            _ = done.wait(timeout: .now() + 10)
+            return status
+        }
+        XCTAssertEqual(try registerElsewhere(), 200)
+        XCTAssertEqual(try registerElsewhere(), 403, "a registration code is single use")
     }
 
     /// One line per check, `ok  ` or `FAIL` with a fix; the status is 1 exactly when a check
