@@ -19,6 +19,8 @@ public enum ServerRole: Sendable, Equatable {
 public final class MPinServer: Sendable {
     let routes: ServerRoutes
     let storage: (any ServerStorage)?
+    /// What `/metrics` reports.
+    public let metrics: ServerMetrics
     public let host: String
     public let port: Int
     let logger: Logger
@@ -36,6 +38,8 @@ public final class MPinServer: Sendable {
                 tls: TLSFiles? = nil, logger: Logger = Logger(label: "mpin-server")) async throws {
         let dir = DataDirectory(path: dataDirectory)
         let config = try dir.loadConfig()
+        let metrics = ServerMetrics()
+        self.metrics = metrics
         if let files = try tls ?? dir.tlsFiles(config) {
             let credentials = try TLSCredentials.load(files)
             if credentials.notValidAfter < Date() {
@@ -67,7 +71,8 @@ public final class MPinServer: Sendable {
                 certivox = "/dta/"
             }
             let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
-                                    storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger)
+                                    storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
+                                    metrics: metrics)
             let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
                                     logger: logger)
             routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
@@ -85,7 +90,7 @@ public final class MPinServer: Sendable {
             services.append(TLSReloadService(files: tls.files, box: tls.box, signals: reloadSignals, logger: logger))
         }
         return Application(
-            router: routes.router(logger: logger),
+            router: routes.router(logger: logger, metrics: metrics, storage: storage),
             server: tls.map { .reloadableTLS($0.box) } ?? .http1(),
             configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
             services: services,
