@@ -101,6 +101,13 @@ check_all "a wrong PIN over https is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong
 pamt mpin-tls-untrusted erin 2468
 check_all "an untrusted certificate is PAM_AUTHINFO_UNAVAIL, logged as a TLS failure with the reason" \
   '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && grep -q "outcome=UNAVAILABLE.*TLS.*certificate" <<<"$OUT"'
+# /health and /metrics over the same TLS: the logins above are counted, no identity appears.
+https_get() { python3 -c 'import ssl, sys, urllib.request
+print(urllib.request.urlopen(sys.argv[2], context=ssl.create_default_context(cafile=sys.argv[1]), timeout=10).read().decode())' "$CACERT" "https://127.0.0.1:$TLSPORT$1"; }
+HEALTH=$(https_get /health); METRICS=$(https_get /metrics)
+check_all "/health over TLS says the database and keys are fine" 'grep -q "\"status\":\"ok\"" <<<"$HEALTH"'
+check_all "/metrics counts the TLS logins by outcome and names no identity" \
+  'grep -Eq "^mpin_logins_total\{outcome=\"ok\"\} [1-9]" <<<"$METRICS" && grep -Eq "^mpin_logins_total\{outcome=\"wrong_pin\"\} [1-9]" <<<"$METRICS" && ! grep -q erin <<<"$METRICS"'
 SERVED=$(served_fingerprint "$TLSPORT" -tls1_2)
 check_all "TLS 1.2 and 1.3 are served" '[ -n "$SERVED" ] && [ "$SERVED" = "$(served_fingerprint "$TLSPORT" -tls1_3)" ]'
 check "TLS 1.1 is refused" [ -z "$(served_fingerprint "$TLSPORT" -tls1_1)" ]
