@@ -86,8 +86,8 @@ public final class MPinServer: Sendable {
     private func application(reloadSignals: UnixSignalsSequence? = nil,
                              onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         var services: [any Service] = storage.map { [PurgeService(storage: $0, logger: logger)] } ?? []
-        if let tls, let reloadSignals {
-            services.append(TLSReloadService(files: tls.files, box: tls.box, signals: reloadSignals, logger: logger))
+        if let reloadSignals {
+            services.append(TLSReloadService(tls: tls, signals: reloadSignals, logger: logger))
         }
         return Application(
             router: routes.router(logger: logger, metrics: metrics, storage: storage),
@@ -109,8 +109,9 @@ public final class MPinServer: Sendable {
         } else if !Self.isLoopback(host) {
             logger.warning("serving plain HTTP on a network address: give --tls-cert and --tls-key", metadata: ["host": "\(host)"])
         }
-        // Trapped before the server listens: a SIGHUP after the ready line never terminates it.
-        let signals: UnixSignalsSequence? = tls == nil ? nil : await UnixSignalsSequence(trapping: .sighup)
+        // Trapped before the server listens: a SIGHUP after the ready line never terminates it
+        // (without TLS there is nothing to reload, and it is only logged).
+        let signals = await UnixSignalsSequence(trapping: .sighup)
         try await application(reloadSignals: signals) { port in
             logger.info("mpin-server ready", metadata: ["url": "\(scheme)://\(host):\(port)"])
         }.runService()

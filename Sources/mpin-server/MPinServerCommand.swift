@@ -67,7 +67,8 @@ struct Init: ParsableCommand {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve every role; stops on SIGTERM/SIGINT.")
+    static let configuration = CommandConfiguration(
+        abstract: "Serve every role; stops on SIGTERM/SIGINT, reloads the TLS certificate on SIGHUP.")
     @OptionGroup var options: DataOption
     @Option(name: .long, help: "Address to bind.") var host = "127.0.0.1"
     @Option(name: .long, help: "Port to bind (0 = any free port).") var port = 8005

@@ -139,7 +139,11 @@ hup_and_wait() {
   done
   return 1
 }
-"$BIN/mpin-server" init --data "$WORK/next" --self-signed 127.0.0.1 >/dev/null
+# init --self-signed on an initialised directory adds only the certificate (and never replaces one).
+"$BIN/mpin-server" init --data "$WORK/next" >/dev/null
+check_all "init --self-signed on an initialised directory adds the certificate and names it in config.json" \
+  '"$BIN/mpin-server" init --data "$WORK/next" --self-signed 127.0.0.1 >/dev/null && [ -f "$WORK/next/tls.crt" ] && [ "$(stat -c %a "$WORK/next/tls.key")" = 600 ] && grep -q "\"tlsKey\" : \"tls.key\"" "$WORK/next/config.json"'
+check "... and refuses to replace it" bash -c '! "$1" init --data "$2" --self-signed 127.0.0.1 >/dev/null 2>&1' _ "$BIN/mpin-server" "$WORK/next"
 cat "$CACERT" "$WORK/next/tls.crt" > "$WORK/both.pem"
 write_config "$WORK/tls-both.conf" "https://127.0.0.1:$TLSPORT" "cacert = $WORK/both.pem"
 service mpin-tls-both "auth required $MODULE config=$WORK/tls-both.conf" "account required pam_permit.so"
@@ -301,6 +305,11 @@ kill -CONT "$SERVER_PID"
 check "a backend that never answers fails" [ "$RC" -ne 0 ]
 check "a backend that never answers is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentication service cannot retrieve authentication info' <<<"$OUT"
 check_all "a backend that never answers is cut at the 3 s budget (${took} ms)" '[ "$took" -ge 2500 ] && [ "$took" -lt 4500 ]'
+
+# Without TLS a SIGHUP has nothing to reload: logged, the server goes on.
+kill -HUP "$SERVER_PID"; sleep 0.3
+pamt mpin alice 1234
+check_all "a plain-HTTP server survives SIGHUP and logs it" '[ "$RC" -eq 0 ] && grep -q "no TLS certificate to reload" "$WORK/server.log"'
 
 # Backend down: nothing listens on its port any more.
 check "the server stops on SIGTERM within 10 s" stop_server
