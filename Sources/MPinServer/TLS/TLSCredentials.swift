@@ -115,7 +115,7 @@ public struct TLSCredentials: Sendable {
         guard fstat(fd, &st) == 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
         guard st.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path, "not a regular file") }
         guard st.st_mode & 0o077 == 0 else { throw .keyNotPrivate(path, mode: UInt32(st.st_mode & 0o7777)) }
-        return try readAll(fd, path)
+        return try readAll(fd, path, sizeHint: Int(st.st_size))
     }
 
     private static func readFile(_ path: String) throws(TLSSetupError) -> String {
@@ -125,13 +125,21 @@ public struct TLSCredentials: Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
         guard st.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path, "not a regular file") }
-        return try readAll(fd, path)
+        return try readAll(fd, path, sizeHint: Int(st.st_size))
     }
 
     /// Reads at most 1 MiB (a certificate chain or key is a few kilobytes).
-    private static func readAll(_ fd: Int32, _ path: String) throws(TLSSetupError) -> String {
+    private static func readAll(_ fd: Int32, _ path: String, sizeHint: Int) throws(TLSSetupError) -> String {
         var bytes: [UInt8] = []
+        // Reserved at once, so that growing does not leave copies of the key behind.
+        bytes.reserveCapacity(min(max(sizeHint, 0), 1 << 20) + 1)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        // The buffers may hold key material: wiped however this ends. (The returned text is the
+        // caller's, and BoringSSL keeps its own copy of the key for the context's lifetime.)
+        defer {
+            for i in bytes.indices { bytes[i] = 0 }
+            for i in buffer.indices { buffer[i] = 0 }
+        }
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
@@ -141,11 +149,6 @@ public struct TLSCredentials: Sendable {
             if n == 0 { break }
             bytes += buffer[0..<n]
             guard bytes.count <= 1 << 20 else { throw .invalid(path, "larger than 1 MiB") }
-        }
-        // The buffers held key material: wipe them before they are freed.
-        defer {
-            for i in bytes.indices { bytes[i] = 0 }
-            for i in buffer.indices { buffer[i] = 0 }
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .invalid(path, "not PEM text") }
         return text
