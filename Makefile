@@ -99,12 +99,13 @@ bench: deps
 	$(SWIFT) build -c release --product mpin-server
 	bash Tests/Integration/pam-bench.sh
 
-# The main job on the embedded backend: server, registration, two PAM logins.
+# The main job on the embedded backend: server (HTTPS with a self-signed certificate;
+# `make demo PLAIN_HTTP=1` for plain HTTP on 127.0.0.1), registration, two PAM logins.
 demo: deps
 	$(SWIFT) build -c release --product pam_mpin
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
-	bash pam/demo.sh
+	PLAIN_HTTP="$(PLAIN_HTTP)" bash pam/demo.sh
 
 # The protocol alone, in one process (no server, no PAM).
 demo-crypto: deps

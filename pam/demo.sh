@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make demo`: mpin-server on 127.0.0.1 with a SQLite database in a temporary directory, a
-# demo user registered with mpinctl into a temporary store, and two logins through
-# pam_mpin.so with pamtester (libpam-wrapper: nothing in /etc changes). Everything started
-# here is stopped at the end.
+# `make demo`: mpin-server on 127.0.0.1 with a SQLite database in a temporary directory,
+# serving HTTPS itself with a self-signed certificate (`make demo PLAIN_HTTP=1`: plain HTTP,
+# which the module speaks without libcurl), a demo user registered with mpinctl into a
+# temporary store, and two logins through pam_mpin.so with pamtester (libpam-wrapper: nothing
+# in /etc changes). Everything started here is stopped at the end.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/.build/release"
@@ -13,8 +14,15 @@ trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-say "1. Start mpin-server (RPS, two D-TAs, authentication server; SQLite in $WORK/server)"
-"$BIN/mpin-server" init --data "$WORK/server" --auto-activate
+if [ -n "${PLAIN_HTTP:-}" ]; then
+  say "1. Start mpin-server (RPS, two D-TAs, authentication server; SQLite in $WORK/server; plain HTTP)"
+  "$BIN/mpin-server" init --data "$WORK/server" --auto-activate
+  BACKEND="http://127.0.0.1:$PORT"; CACERT_LINE=""
+else
+  say "1. Start mpin-server (RPS, two D-TAs, authentication server; SQLite in $WORK/server; HTTPS)"
+  "$BIN/mpin-server" init --data "$WORK/server" --auto-activate --self-signed 127.0.0.1
+  BACKEND="https://127.0.0.1:$PORT"; CACERT_LINE="cacert = $WORK/server/tls.crt"
+fi
 "$BIN/mpin-server" serve --data "$WORK/server" --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do grep -q ready "$WORK/server.log" && break; sleep 0.1; done
@@ -22,7 +30,8 @@ cat "$WORK/server.log"
 
 say "2. Register the Unix user 'demo' as demo@example.org with PIN 1234 (mpinctl, private store)"
 mkdir -m 700 "$WORK/store"
-printf 'backend = http://127.0.0.1:%s\nstore = %s/store\ntimeout = 5\n' "$PORT" "$WORK" > "$WORK/mpin.conf"
+printf 'backend = %s\nstore = %s/store\ntimeout = 5\n%s\n' "$BACKEND" "$WORK" "$CACERT_LINE" > "$WORK/mpin.conf"
+cat "$WORK/mpin.conf"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register demo --identity demo@example.org --pin-stdin
 "$BIN/mpinctl" --config "$WORK/mpin.conf" list
 
@@ -50,4 +59,10 @@ the PIN in two passes; the PIN never left this process, and the server cannot re
 To do it for real: `sudo make install`, set `backend` in /etc/mpin/mpin.conf, run
 `sudo mpinctl register USER --identity ID`, then add pam_mpin.so to /etc/pam.d (see pam/ and
 README.md). `sudo mpinctl doctor` checks the setup.
+TEXT
+[ -n "${PLAIN_HTTP:-}" ] || cat <<'TEXT'
+
+Every request went over TLS to mpin-server, which serves it itself (swift-nio-ssl), checked
+against the self-signed certificate that `init --self-signed` made and mpin.conf names as
+`cacert`.
 TEXT

@@ -46,6 +46,47 @@ public struct DataDirectory: Sendable {
         return dir
     }
 
+    /// The certificate and key files `config.json` names (relative names are inside the data
+    /// directory), nil when it names neither; one without the other is an invalid setting.
+    public func tlsFiles(_ config: ServerConfig) throws -> TLSFiles? {
+        func resolved(_ p: String) -> String { p.hasPrefix("/") ? p : path + "/" + p }
+        switch (config.tlsCertificate, config.tlsKey) {
+        case (nil, nil): return nil
+        case (let cert?, let key?): return TLSFiles(certificatePath: resolved(cert), keyPath: resolved(key))
+        case (nil, _): throw SetupError.invalidSetting(configPath, "tlsCertificate")
+        case (_, nil): throw SetupError.invalidSetting(configPath, "tlsKey")
+        }
+    }
+
+    /// Writes a self-signed certificate for `host` as `DIR/tls.crt` (0644) and its key as
+    /// `DIR/tls.key` (0600), and names both in `config.json`. Refuses to replace existing files.
+    /// Returns the certificate's path: the `cacert` of clients.
+    @discardableResult
+    public func addSelfSignedCertificate(host: String) throws -> String {
+        let certPath = path + "/tls.crt", keyPath = path + "/tls.key"
+        let made: (certificatePEM: String, keyPEM: String)
+        do { made = try SelfSignedCertificate.make(host: host) } catch {
+            throw SetupError.io("cannot make a certificate for \(host): \(error)")
+        }
+        var config = try loadConfig()
+        try writeNew(keyPath, made.keyPEM.trimmingCharacters(in: .newlines))
+        try writeNew(certPath, made.certificatePEM.trimmingCharacters(in: .newlines), mode: 0o644)
+        config.tlsCertificate = "tls.crt"
+        config.tlsKey = "tls.key"
+        try replaceConfig(config)
+        return certPath
+    }
+
+    /// Rewrites `config.json` atomically (a new file renamed over the old one).
+    func replaceConfig(_ config: ServerConfig) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let temporary = configPath + ".new"
+        unlink(temporary)
+        try writeNew(temporary, String(decoding: try encoder.encode(config), as: UTF8.self))
+        guard rename(temporary, configPath) == 0 else { throw SetupError.io("cannot replace \(configPath)") }
+    }
+
     /// Reads `config.json`.
     public func loadConfig() throws -> ServerConfig {
         guard let data = FileManager.default.contents(atPath: configPath) else { throw SetupError.missingFile(configPath) }
@@ -91,10 +132,12 @@ public struct DataDirectory: Sendable {
     }
 
     /// Writes a new file created 0600 (O_EXCL: never follows or reuses an existing path).
-    private func writeNew(_ p: String, _ text: String) throws {
-        let fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    private func writeNew(_ p: String, _ text: String, mode: mode_t = 0o600) throws {
+        let fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SetupError.io("cannot create \(p)") }
         defer { close(fd) }
+        // The mode exactly, whatever the umask.
+        guard fchmod(fd, mode) == 0 else { throw SetupError.io("cannot chmod \(p)") }
         let bytes = Array((text + "\n").utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count, fsync(fd) == 0 else { throw SetupError.io("cannot write \(p)") }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Which roles a process hosts.
 public enum ServerRole: Sendable, Equatable {
@@ -18,16 +19,37 @@ public enum ServerRole: Sendable, Equatable {
 public final class MPinServer: Sendable {
     let routes: ServerRoutes
     let storage: (any ServerStorage)?
+    /// What `/metrics` reports.
+    public let metrics: ServerMetrics
     public let host: String
     public let port: Int
     let logger: Logger
+    /// The certificate and key files and the context made from them; nil for plain HTTP.
+    let tls: (files: TLSFiles, box: TLSContextBox)?
+
+    /// `https` or `http`.
+    public var scheme: String { tls == nil ? "http" : "https" }
 
     /// Loads the data directory (config, key files, database) and, for the RPS, recombines the
     /// server secret from both D-TAs. Port 0 picks a free port (see `RunningServer.port`).
+    /// `tls`: the certificate and key to serve HTTPS with, instead of those config.json names
+    /// (if any); they are checked here (`TLSSetupError`).
     public init(dataDirectory: String, host: String = "127.0.0.1", port: Int = 8005, role: ServerRole = .all,
-                logger: Logger = Logger(label: "mpin-server")) async throws {
+                tls: TLSFiles? = nil, logger: Logger = Logger(label: "mpin-server")) async throws {
         let dir = DataDirectory(path: dataDirectory)
         let config = try dir.loadConfig()
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        if let files = try tls ?? dir.tlsFiles(config) {
+            let credentials = try TLSCredentials.load(files)
+            if credentials.notValidAfter < Date() {
+                logger.warning("the TLS certificate has expired", metadata: [
+                    "certificate": "\(files.certificatePath)", "notValidAfter": "\(credentials.notValidAfter)"])
+            }
+            self.tls = (files, TLSContextBox(credentials))
+        } else {
+            self.tls = nil
+        }
         let key = try dir.loadAppKey()
         func dta(_ i: Int) throws -> DTA { DTA(index: i, appID: config.appID, appKey: key, share: try dir.loadShare(i)) }
         switch role {
@@ -49,7 +71,8 @@ public final class MPinServer: Sendable {
                 certivox = "/dta/"
             }
             let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
-                                    storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger)
+                                    storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
+                                    metrics: metrics)
             let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
                                     logger: logger)
             routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
@@ -58,23 +81,54 @@ public final class MPinServer: Sendable {
         self.host = host; self.port = port; self.logger = logger
     }
 
-    /// The HTTP server with the services that live as long as it (the purge of expired records).
-    private func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
-        let services: [any Service] = storage.map { [PurgeService(storage: $0, logger: logger)] } ?? []
+    /// The HTTP server with the services that live as long as it (the purge of expired records,
+    /// the TLS reload on SIGHUP when `reloadSignals` is given).
+    private func application(reloadSignals: UnixSignalsSequence? = nil,
+                             onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        var services: [any Service] = storage.map { [PurgeService(storage: $0, logger: logger)] } ?? []
+        if let reloadSignals {
+            services.append(TLSReloadService(tls: tls, signals: reloadSignals, logger: logger))
+        }
         return Application(
-            router: routes.router(logger: logger),
+            router: routes.router(logger: logger, metrics: metrics, storage: storage),
+            server: tls.map { .reloadableTLS($0.box) } ?? .http1(),
             configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
             services: services,
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
 
-    /// Serves until SIGTERM or SIGINT, then stops gracefully. Logs one line when ready.
+    /// Serves until SIGTERM or SIGINT, then stops gracefully. Logs one line when ready. With
+    /// TLS, SIGHUP reloads the certificate and key (connections already open keep theirs).
     public func serve() async throws {
-        let logger = logger, host = host
-        try await application { port in
-            logger.info("mpin-server ready", metadata: ["url": "http://\(host):\(port)"])
+        let logger = logger, host = host, scheme = scheme
+        if let tls {
+            logger.info("TLS certificate loaded", metadata: [
+                "certificate": "\(tls.files.certificatePath)", "sha256": "\(tls.box.credentials.fingerprint)",
+                "notValidAfter": "\(tls.box.credentials.notValidAfter)"])
+        } else if !Self.isLoopback(host) {
+            logger.warning("serving plain HTTP on a network address: give --tls-cert and --tls-key", metadata: ["host": "\(host)"])
+        }
+        // Trapped before the server listens: a SIGHUP after the ready line never terminates it
+        // (without TLS there is nothing to reload, and it is only logged).
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        try await application(reloadSignals: signals) { port in
+            logger.info("mpin-server ready", metadata: ["url": "\(scheme)://\(host):\(port)"])
         }.runService()
+    }
+
+    /// Reads the certificate and key files again and, when they pass the checks of a start,
+    /// uses them for new connections (what SIGHUP does). Throws, keeping the current ones, if not.
+    public func reloadTLS() throws {
+        guard let tls else { return }
+        try tls.box.reload(from: tls.files)
+    }
+
+    /// SHA-256 (hex) of the certificate new connections get; nil without TLS.
+    public var tlsCertificateFingerprint: String? { tls?.box.credentials.fingerprint }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// Starts serving in the background (for tests and embedding); stop with `stop()`.

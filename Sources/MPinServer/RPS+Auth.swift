@@ -128,8 +128,10 @@ extension RPS {
         guard let v = try await run({ try await self.storage.evaluate(
             authOTTHash: Secrets.hash(authOTT), flow: .direct, maxAttempts: max, now: Date(), session: session,
             logoutData: logoutData) }) else {
+            metrics.recordRefusedLogin()
             throw ServerError.expired("Expired authentication request")
         }
+        if !v.isReport { metrics.recordVerdict(status: v.status, blockedNow: v.blockedNow) }
         return v
     }
 
@@ -149,8 +151,10 @@ extension RPS {
                                         expires: Date().addingTimeInterval(TimeInterval(config.mfa.authzCodeTTLSeconds)))
         guard let v = try await run({ try await self.storage.evaluate(
             authOTTHash: hash, flow: .mobile(authOTT: ott, code: code), maxAttempts: max, now: Date()) }) else {
+            metrics.recordRefusedLogin()
             throw ServerError.accessNumberInvalid
         }
+        metrics.recordVerdict(status: v.status, blockedNow: v.blockedNow)
         if let authorization = v.authorization {
             logger.info("authentication", metadata: ["status": "200", "flow": "access-code"])
             return .authorized(AccessCodeAuthorizationResponse(code: authorization.code,

@@ -21,11 +21,13 @@ final class RPS: Sendable {
     let pass1Store = Pass1Store()
     let identityHashes = IdentityHashCache()
     let timePermits = TimePermitCache()
+    let metrics: ServerMetrics
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
-         storage: any ServerStorage, spool: MailSpool, logger: Logger) async throws(ServerError) {
+         storage: any ServerStorage, spool: MailSpool, logger: Logger,
+         metrics: ServerMetrics = ServerMetrics()) async throws(ServerError) {
         self.config = config; self.appKey = appKey; self.dta1 = dta1; self.certivoxURL = certivoxURL
-        self.storage = storage; self.spool = spool; self.logger = logger
+        self.storage = storage; self.spool = spool; self.logger = logger; self.metrics = metrics
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
         let expires = WireTime.signatureExpires(Date().addingTimeInterval(60))
         let sig = WireSignature.sign(WireSignature.serverSecretMessage(appID: config.appID, expires: expires), key: appKey)
@@ -102,6 +104,7 @@ final class RPS: Sendable {
             throw ServerError.regCodeRefused
         case .stored(let active):
             logger.info("registration stored", metadata: ["active": "\(active)"])
+            metrics.recordRegistrationStarted()
             if !active && config.verification == .link {
                 try spool.append(userID: userID, mpinIDHex: mpinID, activateKey: activateKey, expires: expires,
                                  base: config.publicBaseURL ?? "")
@@ -140,7 +143,7 @@ final class RPS: Sendable {
         switch outcome {
         case .notFound, .regOTTMismatch: throw ServerError.badRequest("M-Pin ID not found.")
         case .notActive: throw ServerError.notActivated
-        case .issued: break
+        case .issued: metrics.recordRegistrationCompleted()
         }
         let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
         let mobile = MPinIdentity.parse(mpinBytes)?.mobile ?? 0
@@ -188,6 +191,7 @@ final class RPS: Sendable {
     func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(ServerError) -> T {
         do { return try await body() } catch let e as ServerError { throw e } catch {
             logger.error("storage failure", metadata: ["error": "\(type(of: error))"])
+            metrics.recordDatabaseError()
             throw ServerError.unavailable("Storage unavailable")
         }
     }

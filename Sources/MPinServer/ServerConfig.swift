@@ -50,6 +50,11 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public var mfaSettings: MFASettings? = nil
     /// Largest accepted request body in bytes.
     public var maxBodyBytes: Int = 64 * 1024
+    /// The server's TLS certificate (PEM, leaf first) and private key (PEM, mode 0600), absolute
+    /// or relative to the data directory. With both set `serve` speaks HTTPS only; with neither,
+    /// plain HTTP. `serve --tls-cert/--tls-key` take precedence.
+    public var tlsCertificate: String? = nil
+    public var tlsKey: String? = nil
 
     public init(appID: String) { self.appID = appID }
 

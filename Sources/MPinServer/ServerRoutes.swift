@@ -16,9 +16,14 @@ struct ServerRoutes: Sendable {
 
     /// The router, with the middleware every response goes through (outermost first): the
     /// request log, CORS, errors as JSON, the body limit.
-    func router(logger: Logger) -> Router<BasicRequestContext> {
+    /// `metrics`: with `/health` and `/metrics`, and login steps timed.
+    func router(logger: Logger, metrics: ServerMetrics? = nil, storage: (any ServerStorage)? = nil) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: RequestLogMiddleware(logger: logger))
+        if let metrics {
+            router.add(middleware: LoginTimingMiddleware(metrics: metrics, rpsPrefix: rps?.config.rpsPrefix ?? "rps"))
+            HealthRoutes(storage: storage, metrics: metrics, logger: logger).add(to: router)
+        }
         router.add(middleware: OriginalCORSMiddleware())
         router.add(middleware: ErrorResponseMiddleware())
         router.add(middleware: BodyLimitMiddleware(maxBytes: maxBodyBytes))

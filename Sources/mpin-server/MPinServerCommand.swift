@@ -26,8 +26,15 @@ struct Init: ParsableCommand {
     var verification: String?
     @Option(name: .long, help: "Base URL of activation links (link mode), e.g. http://127.0.0.1:8005.")
     var publicURL: String?
+    @Option(name: .long, help: ArgumentHelp(
+        "Also write a self-signed certificate for this host name or IP address (DIR/tls.crt, key DIR/tls.key) and serve HTTPS with it.",
+        discussion: "On an already initialised directory, only adds the certificate.", valueName: "host"))
+    var selfSigned: String?
 
     func validate() throws {
+        if let host = selfSigned, !SelfSignedCertificate.isValidHost(host) {
+            throw ValidationError("--self-signed needs a host name or an IP address, not \(host)")
+        }
         if let v = verification, VerificationMode(rawValue: v) == nil {
             throw ValidationError("--verification must be auto, code or link")
         }
@@ -38,11 +45,21 @@ struct Init: ParsableCommand {
 
     func run() throws {
         do {
-            try DataDirectory.initialise(path: options.data, autoActivate: autoActivate) { config in
-                if let v = verification.flatMap(VerificationMode.init(rawValue:)) { config.verification = v }
-                config.publicBaseURL = publicURL
+            let dir = DataDirectory(path: options.data)
+            let onlyCertificate = selfSigned != nil && !autoActivate && verification == nil && publicURL == nil
+                && (try? dir.loadConfig()) != nil
+            if !onlyCertificate {
+                try DataDirectory.initialise(path: options.data, autoActivate: autoActivate) { config in
+                    if let v = verification.flatMap(VerificationMode.init(rawValue:)) { config.verification = v }
+                    config.publicBaseURL = publicURL
+                }
+                print("initialised \(options.data)")
             }
-            print("initialised \(options.data)")
+            if let host = selfSigned {
+                let certificate = try dir.addSelfSignedCertificate(host: host)
+                print("self-signed certificate for \(host): \(certificate)")
+                print("clients: backend = https://\(host.contains(":") ? "[\(host)]" : host):PORT, cacert = \(certificate)")
+            }
         } catch let e as SetupError {
             throw ValidationError(e.description)
         }
@@ -50,7 +67,8 @@ struct Init: ParsableCommand {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve every role; stops on SIGTERM/SIGINT.")
+    static let configuration = CommandConfiguration(
+        abstract: "Serve every role; stops on SIGTERM/SIGINT, reloads the TLS certificate on SIGHUP.")
     @OptionGroup var options: DataOption
     @Option(name: .long, help: "Address to bind.") var host = "127.0.0.1"
     @Option(name: .long, help: "Port to bind (0 = any free port).") var port = 8005
@@ -59,9 +77,17 @@ struct Serve: AsyncParsableCommand {
     var dta1URL: String?
     @Option(name: .long, help: "With --role rps: public base URL of D-TA 2, given to clients as certivoxURL.")
     var dta2URL: String?
+    @Option(name: .long, help: ArgumentHelp(
+        "Serve HTTPS (TLS 1.2 and 1.3) with this certificate (PEM, leaf first); needs --tls-key. SIGHUP reloads both.",
+        valueName: "file"))
+    var tlsCert: String?
+    @Option(name: .long, help: ArgumentHelp("The certificate's private key (PEM); must not be accessible by group or others.",
+                                            valueName: "file"))
+    var tlsKey: String?
 
     func validate() throws {
         guard ["all", "rps", "dta1", "dta2"].contains(role) else { throw ValidationError("--role must be all, rps, dta1 or dta2") }
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         if role == "rps" && (dta1URL == nil || dta2URL == nil) {
             throw ValidationError("--role rps needs --dta1-url and --dta2-url")
         }
@@ -81,10 +107,13 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "mpin-server")
         let server: MPinServer
         do {
+            let tls = tlsCert.flatMap { cert in tlsKey.map { TLSFiles(certificatePath: cert, keyPath: $0) } }
             server = try await MPinServer(dataDirectory: options.data, host: host, port: port, role: serverRole,
-                                          logger: logger)
+                                          tls: tls, logger: logger)
         } catch let e as SetupError {
             throw ValidationError(e.description)
+        } catch let e as TLSSetupError {
+            throw ValidationError("cannot start: \(e.description)")
         } catch let e as ServerError {
             throw ValidationError("cannot start: \(e.message)")
         }

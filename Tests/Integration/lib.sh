@@ -71,22 +71,35 @@ stop_server() {
   return 1
 }
 
-# start_tls_proxy: the server (PORT) behind a TLS terminator on 127.0.0.1:TLSPORT (socat, a
-# throw-away P-256 certificate for 127.0.0.1 in $WORK/tls.pem). `nodelay` on both sides:
-# without it Nagle's algorithm adds 40 ms stalls through the proxy.
-start_tls_proxy() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
-    -out "$WORK/tls.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || return 1
+# start_tls_server: a second mpin-server serving HTTPS itself on 127.0.0.1:TLSPORT, on its own
+# data directory made with `init --self-signed 127.0.0.1`; sets TLSPORT, TLS_PID, TLSDATA and
+# CACERT (the certificate path init prints for clients). Its log is $WORK/tls-server.log.
+start_tls_server() {
+  TLSDATA="$WORK/tls-server"
+  "$BIN/mpin-server" init --data "$TLSDATA" --auto-activate --self-signed 127.0.0.1 >"$WORK/tls-init.out" || return 1
+  CACERT=$(sed -n 's/^clients: .*cacert = //p' "$WORK/tls-init.out")
+  [ -f "$CACERT" ] || { echo "init --self-signed printed no cacert:"; cat "$WORK/tls-init.out"; return 1; }
   TLSPORT=$(free_port)
-  socat "OPENSSL-LISTEN:$TLSPORT,bind=127.0.0.1,reuseaddr,fork,nodelay,cert=$WORK/tls.pem,key=$WORK/tls.key,verify=0" \
-    "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
-  PIDS+=($!)
-  for _ in $(seq 1 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$TLSPORT") 2>/dev/null && return 0
+  : > "$WORK/tls-server.log"
+  "$BIN/mpin-server" serve --data "$TLSDATA" --host 127.0.0.1 --port "$TLSPORT" >>"$WORK/tls-server.log" 2>&1 &
+  TLS_PID=$!
+  PIDS+=("$TLS_PID")
+  for _ in $(seq 1 100); do
+    grep -q "mpin-server ready" "$WORK/tls-server.log" 2>/dev/null && return 0
     sleep 0.1
   done
-  return 1
+  echo "mpin-server (TLS) did not start:"; cat "$WORK/tls-server.log"; return 1
 }
+
+# served_fingerprint PORT [s_client options]: SHA-256 of the certificate a TLS client is shown.
+served_fingerprint() {
+  local port=$1; shift
+  openssl s_client -connect "127.0.0.1:$port" "$@" </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256 2>/dev/null \
+    | sed 's/.*=//'
+}
+
+# cert_fingerprint FILE: SHA-256 of a PEM certificate file.
+cert_fingerprint() { openssl x509 -in "$1" -noout -fingerprint -sha256 | sed 's/.*=//'; }
 
 # write_config FILE BACKEND [extra lines...]
 write_config() {

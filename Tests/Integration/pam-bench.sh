@@ -4,7 +4,7 @@
 # module as installed (stripped); `pam_unregistered_ms`: the same for a user without a
 # registration under `nouserok`. For reference, `pam_libcurl_floor_ms`: what a PAM module that
 # does nothing but link the system's libcurl adds (loading libcurl and its dependencies), when a
-# C compiler is available; `pam_added_tls_ms`: a login against the same server over TLS.
+# C compiler is available; `pam_added_tls_ms`: a login against an mpin-server serving TLS itself.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -46,15 +46,14 @@ if command -v cc >/dev/null; then
     awk -v a="$stub" -v b="$permit" 'BEGIN { printf "pam_libcurl_floor_ms %.1f\n", (a - b) / 1000 }'
   fi
 fi
-# For reference, `pam_added_tls_ms`: the same login against the server behind a TLS terminator
-# (socat, P-256 certificate for 127.0.0.1): libcurl is loaded and a TLS handshake made.
-if command -v socat >/dev/null && command -v openssl >/dev/null; then
-  start_tls_proxy || exit 1
-  write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $WORK/tls.pem"
-  echo 1234 | "$BIN/mpinctl" --config "$WORK/tls.conf" register benchtls --identity benchtls@example.org --pin-stdin >/dev/null || exit 1
-  printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/tls.conf" > "$WORK/pam.d/tls"
-  tls=$(median_us tls benchtls) || exit 1
-  awk -v a="$tls" -v b="$permit" 'BEGIN { printf "pam_added_tls_ms %.1f\n", (a - b) / 1000 }'
-fi
+# `pam_added_tls_ms`: the same login against an mpin-server serving HTTPS itself (swift-nio-ssl,
+# the P-256 certificate of `init --self-signed 127.0.0.1`): libcurl is loaded and a TLS
+# handshake made.
+start_tls_server || exit 1
+write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
+echo 1234 | "$BIN/mpinctl" --config "$WORK/tls.conf" register benchtls --identity benchtls@example.org --pin-stdin >/dev/null || exit 1
+printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/tls.conf" > "$WORK/pam.d/tls"
+tls=$(median_us tls benchtls) || exit 1
+awk -v a="$tls" -v b="$permit" 'BEGIN { printf "pam_added_tls_ms %.1f\n", (a - b) / 1000 }'
 cp "$BIN/libpam_mpin.so" "$WORK/pam_mpin.so" && strip --strip-unneeded "$WORK/pam_mpin.so"
 echo "pam_so_bytes $(stat -c %s "$WORK/pam_mpin.so")"

@@ -28,6 +28,16 @@ public final class SQLiteStorage: ServerStorage {
     // Transactions run on the calling thread (GRDB's synchronous API): they are short, and the
     // asynchronous API's two thread hops per transaction cost more than the SQLite work.
     func writeNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.write(body) }
+
+    /// Takes the write lock (as the login's final step must) and reads the schema, then rolls
+    /// back: fails when the file is unreadable or another process holds the lock beyond the
+    /// busy timeout.
+    func healthCheck() async throws {
+        try queue.inTransaction(.immediate) { db in
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+            return .rollback
+        }
+    }
     func readNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.read(body) }
 
     private static var migrator: DatabaseMigrator {
@@ -323,7 +333,7 @@ public final class SQLiteStorage: ServerStorage {
                     try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
                                    arguments: [logoutData.userId, logoutData.sessionToken, authOTTHash])
                 }
-                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp)
+                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true)
             case .mobile where wid.isEmpty:
                 return nil
             case .mobile where priorStatus != nil:
@@ -332,6 +342,7 @@ public final class SQLiteStorage: ServerStorage {
             }
             let success: Bool = row["success"]
             var status: Int
+            var blockedNow = false
             if let identity {
                 let state: String? = identity["state"]
                 let attempts: Int = identity["attempts"]
@@ -345,6 +356,7 @@ public final class SQLiteStorage: ServerStorage {
                 } else {
                     let n = attempts + 1
                     status = n >= maxAttempts ? 410 : 401
+                    blockedNow = n >= maxAttempts
                     try db.execute(sql: """
                         UPDATE identities SET attempts = ?, blocked_at = CASE WHEN ? THEN ? ELSE blocked_at END
                         WHERE mpin_id = ?
@@ -373,7 +385,8 @@ public final class SQLiteStorage: ServerStorage {
                     try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ?", arguments: [authOTT, wid])
                 }
             }
-            return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil)
+            return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil,
+                               blockedNow: blockedNow)
         }
     }
 

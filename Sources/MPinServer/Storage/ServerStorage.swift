@@ -7,6 +7,9 @@ import MPinWire
 /// that reads then writes (the wrong-PIN counter, single-use records) does so atomically
 /// against concurrent calls.
 protocol ServerStorage: MFAStorage {
+    /// Throws when the database cannot answer a query (`/health`).
+    func healthCheck() async throws
+
     // MARK: Registration
 
     /// Whether the live registration of `mpinID` has this regOTT hash; nil when there is none.
@@ -77,6 +80,11 @@ struct AuthVerdict: Sendable, Equatable {
     var otp: String?
     /// The authorization code issued by an access-code login (MFA.md §6), on 200 only.
     var authorization: IssuedAuthorization? = nil
+    /// This attempt's wrong PIN reached the limit and blocked the identity (metrics).
+    var blockedNow = false
+    /// The browser's step of an access-number login, reporting the verdict of the mobile's step
+    /// (already counted there).
+    var isReport = false
 }
 
 /// Which final step evaluates an authOTT.
