@@ -243,6 +243,70 @@ final class OIDCFlowTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// The ID token checked by an implementation that shares nothing with this server:
+    /// Debian's python3-jwcrypto, given only the issuer URL (Tests/OIDC/verify_id_token.py).
+    /// A token with a changed claim, a changed signature, another audience or another nonce fails.
+    func testIDTokenVerifiesWithAnIndependentJOSEImplementation() async throws {
+        let f = try await fixture()
+        do {
+            let (code, verifier) = try await authorizationCode(f)
+            let t = try await token(f, code: code, verifier: verifier)
+            let idToken = try XCTUnwrap(t.object?["id_token"]?.string)
+            let ok = try Self.pythonVerify(idToken, issuer: f.base, clientID: f.app.clientId, nonce: "n-0S6")
+            XCTAssertEqual(ok.status, 0, ok.stderr)
+            XCTAssertEqual(ok.stdout, "sub=alice@example.com\n")
+
+            let parts = idToken.split(separator: ".").map(String.init)
+            XCTAssertEqual(parts.count, 3)
+            var claims = try XCTUnwrap(Self.base64URLDecode(parts[1]))
+            claims = Array(String(decoding: claims, as: UTF8.self)
+                .replacingOccurrences(of: "alice@example.com", with: "mallory@example.com").utf8)
+            let changedClaim = [parts[0], Self.base64URL(claims), parts[2]].joined(separator: ".")
+            var signature = try XCTUnwrap(Self.base64URLDecode(parts[2]))
+            signature[10] ^= 1
+            let changedSignature = [parts[0], parts[1], Self.base64URL(signature)].joined(separator: ".")
+            for (token, clientID, nonce, what) in [(changedClaim, f.app.clientId, "n-0S6", "a changed claim"),
+                                                   (changedSignature, f.app.clientId, "n-0S6", "a changed signature"),
+                                                   (idToken, "cid-another", "n-0S6", "another audience"),
+                                                   (idToken, f.app.clientId, "n-other", "another nonce")] {
+                let r = try Self.pythonVerify(token, issuer: f.base, clientID: clientID, nonce: nonce)
+                XCTAssertEqual(r.status, 1, "\(what) must not verify: \(r.stdout)")
+                XCTAssertTrue(r.stderr.hasPrefix("invalid: "), r.stderr)
+            }
+        } catch {
+            await f.server.shutdown()
+            throw error
+        }
+        await f.server.shutdown()
+    }
+
+    /// Runs the independent verifier with Debian's python3 (make deps installs python3-jwcrypto).
+    static func pythonVerify(_ token: String, issuer: String, clientID: String,
+                             nonce: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("OIDC/verify_id_token.py").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [script, issuer, clientID, nonce]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = errors
+        try p.run()
+        input.fileHandleForWriting.write(Data(token.utf8))
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    static func base64URLDecode(_ s: String) -> [UInt8]? {
+        var b = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b.count % 4 != 0 { b += "=" }
+        return Data(base64Encoded: b).map { Array($0) }
+    }
+
     /// Wrong client secret, wrong PKCE verifier, wrong redirect_uri, reuse, expiry.
     func testTokenEndpointRefusals() async throws {
         let f = try await fixture { $0.mfaSettings = { var s = MFASettings(); s.authzCodeTTLSeconds = 1; return s }() }
@@ -387,6 +451,43 @@ final class OIDCFlowTests: XCTestCase {
                 XCTAssertEqual(r.status, 405, "\(method) \(path)")
                 XCTAssertNotNil(r.object, "\(method) \(path)")
             }
+        } catch {
+            await f.server.shutdown()
+            throw error
+        }
+        await f.server.shutdown()
+    }
+
+    /// Registration codes (MFA.md §8) and the MFA members of a registration: malformed input is
+    /// a 4xx with a JSON message, never a 5xx; a refused code stores nothing.
+    func testRegistrationCodeBadInput() async throws {
+        let f = try await fixture()
+        do {
+            for body in ["not json", "{}", #"{"mpinResponse": {}}"#, #"{"mpinResponse": {"authOTT": 5}}"#,
+                         #"{"mpinResponse": {"authOTT": "zz"}}"#, #"{"mpinResponse": {"authOTT": ""}}"#] {
+                let r = try await f.http.send("POST", "/rps/regCode", body: Data(body.utf8))
+                XCTAssertTrue((400..<500).contains(r.status), "\(body): \(r.status)")
+                XCTAssertNotNil(r.object?["message"]?.string, body)
+            }
+            let unknown = try await f.http.post("/rps/regCode", AuthenticateRequest(mpinResponse: MPinResponse(
+                authOTT: String(repeating: "a", count: 32))))
+            XCTAssertEqual(unknown.status, 408, "an authOTT the server never issued")
+            let cases: [(String, Int)] = [
+                (#"{"userId": "bob@example.com", "regCode": "12345"}"#, 403),
+                (#"{"userId": "bob@example.com", "regCode": "abcdefabcdef"}"#, 403),
+                (#"{"userId": "bob@example.com", "regCode": "000000000000"}"#, 403),
+                (#"{"userId": "bob@example.com", "regCode": 5}"#, 400),
+                (#"{"userId": "bob@example.com", "wid": "1234567"}"#, 404),
+                (#"{"userId": "bob@example.com", "wid": "\#(String(repeating: "c", count: 32))"}"#, 404),
+            ]
+            for (body, status) in cases {
+                let r = try await f.http.send("PUT", "/rps/user", body: Data(body.utf8))
+                XCTAssertEqual(r.status, status, body)
+                XCTAssertNotNil(r.object?["message"]?.string, body)
+            }
+            let users = try Admin(storage: try DataDirectory(path: f.server.dataDir).openStorage(),
+                                  config: try DataDirectory(path: f.server.dataDir).loadConfig()).list()
+            XCTAssertFalse(users.contains { $0.userId == "bob@example.com" }, "refused registrations store nothing")
         } catch {
             await f.server.shutdown()
             throw error
