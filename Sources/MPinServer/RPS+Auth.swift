@@ -157,7 +157,7 @@ extension RPS {
         metrics.recordVerdict(status: v.status, blockedNow: v.blockedNow)
         if let authorization = v.authorization {
             logger.info("authentication", metadata: ["status": "200", "flow": "access-code"])
-            return .authorized(AccessCodeAuthorizationResponse(code: authorization.code,
+            return .authorized(AuthorizationCodeResponse(code: authorization.code,
                                                                redirectURL: authorization.redirectURL))
         }
         logger.info("authentication", metadata: ["status": "\(v.status)", "flow": "access-number"])
@@ -216,11 +216,6 @@ extension RPS {
 /// access-code login's authorization code (MFA.md §6).
 enum MobileAuthentication: Sendable {
     case loggedIn(MobileAuthenticateResponse)
-    case authorized(AccessCodeAuthorizationResponse)
+    case authorized(AuthorizationCodeResponse)
 }
 
-/// `{"code": …, "redirectURL": …}`: the client reads `code` (`AuthorizationCodeResponse`).
-struct AccessCodeAuthorizationResponse: Codable, Sendable, Equatable {
-    var code: String
-    var redirectURL: String
-}

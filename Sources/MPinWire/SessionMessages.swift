@@ -95,5 +95,7 @@ public struct RegCodeResponse: Codable, Sendable, Equatable {
 /// relying party (FinishAuthenticationMFA).
 public struct AuthorizationCodeResponse: Codable, Sendable, Equatable {
     public var code: String
-    public init(code: String) { self.code = code }
+    /// mpin-server adds where a browser would be sent (MFA.md §6); an app ignores it.
+    public var redirectURL: String?
+    public init(code: String, redirectURL: String? = nil) { self.code = code; self.redirectURL = redirectURL }
 }

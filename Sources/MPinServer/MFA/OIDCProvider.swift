@@ -63,9 +63,9 @@ struct OIDCProvider: Sendable {
             throw ServerError.sessionNotFound
         }
         guard verb == .wid else { return .acknowledged }
-        return .details(MFASessionDetails(prerollId: view.prerollID, appName: view.appName, appLogoURL: view.appLogoURL,
-                                          customerId: config.appID, customerName: mfa.customerName,
-                                          customerLogoURL: mfa.customerLogoURL))
+        return .details(SessionDetailsResponse(prerollId: view.prerollID, appName: view.appName, appLogoURL: view.appLogoURL,
+                                               customerId: config.appID, customerName: mfa.customerName,
+                                               customerLogoURL: mfa.customerLogoURL))
     }
 
     // MARK: /authorize (§5)
@@ -138,10 +138,10 @@ struct OIDCProvider: Sendable {
         let html = """
             <!doctype html><html><head><meta charset="utf-8"><title>M-Pin login</title></head><body>
             <p>Scan or enter in your M-Pin app:</p><p><code id="qr">\(qr)</code></p>
-            <p>Access code: <code>\(a.accessCode)</code></p>
+            <p>Access code: <code>\(a.accessCode ?? "")</code></p>
             <script>
             async function poll() {
-              const r = await fetch("/authorize/status", {method: "POST", body: JSON.stringify({webOTT: "\(a.webOTT)"})});
+              const r = await fetch("/authorize/status", {method: "POST", body: JSON.stringify({webOTT: "\(a.webOTT ?? "")"})});
               if (r.status !== 200) { document.body.append("Session ended."); return; }
               const s = await r.json();
               if (s.status === "authenticated") { window.location = s.redirectURL; return; }
@@ -298,31 +298,12 @@ struct OIDCProvider: Sendable {
 
 // MARK: Wire bodies of the MFA endpoints
 
-/// `codeStatus` `"wid"` answer: the SDK's session details (MFA.md §4).
-struct MFASessionDetails: Codable, Sendable, Equatable {
-    var prerollId: String
-    var appName: String
-    var appLogoURL: String
-    var customerId: String
-    var customerName: String
-    var customerLogoURL: String
-}
-
 /// Empty JSON object answer.
 struct EmptyObject: Codable, Sendable, Equatable {}
 
 enum CodeStatusAnswer: Sendable {
-    case details(MFASessionDetails)
+    case details(SessionDetailsResponse)
     case acknowledged
-}
-
-/// `/authorize` JSON answer (MFA.md §5.2).
-struct AuthorizeResponse: Codable, Sendable, Equatable {
-    var qrURL: String
-    var accessCode: String
-    var webOTT: String
-    var ttlSeconds: Int
-    var expireTime: Int64
 }
 
 struct SessionPollRequest: Codable, Sendable {
