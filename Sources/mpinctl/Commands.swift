@@ -188,7 +188,9 @@ struct RegCode: ParsableCommand {
         for d in config.trustedDomains { mfa.addTrustedDomain(d) }
         try check(mfa.initialize())
         try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
-        guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.state == .registered }) else {
+        // The registration on the account's backend: the same identity may be registered on another.
+        let key = Self.backendKey(account.backend)
+        guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.backend == key && $0.state == .registered }) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
         }
         try check(mfa.startAuthenticationRegCode(u))
@@ -197,6 +199,14 @@ struct RegCode: ParsableCommand {
         try check(status)
         try check(code.status)
         print("\(code.otp) (valid for \(code.ttlSeconds) s; register the other device with it for \(account.identity))")
+    }
+
+    /// The core's key of a backend URL, as `MPinUser.backend` holds it: no scheme, no trailing `/`.
+    static func backendKey(_ url: String) -> String {
+        var s = Substring(url)
+        while s.hasSuffix("/") { s = s.dropLast() }
+        for scheme in ["https://", "http://"] where s.hasPrefix(scheme) { s = s.dropFirst(scheme.count) }
+        return String(s)
     }
 }
 
