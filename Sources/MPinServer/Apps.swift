@@ -4,7 +4,7 @@ import MPinCrypto
 import MPinWire
 
 /// One registered application (OAuth client) as `mpin-server app list` shows it: never its
-/// secret, which is stored only as a hash (MFA.md §1, §2).
+/// secret, which is stored only as a hash (docs/MFA.md §1, §2).
 public struct AppSummary: Codable, Sendable, Equatable {
     public var clientId: String
     public var name: String
@@ -82,7 +82,7 @@ public struct AppAdmin: Sendable {
         let found: Bool = try storage.queue.write { db in
             try db.execute(sql: "DELETE FROM apps WHERE client_id = ?", arguments: [clientID])
             guard db.changesCount > 0 else { return false }
-            // Its live sessions and unused codes die with it (MFA.md §2).
+            // Its live sessions and unused codes die with it (docs/MFA.md §2).
             try db.execute(sql: "DELETE FROM mfa_sessions WHERE client_id = ?", arguments: [clientID])
             try db.execute(sql: "DELETE FROM authz_codes WHERE client_id = ?", arguments: [clientID])
             return true
@@ -94,7 +94,7 @@ public struct AppAdmin: Sendable {
         (1...100).contains(name.count) && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
-    /// An absolute http(s) URL with a host and no fragment (MFA.md §1): the value `/authorize`
+    /// An absolute http(s) URL with a host and no fragment (docs/MFA.md §1): the value `/authorize`
     /// compares byte for byte, so it must be one a browser can be sent to unchanged.
     static func isValidRedirectURI(_ uri: String) -> Bool {
         isHTTPURL(uri) && !uri.contains("#")

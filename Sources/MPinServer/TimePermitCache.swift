@@ -1,5 +1,5 @@
 /// D-TA 1's time-permit shares per identity and day, as the original RPS kept them
-/// (`cacheTimePermits`, PROTOCOL.md §4.1 step 3): a login's permit request then costs no D-TA
+/// (`cacheTimePermits`, docs/PROTOCOL.md §4.1 step 3): a login's permit request then costs no D-TA
 /// call (a round trip when the D-TA runs apart). The revocation check happens before the cache
 /// is consulted. Keyed by the hashed mpinId; other days' entries are never returned.
 final class TimePermitCache: Sendable {

@@ -52,7 +52,7 @@ public struct VectorChecker {
     }
 
     /// Recomputes one vector and returns the fields that differ. DVS vectors (they carry `PA`)
-    /// go to `checkDVS`; the others are recomputed in the order CRYPTO.md §10 gives.
+    /// go to `checkDVS`; the others are recomputed in the order docs/CRYPTO.md §10 gives.
     /// A vector with a field missing or malformed counts as a mismatch on that field.
     public func check(vector v: [String: String], number: Int) -> [Mismatch] {
         if v["PA"] != nil || v["MPIN_ID_PA_HEX"] != nil { return checkDVS(vector: v, number: number) }

@@ -1,4 +1,4 @@
-/// Access numbers with their check digit (PROTOCOL.md §5.2).
+/// Access numbers with their check digit (docs/PROTOCOL.md §5.2).
 public enum AccessNumber {
     /// The check digit `(11 − S mod 11) mod 11` of six digits, S = 7·d1 + 6·d2 + … + 2·d6.
     /// May be 10; servers never issue numbers whose check digit is 0 or 10.

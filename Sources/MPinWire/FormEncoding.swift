@@ -1,5 +1,5 @@
 /// `application/x-www-form-urlencoded` as Python's `urllib.urlencode` writes it (the
-/// signature `params` of PROTOCOL.md §3.5): unreserved `A-Z a-z 0-9 _ . -` kept, space as
+/// signature `params` of docs/PROTOCOL.md §3.5): unreserved `A-Z a-z 0-9 _ . -` kept, space as
 /// `+`, everything else `%XX` upper case.
 public enum FormEncoding {
     /// Encodes pairs in the given order.

@@ -18,7 +18,7 @@ public enum HMACSHA256 {
     }
 }
 
-/// The RPS ↔ D-TA signatures of PROTOCOL.md §2.4: `hex(HMAC-SHA256(app_key, message))`,
+/// The RPS ↔ D-TA signatures of docs/PROTOCOL.md §2.4: `hex(HMAC-SHA256(app_key, message))`,
 /// where the message is a plain concatenation of strings.
 public enum WireSignature {
     /// `signMessage(msg, key)`: lower-case hex HMAC of the UTF-8 message.

@@ -1,4 +1,4 @@
-/// Hexadecimal as the protocol uses it: lower case on output (PROTOCOL.md conventions),
+/// Hexadecimal as the protocol uses it: lower case on output (docs/PROTOCOL.md conventions),
 /// either case accepted on input.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)

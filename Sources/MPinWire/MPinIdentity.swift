@@ -1,6 +1,6 @@
 import MPinJSON
 
-/// The mpinId (PROTOCOL.md §3.2): the UTF-8 bytes of a JSON object written as Python 2's
+/// The mpinId (docs/PROTOCOL.md §3.2): the UTF-8 bytes of a JSON object written as Python 2's
 /// `json.dumps` writes it, sent as lower-case hex. Opaque to everyone but its issuer: hash
 /// the exact bytes, never re-serialise.
 public enum MPinIdentity {

@@ -1,4 +1,4 @@
-// Wire messages of the RPS (PROTOCOL.md §3–§6), with the original field names and JSON types.
+// Wire messages of the RPS (docs/PROTOCOL.md §3–§6), with the original field names and JSON types.
 
 /// `GET /{p}/clientSettings` (§3.1). Relative URLs start with `/` and are resolved by the
 /// client against its backend URL.
@@ -59,9 +59,9 @@ public struct RegisterRequest: Codable, Sendable, Equatable {
     public var activateCode: String?
     /// Only when restarting a registration, with the `/{mpinIdHex}` suffix.
     public var regOTT: String?
-    /// MFA flavour (MFA.md §8): the access code of the session the registration belongs to.
+    /// MFA flavour (docs/MFA.md §8): the access code of the session the registration belongs to.
     public var wid: String?
-    /// MFA flavour (MFA.md §8): a registration code issued to another device of the user,
+    /// MFA flavour (docs/MFA.md §8): a registration code issued to another device of the user,
     /// which makes the registration active without identity verification.
     public var regCode: String?
 

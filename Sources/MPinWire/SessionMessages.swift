@@ -1,5 +1,5 @@
 // Wire messages of the session endpoints the SDK reads for service and session details
-// (PROTOCOL.md §5.5): the MFA platform serves them; a Milagro RPS does not.
+// (docs/PROTOCOL.md §5.5): the MFA platform serves them; a Milagro RPS does not.
 
 /// `GET {url}/service` 200 response: what a service URL offers. Only `"type": "online"`
 /// services can be used by this SDK.
@@ -38,7 +38,7 @@ public struct CodeStatusRequest: Codable, Sendable, Equatable {
 }
 
 /// `POST {codeStatusURL}` answer to `"status": "wid"`, in the SDK's spelling. The customer
-/// members are the MFA platform's (MFA.md §4); a Milagro-era server leaves them out.
+/// members are the MFA platform's (docs/MFA.md §4); a Milagro-era server leaves them out.
 public struct SessionDetailsResponse: Codable, Sendable, Equatable {
     public var prerollId: String
     public var appName: String
@@ -55,14 +55,14 @@ public struct SessionDetailsResponse: Codable, Sendable, Equatable {
 }
 
 /// `POST {codeStatusURL}` with `"status": "abort"`: the session of the access code ends
-/// (AbortSession, MFA.md §4).
+/// (AbortSession, docs/MFA.md §4).
 extension CodeStatusRequest {
     public static func abort(accessCode: String) -> CodeStatusRequest {
         CodeStatusRequest(status: "abort", wid: accessCode, userId: nil)
     }
 }
 
-/// `POST /authorize` answer to an app (MFA.md §5.2): the QR-friendly URL ends with
+/// `POST /authorize` answer to an app (docs/MFA.md §5.2): the QR-friendly URL ends with
 /// `#<access code>` (GetAccessCode cuts the code after the last `#`).
 public struct AuthorizeResponse: Codable, Sendable, Equatable {
     public var qrURL: String
@@ -78,7 +78,7 @@ public struct AuthorizeResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /{p}/regCode` 200 answer (MFA.md §8): a registration code for another device of
+/// `POST /{p}/regCode` 200 answer (docs/MFA.md §8): a registration code for another device of
 /// the authenticated user, its times in milliseconds since the epoch.
 public struct RegCodeResponse: Codable, Sendable, Equatable {
     public var regCode: String
@@ -95,7 +95,7 @@ public struct RegCodeResponse: Codable, Sendable, Equatable {
 /// relying party (FinishAuthenticationMFA).
 public struct AuthorizationCodeResponse: Codable, Sendable, Equatable {
     public var code: String
-    /// mpin-server adds where a browser would be sent (MFA.md §6); an app ignores it.
+    /// mpin-server adds where a browser would be sent (docs/MFA.md §6); an app ignores it.
     public var redirectURL: String?
     public init(code: String, redirectURL: String? = nil) { self.code = code; self.redirectURL = redirectURL }
 }

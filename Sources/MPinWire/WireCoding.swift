@@ -4,7 +4,7 @@ import MPinJSON
 /// between strict and lenient reading.
 ///
 /// The server reads requests strictly: a missing field or a field of the wrong type is a
-/// 400, never a guess. The client reads responses the way the Milagro SDK does (PROTOCOL.md
+/// 400, never a guess. The client reads responses the way the Milagro SDK does (docs/PROTOCOL.md
 /// §2.1), because it must work with servers this project does not control: a missing or
 /// wrongly typed string, bool or number in a 200 answer is `""`, `false` or `0`, and the
 /// caller's own checks decide whether the message is usable (an empty `clientSecretShare`,

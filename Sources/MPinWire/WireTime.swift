@@ -21,7 +21,7 @@ public struct WireTimestamp: Sendable, Hashable, Comparable {
     public func adding(seconds: Double) -> WireTimestamp { WireTimestamp(secondsSince1970: secondsSince1970 + seconds) }
 }
 
-/// The protocol's four time formats (PROTOCOL.md §2.3) and its day numbers (§2.2).
+/// The protocol's four time formats (docs/PROTOCOL.md §2.3) and its day numbers (§2.2).
 /// All in UTC, computed without locale-dependent formatters.
 public enum WireTime {
     /// Days since 1970-01-01 UTC, the time-permit `date`.

@@ -189,7 +189,7 @@ struct User: ParsableCommand {
     }
 }
 
-/// `mpin-server app …`: the applications (OAuth clients) of the MFA flavour (MFA.md §2).
+/// `mpin-server app …`: the applications (OAuth clients) of the MFA flavour (docs/MFA.md §2).
 struct App: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer applications (OpenID Connect clients).",

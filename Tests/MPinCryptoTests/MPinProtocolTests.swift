@@ -47,7 +47,7 @@ final class MPinProtocolTests: XCTestCase {
         if clientDate == 0 {
             XCTAssertNil(pass1.ut, "no UT without a date")
         } else {
-            XCTAssertEqual(pass1.ut?.count, 65, "UT whenever date ≠ 0, permit or not (CRYPTO.md §6.1)")
+            XCTAssertEqual(pass1.ut?.count, 65, "UT whenever date ≠ 0, permit or not (docs/CRYPTO.md §6.1)")
         }
         let server1 = try MPin.server1(date: serverDate, mpinID: s.mpinID)
         let y = try SystemRandom.scalar()

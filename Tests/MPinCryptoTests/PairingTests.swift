@@ -5,7 +5,7 @@ import XCTest
 /// The optimal ate pairing: the published value of e(G2gen, G1gen) and its algebraic
 /// properties on random scalars.
 final class PairingTests: XCTestCase {
-    /// e(G2 generator, G1 generator) as a GT octet, copied from CRYPTO.md §1.
+    /// e(G2 generator, G1 generator) as a GT octet, copied from docs/CRYPTO.md §1.
     static let generatorPairingHex = [
         "1b774b5de25480c511d4cfb5f02b0278caef6966bdb0a0374388c14c6fd74b00", "18a6813f33347dbf4a3a34b8a30e00380dea2f7ed076e33b5b502abc46a7c09d",
         "16a906d4b562005671f38f9950b731e7a749f6eb0b283ef90331fd2c93dfa82e", "0457210a64b2b5509760dd0f76ab20ebba907b8fbb8baa0f4c9450904a49071c",

@@ -11,7 +11,7 @@ final class SecondFactorTests: XCTestCase {
     }
 
     func testF1IsTheDocumentedHashReducedModR() throws {
-        // MFA.md §10 computed with OpenSSL's SHA-256 and BIGNUM reduction.
+        // docs/MFA.md §10 computed with OpenSSL's SHA-256 and BIGNUM reduction.
         let id = mpinID("alice@example.org")
         let pin1 = "correct horse battery staple"
         let input = Array("MPIN-PIN1".utf8) + [0] + openSSLSHA256(id) + Array(pin1.utf8)

@@ -196,7 +196,7 @@ func randomInt(below bound: Int) throws -> Int {
     return Int(v % UInt64(bound))
 }
 
-/// The field prime p and group order r as UInt256, written out from CRYPTO.md §1 (not taken
+/// The field prime p and group order r as UInt256, written out from docs/CRYPTO.md §1 (not taken
 /// from the library, so that tests of the library's constants are meaningful).
 let fieldPrime = UInt256(hex: "2400000008702a0db0bddf647a6366d3243fd6ee18093ee1be6623ef5c1b55b3")!
 let groupOrder = UInt256(hex: "2400000008702a0db0bddf647a6366d2c43fd6ee0cc906cebe11c0a636eb1f6d")!

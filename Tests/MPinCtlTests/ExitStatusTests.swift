@@ -221,7 +221,7 @@ final class ExitStatusTests: XCTestCase {
         let code = String(r.stdout.prefix(12))
         XCTAssertTrue(code.count == 12 && code.allSatisfy(\.isNumber), r.stdout)
         XCTAssertTrue(r.stdout.hasSuffix("register the other device with it for alice@example.org)\n"), r.stdout)
-        // The other device's registration request (MFA.md §8): accepted once, then refused.
+        // The other device's registration request (docs/MFA.md §8): accepted once, then refused.
         let url = try XCTUnwrap(server).url + "/rps/user"
         func registerElsewhere() throws -> Int {
             var request = URLRequest(url: try XCTUnwrap(URL(string: url)))

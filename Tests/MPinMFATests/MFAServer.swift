@@ -17,7 +17,7 @@ final class MFAServer: @unchecked Sendable {
     let running: RunningServer
     let backend: String
     let app: NewAppCredentials
-    /// The server's appID, which the MFA flavour calls the customer id (MFA.md §1).
+    /// The server's appID, which the MFA flavour calls the customer id (docs/MFA.md §1).
     let customerId: String
 
     /// `adjust` edits the server's config before it starts (verification mode, lifetimes).
@@ -95,7 +95,7 @@ final class MFAServer: @unchecked Sendable {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// The authorization URL an app's backend forms for GetAccessCode (MFA.md §5.1).
+    /// The authorization URL an app's backend forms for GetAccessCode (docs/MFA.md §5.1).
     func authorizationURL(challenge: String, state: String = "st-1") -> String {
         backend + "/authorize?response_type=code&client_id=\(app.clientId)&redirect_uri=https%3A%2F%2Fwiki.example%2Fcb"
             + "&scope=openid&state=\(state)&code_challenge=\(challenge)&code_challenge_method=S256"

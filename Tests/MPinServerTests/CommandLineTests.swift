@@ -148,7 +148,7 @@ final class CommandLineTests: XCTestCase {
             .trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
-    /// `app add|list|delete` (MFA.md §2): credentials printed once, only the secret's hash on
+    /// `app add|list|delete` (docs/MFA.md §2): credentials printed once, only the secret's hash on
     /// disk, bad redirect URIs refused, deleting an unknown app is an error.
     func testAppCommands() throws {
         let dir = NSTemporaryDirectory() + "mpin-cli-app-" + UUID().uuidString

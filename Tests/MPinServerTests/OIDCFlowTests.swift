@@ -458,7 +458,7 @@ final class OIDCFlowTests: XCTestCase {
         await f.server.shutdown()
     }
 
-    /// Registration codes (MFA.md §8) and the MFA members of a registration: malformed input is
+    /// Registration codes (docs/MFA.md §8) and the MFA members of a registration: malformed input is
     /// a 4xx with a JSON message, never a 5xx; a refused code stores nothing.
     func testRegistrationCodeBadInput() async throws {
         let f = try await fixture()

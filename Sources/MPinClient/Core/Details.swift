@@ -1,7 +1,7 @@
 import MPinJSON
 import MPinWire
 
-/// Service and session details (PROTOCOL.md §5.5).
+/// Service and session details (docs/PROTOCOL.md §5.5).
 extension MPinSDK {
     /// `GetServiceDetails(url)`: `GET {url}/service`; the service must be of type "online".
     public func serviceDetails(url: String) -> (status: MPinStatus, details: MPinServiceDetails) {
@@ -27,7 +27,7 @@ extension MPinSDK {
     }
 
     /// GetSessionDetails; the MFA flavour reads a 404 as a dead access code (`.codeStatus`).
-    /// The customer members are filled when the server sends them (MFA.md §4).
+    /// The customer members are filled when the server sends them (docs/MFA.md §4).
     func sessionDetails(accessCode: String, context: RequestContext) -> (status: MPinStatus, details: MPinSessionDetails) {
         var d = MPinSessionDetails()
         let url: String
@@ -50,7 +50,7 @@ extension MPinSDK {
     }
 
     /// The backend's `codeStatusURL`; FLOW_ERROR without a backend or without the URL
-    /// (MFA.md §3.1).
+    /// (docs/MFA.md §3.1).
     func codeStatusURL() -> Result<String, MPinStatus> {
         guard let settings else { return .failure(MPinStatus(.flowError, "no backend is set")) }
         let url = settings.wire.codeStatusURL ?? ""

@@ -44,7 +44,7 @@ public final class MPinMFA: @unchecked Sendable {
     public func clearTrustedDomains() { core.clearTrustedDomains() }
 
     /// `SetClientId`: the platform's client id of the application, sent with every request
-    /// in `X-MIRACL-Client-ID` (MFA.md §1.2). `/authorize` refuses a request whose header
+    /// in `X-MIRACL-Client-ID` (docs/MFA.md §1.2). `/authorize` refuses a request whose header
     /// names another application than its `client_id`.
     public func setClientId(_ clientId: String) { core.setClientId(clientId) }
 
@@ -82,14 +82,14 @@ public final class MPinMFA: @unchecked Sendable {
 
     // MARK: Services and sessions
 
-    /// `GetServiceDetails(url)`: `GET {url}/service` (MFA.md §3.2). Works before a backend is
+    /// `GetServiceDetails(url)`: `GET {url}/service` (docs/MFA.md §3.2). Works before a backend is
     /// set (and before `initialize`): the answer names the backend URL and RPS prefix to set.
     public func getServiceDetails(url: String) -> (status: MPinStatus, details: MPinServiceDetails) {
         core.serviceDetails(url: url)
     }
 
     /// `GetSessionDetails(accessCode)`: tells the platform the device has the access code and
-    /// returns the session's application and customer (MFA.md §4, `"status": "wid"`). A dead
+    /// returns the session's application and customer (docs/MFA.md §4, `"status": "wid"`). A dead
     /// access code (unknown, expired, used, aborted) is INCORRECT_ACCESS_NUMBER.
     public func getSessionDetails(accessCode: String) -> (status: MPinStatus, details: MPinSessionDetails) {
         core.sessionDetails(accessCode: accessCode, context: .codeStatus)
@@ -109,7 +109,7 @@ public final class MPinMFA: @unchecked Sendable {
     }
 
     /// `GetAccessCode(authzUrl)`: for an app that logs its user into itself. Posts `{}` to the
-    /// authorization URL its backend formed (MFA.md §5.2) and cuts the access code after the
+    /// authorization URL its backend formed (docs/MFA.md §5.2) and cuts the access code after the
     /// last `#` of the answer's `qrURL` (as MIRACL's MfaSDK core does); RESPONSE_PARSE_ERROR
     /// when there is none. Works before a backend is set.
     public func getAccessCode(authzURL: String) -> (status: MPinStatus, accessCode: String) {
@@ -150,7 +150,7 @@ public final class MPinMFA: @unchecked Sendable {
     }
 
     /// `FinishRegistration(user, pin0, pin1)`: stores the token with both factors folded out
-    /// (MFA.md §10); `pin1` is the optional second factor, empty for none (the seeds' nil),
+    /// (docs/MFA.md §10); `pin1` is the optional second factor, empty for none (the seeds' nil),
     /// which stores the Milagro token. The user becomes REGISTERED. The PIN buffers are the
     /// caller's `SecretBytes` and wipe themselves; no copy is kept.
     public func finishRegistration(_ user: MPinUser, pin0: borrowing SecretBytes, pin1: borrowing SecretBytes) -> MPinStatus {
@@ -173,7 +173,7 @@ public final class MPinMFA: @unchecked Sendable {
     public func startAuthenticationRegCode(_ user: MPinUser) -> MPinStatus { core.startAuthentication(user) }
 
     /// `FinishAuthentication(user, pin0, pin1, accessCode)`: logs the browser session of the
-    /// access code in (MFA.md §6). OK, INCORRECT_PIN for a wrong pin0 or pin1 (the third in a
+    /// access code in (docs/MFA.md §6). OK, INCORRECT_PIN for a wrong pin0 or pin1 (the third in a
     /// row blocks the user: still INCORRECT_PIN, state BLOCKED), INCORRECT_ACCESS_NUMBER for
     /// a dead access code.
     public func finishAuthentication(_ user: MPinUser, pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
@@ -182,7 +182,7 @@ public final class MPinMFA: @unchecked Sendable {
     }
 
     /// `FinishAuthentication(user, pin, pin1, accessCode, authzCode)`: as FinishAuthentication,
-    /// returning the authorization code the platform issued for the session (MFA.md §6), which
+    /// returning the authorization code the platform issued for the session (docs/MFA.md §6), which
     /// the app's backend redeems at `/oidc/token`. RESPONSE_PARSE_ERROR if a successful
     /// answer carries none.
     public func finishAuthenticationAuthzCode(_ user: MPinUser, pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
@@ -211,7 +211,7 @@ public final class MPinMFA: @unchecked Sendable {
     }
 
     /// `FinishAuthenticationRegCode(user, pin0, pin1, regCode)`: authenticates and returns a
-    /// registration code for another device of the user (MFA.md §8), with the OTP's fields:
+    /// registration code for another device of the user (docs/MFA.md §8), with the OTP's fields:
     /// `otp` is the code, times in seconds, `status` OK once issued (RESPONSE_PARSE_ERROR for
     /// an unusable answer).
     public func finishAuthenticationRegCode(_ user: MPinUser, pin0: borrowing SecretBytes,
@@ -233,7 +233,7 @@ public final class MPinMFA: @unchecked Sendable {
     }
 
     /// Where registration codes are issued: the client settings' `regCodeURL` when the server
-    /// names one, else `regCode` beside `registerURL` (`/{p}/user` → `/{p}/regCode`, MFA.md §8).
+    /// names one, else `regCode` beside `registerURL` (`/{p}/user` → `/{p}/regCode`, docs/MFA.md §8).
     func regCodeURL() -> String {
         guard let settings = core.settings else { return "" }
         if case .string(let url)? = settings.raw["regCodeURL"], !url.isEmpty { return url }

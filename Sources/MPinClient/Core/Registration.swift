@@ -2,7 +2,7 @@ import MPinCrypto
 import MPinJSON
 import MPinWire
 
-/// Registration (PROTOCOL.md §3.3–§3.8).
+/// Registration (docs/PROTOCOL.md §3.3–§3.8).
 extension MPinSDK {
     /// `StartRegistration(user, activateCode, userData)`: `PUT registerURL`. The user joins the
     /// list as STARTED_REGISTRATION, or ACTIVATED when the server says `"active": true`.
@@ -17,8 +17,8 @@ extension MPinSDK {
     }
 
     /// The MFA flavour's StartRegistration (MPinMFA): the user is scoped to the backend's
-    /// customer (its `appID`, MFA.md §1) and `appId`; the access code and the registration
-    /// code go in the body (MFA.md §8). A dead access code is INCORRECT_ACCESS_NUMBER, a
+    /// customer (its `appID`, docs/MFA.md §1) and `appId`; the access code and the registration
+    /// code go in the body (docs/MFA.md §8). A dead access code is INCORRECT_ACCESS_NUMBER, a
     /// refused registration code IDENTITY_NOT_AUTHORIZED.
     func startCustomerRegistration(_ user: MPinUser, accessCode: String, regCode: String, appId: String,
                                    pushMessageIdentifier: String) -> MPinStatus {
@@ -117,7 +117,7 @@ extension MPinSDK {
         finishRegistration(user, pin0: pin, pin1: SecretBytes())
     }
 
-    /// FinishRegistration with an optional second factor (MFA.md §10): the token folds out
+    /// FinishRegistration with an optional second factor (docs/MFA.md §10): the token folds out
     /// f0(pin0) + f1(pin1); an empty `pin1` gives the Milagro token.
     func finishRegistration(_ user: MPinUser, pin0 pin: borrowing SecretBytes, pin1: borrowing SecretBytes) -> MPinStatus {
         if let refusal = check(user, in: [.startedRegistration, .activated]) { return refusal }

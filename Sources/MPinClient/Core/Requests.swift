@@ -2,13 +2,13 @@ import MPinJSON
 import MPinWire
 
 /// Which SDK request a response belongs to: selects the per-request status overrides of
-/// PROTOCOL.md §7.2 on top of the generic mapping of §7.1.
+/// docs/PROTOCOL.md §7.2 on top of the generic mapping of §7.1.
 enum RequestContext {
     case generic
     case register
-    /// A registration carrying an MFA access code (MFA.md §8): 404 means the code is dead.
+    /// A registration carrying an MFA access code (docs/MFA.md §8): 404 means the code is dead.
     case registerWithAccessCode
-    /// `codeStatus` (MFA.md §4): 404 means the access code is unknown, expired or used up.
+    /// `codeStatus` (docs/MFA.md §4): 404 means the access code is unknown, expired or used up.
     case codeStatus
     case clientSecret1
     case clientSecret2

@@ -61,7 +61,7 @@ extension MPinStatus.Code {
     }
 }
 
-/// The user states of the SDK (PROTOCOL.md §7.4).
+/// The user states of the SDK (docs/PROTOCOL.md §7.4).
 public enum MPinUserState: String, Sendable, CaseIterable {
     case invalid = "INVALID"
     case startedRegistration = "STARTED_REGISTRATION"
@@ -93,7 +93,7 @@ public struct MPinSessionDetails: Sendable, Equatable {
 }
 
 /// A registration code issued with an authentication (MPinMFA's FinishAuthenticationRegCode,
-/// MFA.md §8), with the fields of `MPinOTP`: `otp` is the code, times in seconds.
+/// docs/MFA.md §8), with the fields of `MPinOTP`: `otp` is the code, times in seconds.
 public struct MPinRegCode: Sendable, Equatable {
     public var otp = ""
     /// Seconds since the epoch.

@@ -1,5 +1,5 @@
 // Named values the client core keeps between runs, the counterpart of the SDK's IStorage.
-// The core keeps one JSON document per storage (PROTOCOL.md §3.9); names let it keep more.
+// The core keeps one JSON document per storage (docs/PROTOCOL.md §3.9); names let it keep more.
 
 /// Why a storage operation failed. `path` names the file or directory concerned; nothing here
 /// ever contains the stored value.

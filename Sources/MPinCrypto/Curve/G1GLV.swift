@@ -4,7 +4,7 @@
 /// Everything here is constant-time in k: the split is fixed-length arithmetic, the signs are
 /// applied by masked selection, and the joint multiplication has a fixed schedule.
 enum G1GLV {
-    /// β, a primitive cube root of unity in Fp (CRYPTO.md §1), matching λ below.
+    /// β, a primitive cube root of unity in Fp (docs/CRYPTO.md §1), matching λ below.
     static let beta = Fp(UInt256(0x31e0931794235c97, 0x40bddf6471ef8756, 0x480000000ca83f14, 0))
     // Reduced lattice basis of {(a, b) : a + b·λ ≡ 0 mod r}: v1 = (a1, −|b1|), v2 = (a2, b2).
     static let a1 = UInt256(0x8000000007802561, 0, 0, 0)

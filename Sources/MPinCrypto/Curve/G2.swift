@@ -13,7 +13,7 @@ public enum BN254G2Curve: WeierstrassCurve {
 public typealias G2Point = ProjectivePoint<BN254G2Curve>
 
 extension ProjectivePoint where C == BN254G2Curve {
-    /// Milagro's G2 generator (CRYPTO.md §1).
+    /// Milagro's G2 generator (docs/CRYPTO.md §1).
     public static let generator = G2Point(
         affineX: Fp2(Fp(UInt256(hex: "19682d2c7053b256358b2500f5c34bbb907c85bfa03e2726c0851ceee4d2ec74")!),
                      Fp(UInt256(hex: "1466b9ec3e19f64aa011c937a8e99743f81b97b0c209c30f47a58e8b2e29cfe1")!)),

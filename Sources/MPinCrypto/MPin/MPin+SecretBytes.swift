@@ -33,7 +33,7 @@ extension MPin {
         return SecretBytes(taking: &token)
     }
 
-    /// The token of a user with two factors (MFA.md §10): TOKEN = CS − (f0(pin0) + f1(pin1))·A.
+    /// The token of a user with two factors (docs/MFA.md §10): TOKEN = CS − (f0(pin0) + f1(pin1))·A.
     /// With an empty `pin1` this is `extractPIN(mpinID:pin:clientSecret:)`, bit for bit.
     public static func extractPIN(mpinID: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
                                   clientSecret: borrowing SecretBytes) throws(MPinCryptoError) -> SecretBytes {
@@ -64,7 +64,7 @@ extension MPin {
         return Pass1(u: r.u, ut: r.ut, sec: SecretBytes(taking: &r.sec))
     }
 
-    /// Client pass 1 for a user with two factors (MFA.md §10): SEC = TOKEN + (f0(pin0) +
+    /// Client pass 1 for a user with two factors (docs/MFA.md §10): SEC = TOKEN + (f0(pin0) +
     /// f1(pin1))·A (+ the time permit). With an empty `pin1` this is the one-PIN `client1`.
     public static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin0: borrowing SecretBytes,
                                pin1: borrowing SecretBytes, token: borrowing SecretBytes,

@@ -1,5 +1,5 @@
 /// The M-Pin primitives on BN254CX, byte-compatible with Milagro's `mpin_BN254CX.c`
-/// (CRYPTO.md §3–§7). Byte arrays are Milagro's octets: G1 points 65 bytes (0x04 ‖ x ‖ y),
+/// (docs/CRYPTO.md §3–§7). Byte arrays are Milagro's octets: G1 points 65 bytes (0x04 ‖ x ‖ y),
 /// G2 points 128 bytes, scalars and hashes 32 big-endian bytes, dates in days since the epoch
 /// (0 = no time permit).
 ///
@@ -21,7 +21,7 @@ public enum MPin {
         case badPIN = -19
     }
 
-    // MARK: Hashing (§3)
+    // MARK: Hashing (docs/CRYPTO.md §3)
 
     /// HASH_ID = SHA-256(MPIN_ID).
     public static func hashID(_ mpinID: some Sequence<UInt8>) -> [UInt8] { SHA256.hash(mpinID) }
@@ -54,7 +54,7 @@ public enum MPin {
         return Fr(UInt256(bigEndian: h.finalize())!).bytes
     }
 
-    // MARK: Secrets issued by the D-TAs (§4)
+    // MARK: Secrets issued by the D-TAs (docs/CRYPTO.md §4)
 
     /// A new master-secret share: uniform in [0, r), 32 bytes.
     public static func randomMasterSecret() throws(MPinCryptoError) -> [UInt8] { try SystemRandom.scalar() }
@@ -93,7 +93,7 @@ public enum MPin {
         try (G2Point(bytes: w1) + G2Point(bytes: w2)).encoded()
     }
 
-    // MARK: PIN handling (§5)
+    // MARK: PIN handling (docs/CRYPTO.md §5)
 
     /// The 14-bit multiplier Milagro derives from a PIN value: (pin % 10000) with C's
     /// truncating remainder, then its low 14 bits in two's complement.
@@ -110,7 +110,7 @@ public enum MPin {
     }
 
     /// The value the original SDK passes as "pin": Java's String.hashCode over the PIN's
-    /// bytes (h = 31·h + c, 32-bit wrap, bytes taken as signed), CRYPTO.md §5.2.
+    /// bytes (h = 31·h + c, 32-bit wrap, bytes taken as signed), docs/CRYPTO.md §5.2.
     /// The loop runs over every byte whatever its value (the PIN's length is not secret).
     public static func sdkPINValue(_ pin: some Sequence<UInt8>) -> Int32 {
         var h: Int32 = 0
@@ -136,7 +136,7 @@ public enum MPin {
         return try (t + pinPoint).encoded()
     }
 
-    // MARK: Client (§6)
+    // MARK: Client (docs/CRYPTO.md §6)
 
     /// Client pass 1 (`MPIN_CLIENT_1`): SEC = TOKEN + f(pin)·A (+ TP when given), U = x·A and,
     /// when date ≠ 0, UT = x·(A + T). UT is nil when date = 0. A negative date throws.
@@ -182,7 +182,7 @@ public enum MPin {
         return (u, ut, try client2(x: x, y: y, sec: sec), y)
     }
 
-    // MARK: Server (§7)
+    // MARK: Server (docs/CRYPTO.md §7)
 
     /// Server pass 1 (`MPIN_SERVER_1`): HID = A and, when date ≠ 0, HTID = A + T.
     public static func server1(date: Int32, mpinID: [UInt8]) throws(MPinCryptoError) -> (hid: [UInt8], htid: [UInt8]?) {

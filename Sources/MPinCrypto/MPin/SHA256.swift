@@ -46,7 +46,7 @@ public struct SHA256: Sendable {
         buffer += [UInt8](repeating: 0, count: 56 - buffer.count)
         for i in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(i))) }
         compress(buffer)
-        // The buffer held the message's last block, which may be a secret (MFA.md §10 hashes
+        // The buffer held the message's last block, which may be a secret (docs/MFA.md §10 hashes
         // pin1): wipe it before its memory is released.
         buffer.wipe()
         buffer.removeAll()

@@ -1,6 +1,6 @@
 /// The optimal ate pairing e: G2 × G1 → GT ⊂ Fp12* on BN254CX, bit-compatible with
 /// Milagro's `PAIR_ate` + `PAIR_fexp` (same loop, corrections and final exponentiation, so
-/// the GT bytes match; CRYPTO.md §1 gives a test value).
+/// the GT bytes match; docs/CRYPTO.md §1 gives a test value).
 ///
 /// The sequence of field operations depends only on the public curve constants, never on
 /// the points, so pairing a secret point (the server secret) is constant-time.

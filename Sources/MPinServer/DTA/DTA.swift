@@ -3,7 +3,7 @@ import MPinCrypto
 import MPinWire
 
 /// A Distributed Trusted Authority: holds one master-secret share and issues its half of
-/// server secrets, client secrets and time permits (PROTOCOL.md Appendix A). Every request
+/// server secrets, client secrets and time permits (docs/PROTOCOL.md Appendix A). Every request
 /// must carry a valid HMAC signature of the RPS; signatures expire. The share never leaves
 /// this value.
 public struct DTA: Sendable {

@@ -1,6 +1,6 @@
 import Hummingbird
 
-/// An OAuth 2.0 error (RFC 6749 §5.2, §4.1.2.1) as the OpenID endpoints answer it (MFA.md §9):
+/// An OAuth 2.0 error (RFC 6749 §5.2, §4.1.2.1) as the OpenID endpoints answer it (docs/MFA.md §9):
 /// `{"error": …, "error_description": …}`. The description names a parameter, never a value.
 struct OAuthError: Error, Sendable, Equatable {
     var httpStatus: Int
@@ -44,7 +44,7 @@ extension OAuthError: HTTPResponseError {
     func jsonResponse() -> Response {
         var headers: HTTPFields = [.cacheControl: "no-store"]
         // RFC 6749 §5.2 asks for a Basic challenge here; Foundation's URLSession on Linux then
-        // never completes the request, so the challenge is withheld (noted in MFA.md §7).
+        // never completes the request, so the challenge is withheld (noted in docs/MFA.md §7).
         _ = basicChallenge
         return JSONResponse(status: httpStatus, OAuthErrorBody(error: code, error_description: description),
                             headers: headers).response()

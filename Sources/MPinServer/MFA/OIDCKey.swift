@@ -3,7 +3,7 @@ import JWTKit
 import MPinCrypto
 import MPinWire
 
-/// The OpenID provider's signing key (MFA.md §7.1): one P-256 key in `DIR/oidc-es256.pem`
+/// The OpenID provider's signing key (docs/MFA.md §7.1): one P-256 key in `DIR/oidc-es256.pem`
 /// (PKCS#8 PEM, 0600), made at the first start that needs it. Signs ID tokens with ES256
 /// through jwt-kit and publishes the public half as a JWK.
 struct OIDCKey: Sendable {
@@ -49,7 +49,7 @@ struct JWKSet: Codable, Sendable {
     var keys: [PublicJWK]
 }
 
-/// The claims of an ID token (MFA.md §7.1). The server only signs them; verifying is the
+/// The claims of an ID token (docs/MFA.md §7.1). The server only signs them; verifying is the
 /// relying party's business, so `verify` checks just the expiry.
 struct IDTokenClaims: JWTPayload, Equatable {
     var iss: String

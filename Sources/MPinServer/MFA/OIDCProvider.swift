@@ -16,7 +16,7 @@ struct OIDCProvider: Sendable {
 
     private var mfa: MFAConfig { config.mfa }
 
-    /// The issuer and base URL (MFA.md §7.1): `publicBaseURL`, else `http://` + the request's
+    /// The issuer and base URL (docs/MFA.md §7.1): `publicBaseURL`, else `http://` + the request's
     /// host, which suits a server reached directly (tests, a LAN); a deployment sets the former.
     func issuer(_ request: Request) throws(OAuthError) -> String {
         if var base = config.publicBaseURL, !base.isEmpty {
@@ -121,7 +121,7 @@ struct OIDCProvider: Sendable {
         return Self.page(answer)
     }
 
-    /// The client id header (MFA.md §1.2): either spelling; when present it must name the app.
+    /// The client id header (docs/MFA.md §1.2): either spelling; when present it must name the app.
     static func checkClientHeader(_ request: Request, clientID: String) throws(OAuthError) {
         let names: Set<String> = ["x-miracl-cid", "x-miracl-client-id"]
         let values = request.headers.filter { names.contains($0.name.canonicalName) }.map(\.value)

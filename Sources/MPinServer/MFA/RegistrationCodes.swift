@@ -1,7 +1,7 @@
 import Foundation
 import MPinWire
 
-/// Registration codes (MFA.md §8): a device that proves the user's PIN gets a short code with
+/// Registration codes (docs/MFA.md §8): a device that proves the user's PIN gets a short code with
 /// which another device registers the same identity without identity verification.
 extension RPS {
     /// Digits of a registration code: 10^12 values, against a handful of live codes per user
@@ -36,7 +36,7 @@ extension RPS {
         throw ServerError.unavailable("No registration code available")
     }
 
-    /// The MFA parts of a registration request (MFA.md §8): a `wid` must name a live session
+    /// The MFA parts of a registration request (docs/MFA.md §8): a `wid` must name a live session
     /// (404 otherwise; it is not used up), a `regCode` must be 12 digits (403 otherwise). Returns
     /// the hash of the registration code to use up with the registration, if there is one.
     func checkMFARegistration(_ req: RegisterRequest, now: Date) async throws(ServerError) -> String? {

@@ -2,7 +2,7 @@ import Hummingbird
 import MPinWire
 
 extension OIDCProvider {
-    /// The OpenID provider's endpoints and the service details, at the root (MFA.md §3, §5, §7).
+    /// The OpenID provider's endpoints and the service details, at the root (docs/MFA.md §3, §5, §7).
     func rootRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("service", .get) { request, _ in JSONResponse(try self.serviceDetails(request)) }
@@ -25,7 +25,7 @@ extension OIDCProvider {
         return routes
     }
 
-    /// `codeStatus` under the RPS prefix (MFA.md §4).
+    /// `codeStatus` under the RPS prefix (docs/MFA.md §4).
     func prefixRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("codeStatus", .post) { request, _ in

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import MPinWire
 
-/// The MFA platform's state (MFA.md §11): applications, sessions started by `/authorize`
+/// The MFA platform's state (docs/MFA.md §11): applications, sessions started by `/authorize`
 /// with their access codes, and authorization codes. Same contract as `ServerStorage`: each
 /// method is one transaction, codes arrive and are kept as hashes.
 protocol MFAStorage: Sendable {
@@ -10,13 +10,13 @@ protocol MFAStorage: Sendable {
     func app(clientID: String) async throws -> StoredApp?
     /// Stores a new session; false if its access code or webOTT hash is already in use.
     func createSession(_ session: NewMFASession) async throws -> Bool
-    /// Applies a `codeStatus` verb to a live session (MFA.md §4); nil when there is none.
+    /// Applies a `codeStatus` verb to a live session (docs/MFA.md §4); nil when there is none.
     func codeStatus(accessCodeHash: String, verb: CodeStatusVerb, now: Date) async throws -> SessionView?
-    /// The browser's poll (MFA.md §5.3); nil for no live session.
+    /// The browser's poll (docs/MFA.md §5.3); nil for no live session.
     func pollSession(webOTTHash: String, now: Date) async throws -> SessionPoll?
-    /// Consumes an authorization code for `clientID` (MFA.md §7).
+    /// Consumes an authorization code for `clientID` (docs/MFA.md §7).
     func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption
-    /// Keeps a registration code of `userID` (MFA.md §8); false if its hash is already in use.
+    /// Keeps a registration code of `userID` (docs/MFA.md §8); false if its hash is already in use.
     func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool
 }
 
@@ -93,7 +93,7 @@ enum Redemption: Sendable, Equatable {
     case granted(AuthorizationGrant)
 }
 
-/// Access codes (MFA.md §1): 32 lower-case hex characters. In the pass-2 record (`auth.wid`)
+/// Access codes (docs/MFA.md §1): 32 lower-case hex characters. In the pass-2 record (`auth.wid`)
 /// an access code is kept as `ac:` + its hash, so the record never holds the code itself
 /// and cannot be taken for an access number.
 enum AccessCode {
@@ -197,7 +197,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// The access-code step of a successful verdict (MFA.md §6, step 3): the session becomes
+    /// The access-code step of a successful verdict (docs/MFA.md §6, step 3): the session becomes
     /// authenticated for `userID` and an authorization code is stored; nil when the session is
     /// no longer usable.
     static func authorize(_ db: Database, accessCodeHash: String, userID: String, code: NewAuthorizationCode,
@@ -221,7 +221,7 @@ extension SQLiteStorage {
     }
 }
 
-/// Redirect URLs of the code flow (MFA.md §5.3): parameters appended with `?` or `&`,
+/// Redirect URLs of the code flow (docs/MFA.md §5.3): parameters appended with `?` or `&`,
 /// percent-encoded except RFC 3986's unreserved characters.
 enum OAuthRedirect {
     static func url(_ base: String, _ parameters: KeyValuePairs<String, String>) -> String {
