@@ -48,7 +48,7 @@ final class WireCodingTests: XCTestCase {
     }
 
     func testTheClientReadsWithTheSDKDefaults() throws {
-        // Missing and wrongly typed fields take the SDK's defaults instead of failing (PROTOCOL §2.1).
+        // Missing and wrongly typed fields take the SDK's defaults instead of failing (docs/PROTOCOL.md §2.1).
         let settings = try XCTUnwrap(WireCoding.lenient(ClientSettings.self, from: try object(
             #"{"mpinAuthServerURL":"http://a/rps","requestOTP":"yes","accessNumberDigits":7,"usePermits":"no","cSum":1.5}"#)))
         XCTAssertEqual(settings.mpinAuthServerURL, "http://a/rps")
