@@ -108,23 +108,18 @@ public struct TLSCredentials: Sendable {
     /// The key file's text, after checking that it is a regular file private to its owner.
     /// The mode is checked on the open descriptor, so the file checked is the file read.
     private static func readKeyFile(_ path: String) throws(TLSSetupError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        guard fd >= 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path, "not a regular file") }
-        guard st.st_mode & 0o077 == 0 else { throw .keyNotPrivate(path, mode: UInt32(st.st_mode & 0o7777)) }
-        return try readAll(fd, path, sizeHint: Int(st.st_size))
+        try readFile(path, privateToOwner: true)
     }
 
-    private static func readFile(_ path: String) throws(TLSSetupError) -> String {
+    /// A regular file's text; with `privateToOwner`, refused when group or others have any access.
+    private static func readFile(_ path: String, privateToOwner: Bool = false) throws(TLSSetupError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
         guard st.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path, "not a regular file") }
+        if privateToOwner, st.st_mode & 0o077 != 0 { throw .keyNotPrivate(path, mode: UInt32(st.st_mode & 0o7777)) }
         return try readAll(fd, path, sizeHint: Int(st.st_size))
     }
 
