@@ -16,8 +16,8 @@ struct ServerRoutes: Sendable {
 
     /// The router, with the middleware every response goes through (outermost first): the
     /// request log, CORS, errors as JSON, the body limit.
-    func router(logger: Logger) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    func router(logger: Logger) -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: OriginalCORSMiddleware())
         router.add(middleware: ErrorResponseMiddleware())

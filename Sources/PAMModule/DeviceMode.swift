@@ -1,0 +1,43 @@
+import CPAMShim
+import MPinClient
+import MPinLogin
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mode = device`: the login is approved on the user's own device (MPinLogin.DeviceLogin).
+extension PAMSession {
+    func approveOnDevice(config: LoginConfig, user: String, started: MonotonicInstant) -> Int32 {
+        var login = DeviceLogin(config: config, platform: platform(config))
+        if options.debug { login.note = { debug($0) } }
+        let description = DeviceLogin.describe(host: hostName(), unixUser: user, service: item(PAM_SERVICE),
+                                               remoteHost: item(PAM_RHOST))
+        let (outcome, identity) = login.run(unixUser: user, description: description) { number, text in
+            tell(PAM_TEXT_INFO, "Approve this login on your device: access number \(DeviceLogin.grouped(number)) (\(text))\n"
+                 + "On your device run: mpin approve \(number)")
+        }
+        var code = pamCode(outcome)
+        // A refusal, another identity or no approval in time are authentication failures.
+        if case .failed = outcome { code = PAM_AUTH_ERR }
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, mode: " mode=device")
+        switch outcome {
+        case .success: break
+        case .unavailable: tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
+        case .unknownUser: break
+        default: tell(PAM_ERROR_MSG, "The login was not approved.")
+        }
+        return code
+    }
+
+    /// A PAM string item, or "" (PAM_SERVICE, PAM_RHOST).
+    func item(_ type: Int32) -> String {
+        guard let value = mpin_pam_string_item(handle, type) else { return "" }
+        return String(cString: value)
+    }
+
+    func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(cString: buffer)
+    }
+}
