@@ -77,12 +77,15 @@ else
 		$(SHARED)/vectors/mpin_dvs_BN254CX_sample.json
 endif
 
-# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1.
+# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
+# token mode and in device mode (approved by the per-user `mpin` command).
 test-pam:
 	$(call release_product,pam_mpin)
 	$(call release_product,mpinctl)
 	$(call release_product,mpin-server)
+	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
+	bash Tests/Integration/device-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
 # user and sudo's PAM file are restored afterwards.
@@ -150,10 +153,12 @@ test-fuzz:
 install: deps
 	$(SWIFT) build -c release --product pam_mpin
 	$(SWIFT) build -c release --product mpinctl
+	$(SWIFT) build -c release --product mpin
 	$(SWIFT) build -c release --product mpin-server
 	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
 	install -m 0644 -s --strip-program=strip .build/release/libpam_mpin.so $(DESTDIR)$(PAMDIR)/pam_mpin.so
 	install -m 0755 .build/release/mpinctl $(DESTDIR)$(PREFIX)/sbin/mpinctl
+	install -m 0755 .build/release/mpin $(DESTDIR)$(PREFIX)/bin/mpin
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
 	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
 	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)

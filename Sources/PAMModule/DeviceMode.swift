@@ -10,11 +10,23 @@ extension PAMSession {
     func approveOnDevice(config: LoginConfig, user: String, started: MonotonicInstant) -> Int32 {
         var login = DeviceLogin(config: config, platform: platform(config))
         if options.debug { login.note = { debug($0) } }
+        let remoteHost = item(PAM_RHOST)
         let description = DeviceLogin.describe(host: hostName(), unixUser: user, service: item(PAM_SERVICE),
-                                               remoteHost: item(PAM_RHOST))
+                                               remoteHost: remoteHost)
         let (outcome, identity) = login.run(unixUser: user, description: description) { number, text in
-            tell(PAM_TEXT_INFO, "Approve this login on your device: access number \(DeviceLogin.grouped(number)) (\(text))\n"
-                 + "On your device run: mpin approve \(number)")
+            let message = "Approve this login on your device: access number \(DeviceLogin.grouped(number)) (\(text))\n"
+                + "On your device run: mpin approve \(number)"
+            // sshd's keyboard-interactive passes informational text on only with the next
+            // prompt, so a remote login gets the message as a prompt (its answer is ignored);
+            // the wait starts once the user has pressed Enter.
+            if remoteHost.isEmpty {
+                tell(PAM_TEXT_INFO, message)
+            } else {
+                var response: UnsafeMutablePointer<CChar>? = nil
+                if mpin_pam_converse(handle, PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ", &response) == PAM_SUCCESS {
+                    mpin_pam_wipe_free(response)
+                }
+            }
         }
         var code = pamCode(outcome)
         // A refusal, another identity or no approval in time are authentication failures.

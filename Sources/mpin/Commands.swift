@@ -59,7 +59,7 @@ struct Approve: ParsableCommand {
         let (status, description) = sdk.accessNumberDescription(number)
         try check(status)
         print("Login waiting for approval: \(description.isEmpty ? "(no description)" : description)")
-        print("Approving as \(user.id).")
+        print("Approving as \(user.id). If the login waits at a prompt, press Enter there once you have typed the PIN.")
         fflush(nil)
         try check(sdk.startAuthentication(user))
         let pin = try global.readPIN("M-Pin PIN for \(user.id): ")

@@ -24,6 +24,8 @@ write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
 
 service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
 service device       "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+service device-remote "auth required /usr/lib/x86_64-linux-gnu/pam_wrapper/pam_set_items.so" \
+                      "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
 service device-short "auth required $MODULE config=$WORK/mpin.conf device_timeout=2" "account required pam_permit.so"
 
 ctl() { "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
@@ -37,7 +39,7 @@ pam_start() {
   : > "$WORK/pam.out"
   LD_PRELOAD="libpam_wrapper.so /usr/libexec/coreutils/libstdbuf.so" _STDBUF_O=L PAM_WRAPPER=1 \
     PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
-    timeout 60 pamtester "$1" "$2" authenticate </dev/null >"$WORK/pam.out" 2>&1 &
+    timeout 60 pamtester "$1" "$2" authenticate <"${PAM_STDIN:-/dev/null}" >"$WORK/pam.out" 2>&1 &
   PAM_PID=$!
   PIDS+=("$PAM_PID")
 }
@@ -95,6 +97,23 @@ echo "# approval to PAM_SUCCESS (mpin approve started -> pamtester done): $((T1 
 AGAIN=$(echo 1234 | mpin_as alice approve "$N" --pin-stdin 2>&1)
 AGAIN_RC=$?
 check_all "an access number cannot be approved twice" '[ "$AGAIN_RC" -eq 1 ] && grep -q INCORRECT_ACCESS_NUMBER <<<"$AGAIN"'
+
+# A remote login (PAM_RHOST set, as sshd does) gets the message as a prompt, since sshd's
+# keyboard-interactive shows informational text only with a prompt; Enter starts the wait.
+mkfifo "$WORK/enter"
+PAM_RHOST=10.1.2.3 PAM_STDIN="$WORK/enter" pam_start device-remote alice
+exec 7>"$WORK/enter"
+N=$(access_number)
+check_all "a remote login asks with a prompt naming the remote host" \
+  'grep -q "Press Enter once approved:" "$WORK/pam.out" && grep -q "service device-remote, from 10.1.2.3)" "$WORK/pam.out"'
+# The device's approval waits (mobileWaitSeconds) for the login to take it up, which it does
+# once Enter is pressed.
+echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1 &
+APPROVE_PID=$!
+sleep 1; echo >&7; exec 7>&-
+wait "$APPROVE_PID"; APPROVE_RC=$?
+pam_wait
+check_all "a remote login approved, then Enter, succeeds" '[ "$APPROVE_RC" -eq 0 ] && [ "$RC" -eq 0 ]'
 
 # Another identity approves alice's login.
 pam_start device alice

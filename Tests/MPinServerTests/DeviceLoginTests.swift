@@ -92,7 +92,8 @@ final class DeviceLoginTests: XCTestCase {
             let (wrong, _) = try await alice.passes(pin: "0000", wid: an.accessNumber)
             let wrongResult = try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(wrong)))
             XCTAssertEqual(wrongResult.status, 401)
-            XCTAssertEqual(try await client.get("/rps/accessnumber/\(an.accessNumber)").status, 200)
+            let stillLive = try await client.get("/rps/accessnumber/\(an.accessNumber)").status
+            XCTAssertEqual(stillLive, 200)
 
             let (p2, _) = try await alice.passes(pin: "1111", wid: an.accessNumber)
             let device = Task { try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2))) }
@@ -104,7 +105,8 @@ final class DeviceLoginTests: XCTestCase {
             }
             let ott = try XCTUnwrap(authOTT)
             // Approved: the description is gone, and a second device cannot approve the number.
-            XCTAssertEqual(try await client.get("/rps/accessnumber/\(an.accessNumber)").status, 404)
+            let gone = try await client.get("/rps/accessnumber/\(an.accessNumber)").status
+            XCTAssertEqual(gone, 404)
             let (second, _) = try await mallory.passes(pin: "2222", wid: an.accessNumber)
             let secondResult = try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(second)))
             XCTAssertEqual(secondResult.status, 412)
@@ -123,7 +125,8 @@ final class DeviceLoginTests: XCTestCase {
             // The requester's step is single use too.
             let replay = try await client.post("/authenticate", TokenAuthenticateRequest(authOTT: ott))
             XCTAssertEqual(replay.status, 408)
-            XCTAssertEqual(try await client.post("/rps/accessnumber", AccessNumberPollRequest(webOTT: an.webOTT)).status, 401)
+            let polled = try await client.post("/rps/accessnumber", AccessNumberPollRequest(webOTT: an.webOTT)).status
+            XCTAssertEqual(polled, 401)
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
