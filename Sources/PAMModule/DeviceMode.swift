@@ -19,7 +19,7 @@ extension PAMSession {
             // sshd's keyboard-interactive passes informational text on only with the next
             // prompt, so a remote login gets the message as a prompt (its answer is ignored);
             // the wait starts once the user has pressed Enter.
-            if remoteHost.isEmpty {
+            if !asksWithPrompt(remoteHost: remoteHost, tty: item(PAM_TTY)) {
                 tell(PAM_TEXT_INFO, message)
             } else {
                 var response: UnsafeMutablePointer<CChar>? = nil
@@ -41,7 +41,13 @@ extension PAMSession {
         return code
     }
 
-    /// A PAM string item, or "" (PAM_SERVICE, PAM_RHOST).
+    /// Whether the message must come as a prompt: a remote login without a terminal device
+    /// (sshd sets PAM_RHOST and PAM_TTY "ssh"); sudo and login have a /dev/ terminal.
+    func asksWithPrompt(remoteHost: String, tty: String) -> Bool {
+        !remoteHost.isEmpty && !tty.hasPrefix("/dev/")
+    }
+
+    /// A PAM string item, or "" (PAM_SERVICE, PAM_RHOST, PAM_TTY).
     func item(_ type: Int32) -> String {
         guard let value = mpin_pam_string_item(handle, type) else { return "" }
         return String(cString: value)

@@ -101,7 +101,7 @@ check_all "an access number cannot be approved twice" '[ "$AGAIN_RC" -eq 1 ] && 
 # A remote login (PAM_RHOST set, as sshd does) gets the message as a prompt, since sshd's
 # keyboard-interactive shows informational text only with a prompt; Enter starts the wait.
 mkfifo "$WORK/enter"
-PAM_RHOST=10.1.2.3 PAM_STDIN="$WORK/enter" pam_start device-remote alice
+PAM_RHOST=10.1.2.3 PAM_TTY=ssh PAM_STDIN="$WORK/enter" pam_start device-remote alice
 exec 7>"$WORK/enter"
 N=$(access_number)
 check_all "a remote login asks with a prompt naming the remote host" \
@@ -114,6 +114,14 @@ sleep 1; echo >&7; exec 7>&-
 wait "$APPROVE_PID"; APPROVE_RC=$?
 pam_wait
 check_all "a remote login approved, then Enter, succeeds" '[ "$APPROVE_RC" -eq 0 ] && [ "$RC" -eq 0 ]'
+
+# A login with a terminal device (sudo, login) gets the message as information, even with PAM_RHOST.
+PAM_RHOST=db1 PAM_TTY=/dev/pts/7 pam_start device-remote alice
+N=$(access_number)
+check "a login on a terminal is told, not asked" bash -c '! grep -q "Press Enter" "$1"' _ "$WORK/pam.out"
+echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check "a login on a terminal approved from the device succeeds" [ "$RC" -eq 0 ]
 
 # Another identity approves alice's login.
 pam_start device alice

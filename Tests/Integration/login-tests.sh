@@ -150,6 +150,22 @@ check_all "sudo: the right PIN runs the command as root" '[ "$SUDO_RC" -eq 0 ] &
 sudo_as 1357
 check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ]'
 check "sudo: the user is told the PIN was wrong" grep -q 'Wrong PIN.' "$WORK/sudo.err"
+# sudo in device mode: sudo has a terminal, so the message comes as information; the device
+# approves, and the command runs.
+printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' \
+  "$MODULE" "$WORK/mpin-device.conf" > /etc/pam.d/sudo
+# On a pty (script), as in a terminal: sudo's output to a file would be held back in its buffer.
+script -qfec "runuser -u $TESTUSER -- sudo -k /usr/bin/id -un" "$WORK/sudo-dev.out" </dev/null >/dev/null 2>&1 &
+SUDO_PID=$!
+N=""
+for _ in $(seq 1 100); do
+  N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.out" | head -1); [ -n "$N" ] && break; sleep 0.1
+done
+[ -n "$N" ] && echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" approve "$N" --pin-stdin >/dev/null 2>&1
+wait "$SUDO_PID"; SUDO_RC=$?
+check_all "sudo, device mode: shown the number, approved from the device, runs as root" \
+  '[ -n "$N" ] && [ "$SUDO_RC" -eq 0 ] && grep -qaE "(^|[^a-z])root.?$" "$WORK/sudo-dev.out"'
+[ -n "${VERBOSE:-}" ] && { echo "N=$N rc=$SUDO_RC"; cat "$WORK/sudo-dev.out"; } >&2
 restore_sudo_pam
 if [ -n "${ORIGINAL_SUDO_PAM:-}" ]; then
   check "sudo's PAM file is restored" [ "$(sha256sum < /etc/pam.d/sudo)" = "$ORIGINAL_SUDO_PAM" ]
