@@ -101,6 +101,8 @@ bench: deps
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
 	bash Tests/Integration/pam-bench.sh
+	$(SWIFT) build -c release --product mpin
+	bash Tests/Integration/device-bench.sh
 
 # The main job on the embedded backend: server, registration, two PAM logins.
 demo: deps
