@@ -19,7 +19,20 @@ extension PAMSession {
             // sshd's keyboard-interactive passes informational text on only with the next
             // prompt, so a remote login gets the message as a prompt (its answer is ignored);
             // the wait starts once the user has pressed Enter.
-            if !asksWithPrompt(remoteHost: remoteHost, tty: item(PAM_TTY)) {
+            let tty = item(PAM_TTY)
+            // On a terminal (sudo, login, ssh), the number as a QR code too, for a phone's
+            // camera; in messages of at most 5 lines, within PAM's 512-byte message size.
+            if tty.hasPrefix("/dev/") || tty == "ssh", let code = QRCode(digits: number) {
+                var lines: [Substring] = code.halfBlocks().split(separator: "\n")
+                while !lines.isEmpty {
+                    let chunk = lines.prefix(5)
+                    lines.removeFirst(chunk.count)
+                    var block = ""
+                    for (i, line) in chunk.enumerated() { block += (i == 0 ? "" : "\n") + line }
+                    tell(PAM_TEXT_INFO, block)
+                }
+            }
+            if !asksWithPrompt(remoteHost: remoteHost, tty: tty) {
                 tell(PAM_TEXT_INFO, message)
             } else {
                 var response: UnsafeMutablePointer<CChar>? = nil

@@ -93,6 +93,7 @@ SENT=$(sed -n 's/.*access number [0-9-]* (\(.*\))$/\1/p' <<<"$OUT" | head -1)
 check_all "mpin approve shows the description the module sent" \
   '[ -n "$SENT" ] && grep -qF "Login waiting for approval: $SENT" <<<"$SHOWN"'
 check "the PIN is not logged" bash -c '! grep -q 1234 <<<"$1"' _ "$OUT"
+cp "$WORK/pam.out" "$WORK/pam.out.first"
 echo "# approval to PAM_SUCCESS (mpin approve started -> pamtester done): $((T1 - T0)) ms"
 AGAIN=$(echo 1234 | mpin_as alice approve "$N" --pin-stdin 2>&1)
 AGAIN_RC=$?
@@ -119,6 +120,8 @@ check_all "a remote login approved, then Enter, succeeds" '[ "$APPROVE_RC" -eq 0
 PAM_RHOST=db1 PAM_TTY=/dev/pts/7 pam_start device-remote alice
 N=$(access_number)
 check "a login on a terminal is told, not asked" bash -c '! grep -q "Press Enter" "$1"' _ "$WORK/pam.out"
+check_all "a login on a terminal also gets the QR code in half blocks" '[ "$(grep -c "^[█▀▄ ]\{25\}$" "$WORK/pam.out")" -eq 13 ]'
+check "no QR code without a terminal" bash -c '! grep -q "█" "$1"' _ "$WORK/pam.out.first"
 echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1
 pam_wait
 check "a login on a terminal approved from the device succeeds" [ "$RC" -eq 0 ]
