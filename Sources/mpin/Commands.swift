@@ -94,6 +94,9 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
+        guard FileManager.default.fileExists(atPath: store.directory) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: no identity is registered here")
+        }
         let all = try store.accounts.all()
         guard let id = identity ?? (all.count == 1 ? all[0].unixUser : nil) else {
             throw CLIError(status: .failed, message: all.isEmpty ? "USER_UNKNOWN: no identity is registered here"

@@ -80,7 +80,11 @@ struct GlobalOptions: ParsableArguments {
     /// with an SDK whose backend is set to the identity's.
     func registered(_ identity: String?) throws -> (sdk: MPinSDK, user: MPinUser, backend: String) {
         let store = try UserStore.open(store, create: false)
-        let all = try store.accounts.all()
+        guard FileManager.default.fileExists(atPath: store.directory) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: no identity is registered here; run `mpin register`")
+        }
+        let all: [(unixUser: String, account: AccountMap.Account)]
+        do { all = try store.accounts.all() } catch { throw CLIError(status: .storage, message: "STORAGE_ERROR: \(error)") }
         let chosen: AccountMap.Account
         if let identity {
             guard let a = all.first(where: { $0.unixUser == identity })?.account else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MPinClient
 
 /// mpin: the user's own M-Pin device, no root needed. It holds the user's tokens and approves
 /// logins that wait for an access number (pam_mpin's `mode = device`).
@@ -17,6 +18,9 @@ do {
 } catch let error as CLIError {
     printError(error.message)
     exit(error.status.rawValue)
+} catch let error as StorageError {
+    printError("STORAGE_ERROR: \(error)")
+    exit(ExitStatus.storage.rawValue)
 } catch {
     MPinCommand.exit(withError: error)
 }

@@ -68,6 +68,12 @@ echo 5555 | mpin_as bob register --backend "$BACKEND" --identity bob@example.org
 echo 7777 | mpin_as carol register --backend "$BACKEND" --identity carol@example.org --pin-stdin >/dev/null
 check_all "mpin list shows the device's identity" 'mpin_as alice list | grep -q "^alice@example.org	$BACKEND	REGISTERED$"'
 
+mkdir -p "$WORK/home-nobody"
+NOREG=$(mpin_as nobody approve 4241703 --pin-stdin </dev/null 2>&1)
+check "mpin approve without a registration says USER_UNKNOWN" grep -q "USER_UNKNOWN" <<<"$NOREG"
+mpin_as nobody approve 4241703 --pin-stdin </dev/null >/dev/null 2>&1
+check "mpin approve without a registration exits 1" [ "$?" -eq 1 ]
+
 ctl link alice --identity alice@example.org >/dev/null
 check "mpinctl link maps alice without a token" [ "$?" -eq 0 ]
 ctl link carol --identity carol@example.org >/dev/null
