@@ -20,7 +20,7 @@ SHARED_CHECK = @if [ -n "$(SHARED_NAMED)" ] && [ ! -d "$(SHARED_DIR)" ]; then \
 release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1))
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
-               openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto
+               openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build test test-man test-unit test-vectors test-pam test-login bench demo demo-crypto fuzz test-fuzz install clean
@@ -77,12 +77,15 @@ else
 		$(SHARED)/vectors/mpin_dvs_BN254CX_sample.json
 endif
 
-# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1.
+# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
+# token mode and in device mode (approved by the per-user `mpin` command).
 test-pam:
 	$(call release_product,pam_mpin)
 	$(call release_product,mpinctl)
 	$(call release_product,mpin-server)
+	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
+	bash Tests/Integration/device-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
 # user and sudo's PAM file are restored afterwards.
@@ -98,6 +101,8 @@ bench: deps
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
 	bash Tests/Integration/pam-bench.sh
+	$(SWIFT) build -c release --product mpin
+	bash Tests/Integration/device-bench.sh
 
 # The main job on the embedded backend: server (HTTPS with a self-signed certificate;
 # `make demo PLAIN_HTTP=1` for plain HTTP on 127.0.0.1), registration, two PAM logins.
@@ -151,10 +156,12 @@ test-fuzz:
 install: deps
 	$(SWIFT) build -c release --product pam_mpin
 	$(SWIFT) build -c release --product mpinctl
+	$(SWIFT) build -c release --product mpin
 	$(SWIFT) build -c release --product mpin-server
 	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
 	install -m 0644 -s --strip-program=strip .build/release/libpam_mpin.so $(DESTDIR)$(PAMDIR)/pam_mpin.so
 	install -m 0755 .build/release/mpinctl $(DESTDIR)$(PREFIX)/sbin/mpinctl
+	install -m 0755 .build/release/mpin $(DESTDIR)$(PREFIX)/bin/mpin
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
 	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
 	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)

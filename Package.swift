@@ -26,6 +26,7 @@ let package = Package(
         // The PAM module: `make install` copies libpam_mpin.so to the PAM directory as pam_mpin.so.
         .library(name: "pam_mpin", type: .dynamic, targets: ["PAMModule"]),
         .executable(name: "mpinctl", targets: ["mpinctl"]),
+        .executable(name: "mpin", targets: ["mpin"]),
         .executable(name: "mpin-server", targets: ["mpin-server"]),
         .executable(name: "mpin-server-bench", targets: ["mpin-server-bench"]),
         .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
@@ -88,6 +89,12 @@ let package = Package(
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [
+            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // The user's own device, no root: tokens in the user's store, approvals of device logins.
+        .executableTarget(name: "mpin", dependencies: [
             "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

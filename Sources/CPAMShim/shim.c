@@ -54,3 +54,10 @@ void mpin_pam_wipe_free(char *secret) {
     explicit_bzero(secret, strlen(secret));
     free(secret);
 }
+
+const char *mpin_pam_string_item(pam_handle_t *pamh, int item_type) {
+    const void *item = NULL;
+    if (item_type == PAM_AUTHTOK || item_type == PAM_OLDAUTHTOK) return NULL;
+    if (pam_get_item(pamh, item_type, &item) != PAM_SUCCESS) return NULL;
+    return (const char *)item;
+}

@@ -8,7 +8,11 @@ public struct AccountMap {
     public struct Account: Sendable, Equatable {
         public var identity: String
         public var backend: String
-        public init(identity: String, backend: String) { self.identity = identity; self.backend = backend }
+        /// Linked without a token on this host (`mpinctl link`), for `mode = device` logins.
+        public var linked: Bool
+        public init(identity: String, backend: String, linked: Bool = false) {
+            self.identity = identity; self.backend = backend; self.linked = linked
+        }
     }
 
     public static let document = "accounts"
@@ -23,7 +27,7 @@ public struct AccountMap {
         }
         return members.compactMap { m in
             guard let id = m.value["identity"]?.stringValue, let backend = m.value["backend"]?.stringValue else { return nil }
-            return (m.key, Account(identity: id, backend: backend))
+            return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false))
         }
     }
 
@@ -34,8 +38,10 @@ public struct AccountMap {
     public func set(_ account: Account?, for unixUser: String) throws(StorageError) {
         var entries = try all().filter { $0.unixUser != unixUser }
         if let account { entries.append((unixUser, account)) }
-        let doc = JSONValue.object(entries.map { e in
-            (e.unixUser, .object([("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]))
+        let doc = JSONValue.object(entries.map { e -> (key: String, value: JSONValue) in
+            var fields: [(key: String, value: JSONValue)] = [("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]
+            if e.account.linked { fields.append((key: "linked", value: .bool(true))) }
+            return (key: e.unixUser, value: JSONValue.object(fields))
         })
         try storage.write(Self.document, doc.serialized)
     }

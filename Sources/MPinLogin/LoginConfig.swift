@@ -21,6 +21,11 @@ public struct LoginConfig: Sendable, Equatable {
     /// When set, only https URLs in these domains are contacted.
     public var trustedDomains: [String] = []
     public var prompt = "M-Pin PIN: "
+    /// How the PAM module authenticates: with a token in the store and a PIN typed here
+    /// (`token`), or by an approval from the user's own device (`device`, DeviceLogin).
+    public var mode: LoginMode = .token
+    /// In `device` mode, how long to wait for the approval, in seconds.
+    public var deviceTimeout: Double = 60
 
     public init() {}
 
@@ -57,6 +62,14 @@ public struct LoginConfig: Sendable, Equatable {
         },
         "trusted_domains": { c, v in
             c.trustedDomains = v.split(separator: ",").map { String($0.trimmingSpaces) }.filter { !$0.isEmpty }; return nil
+        },
+        "mode": { c, v in
+            guard let m = LoginMode(rawValue: v) else { return "mode must be token or device" }
+            c.mode = m; return nil
+        },
+        "device_timeout": { c, v in
+            guard let t = Double(v), t > 0, t <= 600 else { return "device_timeout must be a number of seconds in (0, 600]" }
+            c.deviceTimeout = t; return nil
         },
         "prompt": { c, v in
             guard !v.isEmpty, v.count <= 80 else { return "prompt must be 1 to 80 characters" }
@@ -109,6 +122,14 @@ public struct LoginConfig: Sendable, Equatable {
         return s
     }
 
+}
+
+/// How the PAM module authenticates (the `mode` key).
+public enum LoginMode: String, Sendable, Equatable {
+    /// A token in the host's store, unlocked by the PIN typed at the login (Login).
+    case token
+    /// An access number approved, with the PIN, on the user's own device (DeviceLogin).
+    case device
 }
 
 /// A configuration problem, with its place when it comes from a file.

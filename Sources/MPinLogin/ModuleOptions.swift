@@ -26,7 +26,7 @@ public struct ModuleOptions: Sendable, Equatable {
     /// Module-line names that map to config keys.
     static let configKeys = ["backend": "backend", "store": "store", "prompt": "prompt", "timeout": "timeout",
                              "cacert": "cacert", "capath": "capath", "rps_prefix": "rps_prefix",
-                             "connect_timeout": "connect_timeout"]
+                             "connect_timeout": "connect_timeout", "mode": "mode", "device_timeout": "device_timeout"]
 
     public init(arguments: [String]) {
         self.init()

@@ -177,7 +177,8 @@ extension RPS {
 
     // MARK: Access numbers (§5.1, §5.3)
 
-    func getAccessNumber() async throws(ServerError) -> AccessNumberResponse {
+    /// Draws and stores a new access number with the requester's (already checked) description.
+    func issueAccessNumber(description: String = "") async throws(ServerError) -> AccessNumberResponse {
         let now = Date()
         let webOTT = try Secrets.randomHex(16)
         let ttl = config.accessNumberExpireSeconds
@@ -185,7 +186,7 @@ extension RPS {
         for _ in 0..<100 {
             guard let body = Int(try digits(6)), let number = AccessNumber.issue(body: body) else { continue }
             let stored = try await run { try await self.storage.createAccessNumber(
-                wid: number, webOTTHash: Secrets.hash(webOTT), expires: expires, now: now) }
+                wid: number, webOTTHash: Secrets.hash(webOTT), expires: expires, now: now, description: description) }
             if stored {
                 let start = WireTime.milliseconds(now)
                 return AccessNumberResponse(localTimeStart: start, ttlSeconds: ttl, localTimeEnd: start + Int64(ttl) * 1000,

@@ -22,12 +22,15 @@ final class RPS: Sendable {
     let identityHashes = IdentityHashCache()
     let timePermits = TimePermitCache()
     let metrics: ServerMetrics
+    /// `getAccessNumber` requests per client address and minute (§5.1).
+    let accessNumberLimit: AccessNumberRateLimit
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: any ServerStorage, spool: MailSpool, logger: Logger,
          metrics: ServerMetrics = ServerMetrics()) async throws(ServerError) {
         self.config = config; self.appKey = appKey; self.dta1 = dta1; self.certivoxURL = certivoxURL
         self.storage = storage; self.spool = spool; self.logger = logger; self.metrics = metrics
+        accessNumberLimit = AccessNumberRateLimit(perMinute: config.accessNumberRequestsPerMinute ?? ServerConfig.defaultAccessNumberRequestsPerMinute)
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
         let expires = WireTime.signatureExpires(Date().addingTimeInterval(60))
         let sig = WireSignature.sign(WireSignature.serverSecretMessage(appID: config.appID, expires: expires), key: appKey)

@@ -33,6 +33,10 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     /// Displayed access-number lifetime (`ttlSeconds`) and the extra validity after it.
     public var accessNumberExpireSeconds: Int = 60
     public var accessNumberExtendValiditySeconds: Int = 5
+    /// `getAccessNumber` (and access-number lookups) allowed per client address and minute;
+    /// beyond it 429. nil (also for config files made before this key): 30.
+    public var accessNumberRequestsPerMinute: Int? = nil
+    static let defaultAccessNumberRequestsPerMinute = 30
     /// How long the mobile access-number authentication waits for the browser.
     public var mobileWaitSeconds: Double = 10
     /// Path the mobile client posts its logout data to.
@@ -70,6 +74,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         ]
         for (key, value) in lifetimes { if let value, !(0...decade).contains(value) { return key } }
         if !(1...1_000).contains(maxInvalidLoginAttempts) { return "maxInvalidLoginAttempts" }
+        if let n = accessNumberRequestsPerMinute, !(1...1_000_000).contains(n) { return "accessNumberRequestsPerMinute" }
         if !(mobileWaitSeconds.isFinite && (0...600).contains(mobileWaitSeconds)) { return "mobileWaitSeconds" }
         if !(1_024...(16 << 20)).contains(maxBodyBytes) { return "maxBodyBytes" }
         if let key = mfa.outOfRangeSetting { return key }

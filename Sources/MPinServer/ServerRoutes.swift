@@ -17,8 +17,8 @@ struct ServerRoutes: Sendable {
     /// The router, with the middleware every response goes through (outermost first): the
     /// request log, CORS, errors as JSON, the body limit.
     /// `metrics`: with `/health` and `/metrics`, and login steps timed.
-    func router(logger: Logger, metrics: ServerMetrics? = nil, storage: (any ServerStorage)? = nil) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    func router(logger: Logger, metrics: ServerMetrics? = nil, storage: (any ServerStorage)? = nil) -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestLogMiddleware(logger: logger))
         if let metrics {
             router.add(middleware: LoginTimingMiddleware(metrics: metrics, rpsPrefix: rps?.config.rpsPrefix ?? "rps"))

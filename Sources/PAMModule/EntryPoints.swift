@@ -98,18 +98,13 @@ struct PAMSession {
             return PAM_SERVICE_ERR
         }
         debug("authenticating \(user)")
+        if config.mode == .device { return approveOnDevice(config: config, user: user, started: started) }
         var login = Login(config: config, platform: platform(config))
         // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
         if options.debug { login.trace = { event in debug(event.description) } }
         let (outcome, identity) = login.run(unixUser: user) { readPIN(prompt: config.prompt) }
         let code = pamCode(outcome)
-        let ms = (MonotonicInstant.now - started).components
-        let elapsed = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
-        var detail = ""
-        if case .unavailable(let why) = outcome { detail = " (\(why))" }
-        if case .failed(let why) = outcome { detail = " (\(why))" }
-        log(code == PAM_SUCCESS ? LOG_INFO : LOG_NOTICE,
-            "user=\(user) identity=\(identity.isEmpty ? "-" : identity) outcome=\(outcome.name) duration_ms=\(elapsed)\(detail)")
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started)
         switch outcome {
         case .wrongPIN: tell(PAM_ERROR_MSG, "Wrong PIN.")
         case .blocked: tell(PAM_ERROR_MSG, "Your M-Pin identity is blocked; ask an administrator.")
@@ -118,6 +113,18 @@ struct PAMSession {
         default: break
         }
         return code
+    }
+
+    /// The one syslog line of a login: user, identity, outcome, duration and, for a failure, why.
+    func logOutcome(_ code: Int32, user: String, identity: String, outcome: Login.Outcome, started: MonotonicInstant,
+                    mode: String = "") {
+        let ms = (MonotonicInstant.now - started).components
+        let elapsed = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
+        var detail = ""
+        if case .unavailable(let why) = outcome { detail = " (\(why))" }
+        if case .failed(let why) = outcome { detail = " (\(why))" }
+        log(code == PAM_SUCCESS ? LOG_INFO : LOG_NOTICE,
+            "user=\(user) identity=\(identity.isEmpty ? "-" : identity)\(mode) outcome=\(outcome.name) duration_ms=\(elapsed)\(detail)")
     }
 
     func pamCode(_ outcome: Login.Outcome) -> Int32 {

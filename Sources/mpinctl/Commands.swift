@@ -96,7 +96,7 @@ struct Rows {
         return try AccountMap(storage: global.platform(config).nonSecureStorage).all().map { e in
             let u = sdk.listUsers(backend: e.account.backend).1.first { $0.id == e.account.identity }
             return Rows(user: e.unixUser, identity: e.account.identity, backend: e.account.backend,
-                        state: u?.state.rawValue ?? "MISSING")
+                        state: u?.state.rawValue ?? (e.account.linked ? "LINKED" : "MISSING"))
         }
     }
 }

@@ -77,6 +77,58 @@ check "ssh: a wrong PIN is refused" [ "$(ssh_login 1111)" = denied ]
 check "sshd logged the keyboard-interactive/pam acceptance" grep -q "Accepted keyboard-interactive/pam for $TESTUSER" "$WORK/sshd.log"
 check "ssh: the right PIN works again after one wrong PIN" [ "$(ssh_login 2468)" = in ]
 
+# --- sshd, mode = device ----------------------------------------------------------------
+# The host holds no token: a second store and configuration link the user to an identity
+# whose token is on "the user's device" (`mpin` with its own HOME), which approves from a
+# second process while ssh waits at the module's prompt.
+mkdir -m 700 "$WORK/devstore" "$WORK/devpam"
+mkdir -p "$WORK/devhome"
+printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 8\n' "$BACKEND" "$WORK/devstore" > "$WORK/mpin-device.conf"
+echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" register --backend "$BACKEND" \
+  --identity "$TESTUSER-dev@example.org" --pin-stdin >/dev/null
+"$BIN/mpinctl" --config "$WORK/mpin-device.conf" link "$TESTUSER" --identity "$TESTUSER-dev@example.org" >/dev/null
+check "device mode: the user's device is registered and the host linked" [ "$?" -eq 0 ]
+printf 'auth required %s config=%s\naccount required pam_permit.so\nsession required pam_permit.so\n' \
+  "$MODULE" "$WORK/mpin-device.conf" > "$WORK/devpam/sshd"
+DEV_SSH_PORT=$(free_port)
+sed -e "s/^Port .*/Port $DEV_SSH_PORT/" -e "s|^PidFile .*|PidFile $WORK/sshd-dev.pid|" "$WORK/sshd_config" > "$WORK/sshd_config_dev"
+LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/devpam" \
+  /usr/sbin/sshd -D -e -f "$WORK/sshd_config_dev" > "$WORK/sshd-dev.log" 2>&1 &
+DEV_SSHD_PID=$!
+PIDS+=("$DEV_SSHD_PID")
+for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$DEV_SSH_PORT") 2>/dev/null && break; sleep 0.1; done
+# ssh_device_login PIN: ssh waits at the module's prompt while `mpin approve` runs with PIN.
+ssh_device_login() {
+  python3 - "$DEV_SSH_PORT" "$TESTUSER" "$1" "$BIN/mpin" "$WORK/devhome" <<'PY'
+import os, pexpect, subprocess, sys, time
+port, user, pin, mpin, home = sys.argv[1:6]
+c = pexpect.spawn("ssh", ["-p", port, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                          "-o", "PreferredAuthentications=keyboard-interactive", "-o", "NumberOfPasswordPrompts=1",
+                          "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "ran-as-$(id -un)"],
+                  timeout=40, encoding="utf-8")
+try:
+    c.expect(r"mpin approve (\d{7})")
+    number = c.match.group(1)
+    c.expect("Press Enter once approved: ")
+    env = {k: v for k, v in os.environ.items() if k != "XDG_DATA_HOME"}
+    env["HOME"] = home
+    # The approval waits for the login to take it up, which it does once Enter is pressed.
+    approve = subprocess.Popen([mpin, "approve", number, "--pin-stdin"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env, text=True)
+    approve.stdin.write(pin + "\n"); approve.stdin.close()
+    time.sleep(1)
+    c.sendline("")
+    approve.wait(timeout=30)
+    i = c.expect([f"ran-as-{user}", "Permission denied", pexpect.EOF])
+    print(["in", "denied", "error"][i])
+except pexpect.exceptions.ExceptionPexpect:
+    print("error")
+PY
+}
+check "ssh, device mode: approved from the device, the user logs in" [ "$(ssh_device_login 1357)" = in ]
+check "ssh, device mode: a wrong PIN on the device is refused" [ "$(ssh_device_login 9999)" = denied ]
+kill "$DEV_SSHD_PID" 2>/dev/null
+
 # --- sudo -------------------------------------------------------------------------------
 if [ -e /etc/pam.d/sudo ]; then
   cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP"
@@ -98,6 +150,22 @@ check_all "sudo: the right PIN runs the command as root" '[ "$SUDO_RC" -eq 0 ] &
 sudo_as 1357
 check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ]'
 check "sudo: the user is told the PIN was wrong" grep -q 'Wrong PIN.' "$WORK/sudo.err"
+# sudo in device mode: sudo has a terminal, so the message comes as information; the device
+# approves, and the command runs.
+printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' \
+  "$MODULE" "$WORK/mpin-device.conf" > /etc/pam.d/sudo
+# On a pty (script), as in a terminal: sudo's output to a file would be held back in its buffer.
+script -qfec "runuser -u $TESTUSER -- sudo -k /usr/bin/id -un" "$WORK/sudo-dev.out" </dev/null >/dev/null 2>&1 &
+SUDO_PID=$!
+N=""
+for _ in $(seq 1 100); do
+  N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.out" | head -1); [ -n "$N" ] && break; sleep 0.1
+done
+[ -n "$N" ] && echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" approve "$N" --pin-stdin >/dev/null 2>&1
+wait "$SUDO_PID"; SUDO_RC=$?
+check_all "sudo, device mode: shown the number, approved from the device, runs as root" \
+  '[ -n "$N" ] && [ "$SUDO_RC" -eq 0 ] && grep -qaE "(^|[^a-z])root.?$" "$WORK/sudo-dev.out"'
+[ -n "${VERBOSE:-}" ] && { echo "N=$N rc=$SUDO_RC"; cat "$WORK/sudo-dev.out"; } >&2
 restore_sudo_pam
 if [ -n "${ORIGINAL_SUDO_PAM:-}" ]; then
   check "sudo's PAM file is restored" [ "$(sha256sum < /etc/pam.d/sudo)" = "$ORIGINAL_SUDO_PAM" ]

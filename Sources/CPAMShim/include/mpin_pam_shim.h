@@ -20,6 +20,9 @@ const char *mpin_pam_user(pam_handle_t *pamh, int *status);
 /* PAM_AUTHTOK as set by an earlier module, or NULL. Never freed by the caller. */
 const char *mpin_pam_authtok(pam_handle_t *pamh);
 
+/* A string item PAM knows (PAM_SERVICE, PAM_RHOST, PAM_TTY), or NULL; never a token.
+ * Never freed by the caller. */
+const char *mpin_pam_string_item(pam_handle_t *pamh, int item_type);
 /* Overwrites a NUL-terminated secret in a way the compiler keeps, then frees it. */
 void mpin_pam_wipe_free(char *secret);
 

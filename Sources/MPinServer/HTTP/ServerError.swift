@@ -51,6 +51,10 @@ public enum ServerError: Error, Sendable, Equatable {
     case accessCodeInvalid
     /// 404: `codeStatus` or the browser's poll names no live session (MFA.md §4, §5.3).
     case sessionNotFound
+    /// 404: no live, unused access number has this number (§5.7).
+    case accessNumberNotFound
+    /// 429: the client asked for too many access numbers this minute (§5.1).
+    case tooManyRequests
 
     // MARK: Routing and transport
 
@@ -91,6 +95,8 @@ public enum ServerError: Error, Sendable, Equatable {
         case .accessNumberInvalid: (412, "Invalid or expired access number")
         case .accessCodeInvalid: (412, "Invalid or expired access code")
         case .sessionNotFound: (404, "Invalid or expired access code")
+        case .accessNumberNotFound: (404, "Invalid or expired access number")
+        case .tooManyRequests: (429, "Too many requests")
         case .notFound: (404, "URI NOT FOUND")
         case .methodNotAllowed: (405, "Method not allowed")
         case .bodyTooLarge: (413, "Request body too large")

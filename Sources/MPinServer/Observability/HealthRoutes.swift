@@ -19,7 +19,7 @@ struct HealthRoutes: Sendable {
         var keys: String
     }
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add<Context: RequestContext>(to router: Router<Context>) {
         router.get("health") { _, _ -> Response in
             var health = Health(status: "ok", database: "ok", keys: "loaded")
             if let storage {

@@ -40,7 +40,15 @@ extension RPS {
             JSONResponse(try await self.issueRegCode(try await decoder.decode(AuthenticateRequest.self, from: request)),
                          headers: [.cacheControl: "no-store"])
         }
-        routes.endpoint("getAccessNumber", .post) { _, _ in JSONResponse(try await self.getAccessNumber()) }
+        routes.endpoint("getAccessNumber", .post) { request, context in
+            // The body is optional (a browser sends none); a device login's requester describes itself.
+            let req = try await decoder.decodeIfPresent(AccessNumberRequest.self, from: request)
+            return JSONResponse(try await self.getAccessNumber(req, client: context.clientAddress))
+        }
+        routes.endpoint("accessnumber/:accessNumber", .get) { _, context in
+            JSONResponse(try await self.accessNumberDetails(context.pathParameter("accessNumber"), client: context.clientAddress),
+                         headers: [.cacheControl: "no-store"])
+        }
         routes.endpoint("accessnumber", .post) { request, _ in
             JSONResponse(try await self.pollAccessNumber(try await decoder.decode(AccessNumberPollRequest.self, from: request)))
         }

@@ -145,6 +145,10 @@ public final class SQLiteStorage: ServerStorage {
                     expires REAL NOT NULL)
                 """)
         }
+        m.registerMigration("v5-device: access-number descriptions") { db in
+            // PROTOCOL.md §5.7: what asked for the access number, shown to the approving device.
+            try db.execute(sql: "ALTER TABLE access_numbers ADD COLUMN description TEXT NOT NULL DEFAULT ''")
+        }
         return m
     }
 
@@ -282,7 +286,7 @@ public final class SQLiteStorage: ServerStorage {
                                      mpinID]) ?? false
                 guard usable else { return false }
             } else if !wid.isEmpty {
-                let live = try Bool.fetchOne(db, sql: "SELECT 1 FROM access_numbers WHERE wid = ? AND expires > ?",
+                let live = try Bool.fetchOne(db, sql: "SELECT 1 FROM access_numbers WHERE wid = ? AND expires > ? AND auth_ott IS NULL",
                                              arguments: [wid, now.timeIntervalSince1970]) ?? false
                 guard live else { return false }
             }
@@ -380,10 +384,17 @@ public final class SQLiteStorage: ServerStorage {
                 return AuthVerdict(status: grant == nil ? 412 : 200, userID: userID, mpinID: mpinID, otp: nil,
                                    authorization: grant)
             case .mobile(let authOTT, _):
-                try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
                 if status == 200 {
-                    try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ?", arguments: [authOTT, wid])
+                    // Single use (§5.7): only the first approval of an access number hands an
+                    // authOTT to its requester; a later one finds it taken and is refused (412).
+                    try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ? AND auth_ott IS NULL",
+                                   arguments: [authOTT, wid])
+                    guard db.changesCount > 0 else {
+                        try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
+                        return nil
+                    }
                 }
+                try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
             }
             return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil,
                                blockedNow: blockedNow)
@@ -418,11 +429,11 @@ public final class SQLiteStorage: ServerStorage {
     // MARK: Access numbers and sessions
 
     /// Stores a new access number; false if the number is already in use.
-    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date) async throws -> Bool {
+    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
         try writeNow { db in
             try db.execute(sql: "DELETE FROM access_numbers WHERE expires <= ?", arguments: [now.timeIntervalSince1970])
-            try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires) VALUES (?, ?, ?)",
-                           arguments: [wid, webOTTHash, expires.timeIntervalSince1970])
+            try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires, description) VALUES (?, ?, ?, ?)",
+                           arguments: [wid, webOTTHash, expires.timeIntervalSince1970, description])
             return db.changesCount > 0
         }
     }

@@ -45,8 +45,10 @@ protocol ServerStorage: MFAStorage {
 
     // MARK: Access numbers and sessions
 
-    /// Stores a new access number; false if the number is already in use.
-    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date) async throws -> Bool
+    /// Stores a new access number with its requester's description; false if the number is already in use.
+    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool
+    /// The description and expiry of a live access number no device has approved yet (§5.7).
+    func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)?
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String?
     /// Ends a session; false if there is none for this token and user.

@@ -1,0 +1,92 @@
+import MPinCrypto
+import MPinJSON
+import MPinWire
+
+/// Logins approved from a device (PROTOCOL.md §5.7, **[here]**). The requester (the PAM
+/// module, in the browser's role) asks for an access number with a description of itself,
+/// polls until a device approved it, then completes the login with the relying party's step,
+/// which names the identity that approved. The device reads the description back before it
+/// asks for the PIN, then runs FinishAuthenticationAN.
+extension MPinSDK {
+    /// An access number issued to this requester.
+    public struct IssuedAccessNumber: Sendable, Equatable {
+        public var accessNumber: String
+        /// Proves, when polling, that this requester asked for the number; a secret.
+        public var webOTT: String
+        public var ttlSeconds: Int
+    }
+
+    /// The identity that approved an access number.
+    public struct Approval: Sendable, Equatable {
+        public var userId: String
+        public var mpinIdHex: String
+    }
+
+    /// `POST getAccessNumberURL {"description": …}`.
+    public func requestAccessNumber(description: String) -> (status: MPinStatus, issued: IssuedAccessNumber?) {
+        guard let settings else { return (MPinStatus(.flowError, "no backend is set"), nil) }
+        let url = settings.wire.getAccessNumberURL ?? ""
+        guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend issues no access numbers"), nil) }
+        let body = AccessNumberRequest(description: AccessNumberDescription.sanitized(description))
+        switch request(.post, url, body: body) {
+        case .failed(let s, _): return (s, nil)
+        case .ok(let v, _):
+            guard let r = WireCoding.lenient(AccessNumberResponse.self, from: v), !r.accessNumber.isEmpty, !r.webOTT.isEmpty else {
+                return (MPinStatus(.responseParseError, "the access-number response is not usable"), nil)
+            }
+            return (.ok, IssuedAccessNumber(accessNumber: r.accessNumber, webOTT: r.webOTT, ttlSeconds: r.ttlSeconds))
+        }
+    }
+
+    /// One poll: the authOTT once a device approved the number, nil while none has (HTTP 401).
+    public func pollAccessNumber(_ issued: IssuedAccessNumber) -> (status: MPinStatus, authOTT: String?) {
+        guard let settings else { return (MPinStatus(.flowError, "no backend is set"), nil) }
+        let url = settings.wire.accessNumberURL ?? ""
+        guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend has no accessNumberURL"), nil) }
+        switch request(.post, url, body: AccessNumberPollRequest(webOTT: issued.webOTT)) {
+        case .failed(_, httpStatus: 401): return (.ok, nil)
+        case .failed(let s, _): return (s, nil)
+        case .ok(let v, _):
+            guard let ott = WireCoding.lenient(AccessNumberPollResponse.self, from: v)?.authOTT, !ott.isEmpty else {
+                return (MPinStatus(.responseParseError, "the poll response has no authOTT"), nil)
+            }
+            return (.ok, ott)
+        }
+    }
+
+    /// The relying party's step for an approved access number (`POST {backend}/authenticate`):
+    /// the verdict and the identity that approved. The waiting device is handed logout data
+    /// naming `expectedUserId` with a random token (no relying-party session exists here).
+    public func completeAccessNumberLogin(authOTT: String, expectedUserId: String) -> (status: MPinStatus, approval: Approval?) {
+        guard settings != nil else { return (MPinStatus(.flowError, "no backend is set"), nil) }
+        let token = Hex.encode((try? SystemRandom.bytes(16)) ?? [])
+        let body = TokenAuthenticateRequest(authOTT: authOTT, logoutData: LogoutData(userId: expectedUserId, sessionToken: token))
+        switch request(.post, backend + "/authenticate", body: body, context: .authenticate) {
+        case .failed(let s, _): return (s, nil)
+        case .ok(let v, _):
+            guard let r = WireCoding.lenient(TokenAuthenticateResponse.self, from: v), r.status == 200, !r.userId.isEmpty else {
+                return (MPinStatus(.responseParseError, "the verdict names no identity"), nil)
+            }
+            return (.ok, Approval(userId: r.userId, mpinIdHex: r.mpinId))
+        }
+    }
+
+    /// The device's side: what the access number was issued for (`GET accessNumberURL/{number}`).
+    /// INCORRECT_ACCESS_NUMBER when no live, unused number has it.
+    public func accessNumberDescription(_ accessNumber: String) -> (status: MPinStatus, description: String) {
+        guard let settings else { return (MPinStatus(.flowError, "no backend is set"), "") }
+        let url = settings.wire.accessNumberURL ?? ""
+        guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend has no accessNumberURL"), "") }
+        guard accessNumber.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), !accessNumber.isEmpty else {
+            return (MPinStatus(.incorrectAccessNumber, "an access number is digits only"), "")
+        }
+        switch request(.get, url + "/" + accessNumber) {
+        case .failed(_, httpStatus: 404), .failed(_, httpStatus: 400):
+            return (MPinStatus(.incorrectAccessNumber, "no login is waiting for this access number (wrong, expired or used)"), "")
+        case .failed(let s, _): return (s, "")
+        case .ok(let v, _):
+            let d = WireCoding.lenient(AccessNumberDetailsResponse.self, from: v)?.description ?? ""
+            return (.ok, AccessNumberDescription.sanitized(d))
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import MPinClient
+import MPinCrypto
+import MPinJSON
+import MPinWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A login approved on the user's own device (`mode = device`, PROTOCOL.md §5.7): the host
+/// holds no token, only the Unix user's identity (`mpinctl link`). The login asks the backend
+/// for an access number describing itself, tells the user, and polls, on the calling thread,
+/// until a device approved it or `device_timeout` passed; then it checks that the identity that
+/// approved is the Unix user's.
+public struct DeviceLogin {
+    public let config: LoginConfig
+    public let platform: any PlatformContext
+    /// How long to sleep between polls.
+    public var pollInterval: Duration = .milliseconds(200)
+    /// One line per step for the `debug` option; never a secret (no webOTT, no authOTT).
+    public var note: ((String) -> Void)?
+
+    public init(config: LoginConfig, platform: any PlatformContext) {
+        self.config = config
+        self.platform = platform
+    }
+
+    /// What the requester says about itself: host, Unix user, PAM service (and the remote host
+    /// when there is one), within the description rules.
+    public static func describe(host: String, unixUser: String, service: String, remoteHost: String = "") -> String {
+        var text = "host \(host), user \(unixUser), service \(service)"
+        if !remoteHost.isEmpty { text += ", from \(remoteHost)" }
+        return AccessNumberDescription.sanitized(text)
+    }
+
+    /// The access number as the user reads it: `123-456-7`.
+    public static func grouped(_ accessNumber: String) -> String {
+        let digits = Array(accessNumber)
+        guard digits.count == 7 else { return accessNumber }
+        return String(digits[0..<3]) + "-" + String(digits[3..<6]) + "-" + String(digits[6])
+    }
+
+    /// Runs the login. `show` gets the access number and the description once, before the
+    /// wait starts; it tells the user.
+    public func run(unixUser: String, description: String,
+                    show: (_ accessNumber: String, _ description: String) -> Void) -> (outcome: Login.Outcome, identity: String) {
+        let started = MonotonicInstant.now
+        let account: AccountMap.Account
+        do {
+            guard let a = try AccountMap(storage: platform.nonSecureStorage).account(for: unixUser) else { return (.unknownUser, "") }
+            account = a
+        } catch {
+            return (.failed(error.description), "")
+        }
+        let waitUntil = started + .milliseconds(Int64(config.deviceTimeout * 1000))
+        // Each request has the per-request budget (`timeout`); the whole login ends by the wait
+        // plus one such budget for the last step.
+        let deadline = waitUntil + .milliseconds(Int64(config.timeout * 1000))
+        let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: BoundedTransport(base: platform.transport, deadline: deadline)))
+        for d in config.trustedDomains { sdk.addTrustedDomain(d) }
+        let initialized = sdk.initialize()
+        guard initialized.isOK else { return (Login.outcome(initialized), account.identity) }
+        let set = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)
+        guard set.isOK else { return (Login.outcome(set), account.identity) }
+        let (status, issued) = sdk.requestAccessNumber(description: description)
+        guard status.isOK, let issued else { return (Login.outcome(status), account.identity) }
+        note?("access number \(issued.accessNumber) issued for \(account.identity)")
+        show(issued.accessNumber, description)
+
+        var authOTT: String? = nil
+        while authOTT == nil {
+            let (s, ott) = sdk.pollAccessNumber(issued)
+            guard s.isOK else { return (Login.outcome(s), account.identity) }
+            authOTT = ott
+            if authOTT != nil { break }
+            let left = waitUntil - MonotonicInstant.now
+            guard left > .zero else {
+                return (.failed("timeout: no approval within \(Self.seconds(config.deviceTimeout)) s"), account.identity)
+            }
+            Self.sleep(min(pollInterval, left))
+        }
+        guard let authOTT else { return (.failed("no approval"), account.identity) }
+        let (verdict, approval) = sdk.completeAccessNumberLogin(authOTT: authOTT, expectedUserId: account.identity)
+        guard verdict.isOK, let approval else { return (Login.outcome(verdict), account.identity) }
+        guard approval.userId == account.identity else {
+            return (.failed("approved by another identity: \(approval.userId)"), account.identity)
+        }
+        return (.success, account.identity)
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// Sleeps on the calling thread (no thread is started), resuming after a signal.
+    static func sleep(_ d: Duration) {
+        let (s, atto) = d.components
+        var request = timespec(tv_sec: Int(s), tv_nsec: Int(atto / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1, errno == EINTR { request = remaining }
+    }
+}

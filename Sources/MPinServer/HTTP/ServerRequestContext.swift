@@ -1,0 +1,23 @@
+import Hummingbird
+import NIOCore
+
+/// The request context of every route: Hummingbird's basic one plus the peer's address, which
+/// the access-number rate limit counts by.
+public struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The connection's peer; nil when the channel has none (tests without sockets).
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+extension RequestContext {
+    /// The peer's IP address as text, or "unknown".
+    var clientAddress: String {
+        guard let address = (self as? any RemoteAddressRequestContext)?.remoteAddress else { return "unknown" }
+        return address.ipAddress ?? "unknown"
+    }
+}

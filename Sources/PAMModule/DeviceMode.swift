@@ -1,0 +1,74 @@
+import CPAMShim
+import MPinClient
+import MPinLogin
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mode = device`: the login is approved on the user's own device (MPinLogin.DeviceLogin).
+extension PAMSession {
+    func approveOnDevice(config: LoginConfig, user: String, started: MonotonicInstant) -> Int32 {
+        var login = DeviceLogin(config: config, platform: platform(config))
+        if options.debug { login.note = { debug($0) } }
+        let remoteHost = item(PAM_RHOST)
+        let description = DeviceLogin.describe(host: hostName(), unixUser: user, service: item(PAM_SERVICE),
+                                               remoteHost: remoteHost)
+        let (outcome, identity) = login.run(unixUser: user, description: description) { number, text in
+            let message = "Approve this login on your device: access number \(DeviceLogin.grouped(number)) (\(text))\n"
+                + "On your device run: mpin approve \(number)"
+            // sshd's keyboard-interactive passes informational text on only with the next
+            // prompt, so a remote login gets the message as a prompt (its answer is ignored);
+            // the wait starts once the user has pressed Enter.
+            let tty = item(PAM_TTY)
+            // On a terminal (sudo, login, ssh), the number as a QR code too, for a phone's
+            // camera; in messages of at most 5 lines, within PAM's 512-byte message size.
+            if tty.hasPrefix("/dev/") || tty == "ssh", let code = QRCode(digits: number) {
+                var lines: [Substring] = code.halfBlocks().split(separator: "\n")
+                while !lines.isEmpty {
+                    let chunk = lines.prefix(5)
+                    lines.removeFirst(chunk.count)
+                    var block = ""
+                    for (i, line) in chunk.enumerated() { block += (i == 0 ? "" : "\n") + line }
+                    tell(PAM_TEXT_INFO, block)
+                }
+            }
+            if !asksWithPrompt(remoteHost: remoteHost, tty: tty) {
+                tell(PAM_TEXT_INFO, message)
+            } else {
+                var response: UnsafeMutablePointer<CChar>? = nil
+                if mpin_pam_converse(handle, PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ", &response) == PAM_SUCCESS {
+                    mpin_pam_wipe_free(response)
+                }
+            }
+        }
+        var code = pamCode(outcome)
+        // A refusal, another identity or no approval in time are authentication failures.
+        if case .failed = outcome { code = PAM_AUTH_ERR }
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, mode: " mode=device")
+        switch outcome {
+        case .success: break
+        case .unavailable: tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
+        case .unknownUser: break
+        default: tell(PAM_ERROR_MSG, "The login was not approved.")
+        }
+        return code
+    }
+
+    /// Whether the message must come as a prompt: a remote login without a terminal device
+    /// (sshd sets PAM_RHOST and PAM_TTY "ssh"); sudo and login have a /dev/ terminal.
+    func asksWithPrompt(remoteHost: String, tty: String) -> Bool {
+        !remoteHost.isEmpty && !tty.hasPrefix("/dev/")
+    }
+
+    /// A PAM string item, or "" (PAM_SERVICE, PAM_RHOST, PAM_TTY).
+    func item(_ type: Int32) -> String {
+        guard let value = mpin_pam_string_item(handle, type) else { return "" }
+        return String(cString: value)
+    }
+
+    func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(cString: buffer)
+    }
+}

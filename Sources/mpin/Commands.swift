@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import MPinClient
+import MPinCrypto
+import MPinJSON
+import MPinLinux
+import MPinLogin
+
+struct Register: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Register an M-Pin identity on this device and set its PIN.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The backend URL.") var backend: String
+    @Option(help: "The M-Pin identity (e.g. an e-mail address).") var identity: String
+    @Option(help: "The activation code the administrator of the backend issued.") var activationCode: String?
+    @Option(help: "Seconds to wait for the identity to be verified.") var wait: Int = 300
+
+    func run() throws {
+        guard backend.hasPrefix("http://") || backend.hasPrefix("https://") else {
+            throw CLIError(status: .failed, message: "CONFIG_ERROR: --backend must be an http:// or https:// URL")
+        }
+        let store = try UserStore.open(global.store, create: true)
+        if try store.accounts.account(for: identity) != nil {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(identity) is already registered; run `mpin delete --identity \(identity)` first")
+        }
+        let sdk = try store.sdk()
+        try check(sdk.setBackend(backend, rpsPrefix: global.rpsPrefix))
+        for u in sdk.listUsers().1 where u.id == identity { _ = sdk.deleteUser(u) }
+        let user = sdk.makeNewUser(id: identity)
+        try check(sdk.startRegistration(user, activateCode: activationCode ?? ""))
+        let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        while true {
+            let status = sdk.confirmRegistration(user)
+            if status.isOK { break }
+            guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
+            Thread.sleep(forTimeInterval: 2)
+        }
+        let pin = try global.readPIN("New M-Pin PIN for \(identity): ")
+        if !global.pinStdin {
+            let again = try global.readPIN("Repeat the PIN: ")
+            guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
+        }
+        try check(sdk.finishRegistration(user, pin: pin))
+        try store.accounts.set(.init(identity: identity, backend: backend), for: identity)
+        print("REGISTERED \(identity) on \(backend)")
+    }
+}
+
+struct Approve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Approve a login waiting for an access number: shows what asks, then asks for the PIN.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The access number the login shows (dashes and spaces are ignored).") var accessNumber: String
+    @Option(help: "The identity to approve with (needed when several are registered).") var identity: String?
+
+    func run() throws {
+        let number = String(accessNumber.filter { $0 != "-" && $0 != " " })
+        let (sdk, user, _) = try global.registered(identity)
+        try check(sdk.checkAccessNumber(number))
+        let (status, description) = sdk.accessNumberDescription(number)
+        try check(status)
+        print("Login waiting for approval: \(description.isEmpty ? "(no description)" : description)")
+        print("Approving as \(user.id). If the login waits at a prompt, press Enter there once you have typed the PIN.")
+        fflush(nil)
+        try check(sdk.startAuthentication(user))
+        let pin = try global.readPIN("M-Pin PIN for \(user.id): ")
+        let result = sdk.finishAuthenticationAN(user, pin: pin, accessNumber: number)
+        if result.code == .incorrectPIN, user.state == .blocked {
+            throw CLIError(status: .failed, message: "BLOCKED: wrong PIN; \(user.id) is now blocked")
+        }
+        try check(result)
+        print("APPROVED \(number)")
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the identities registered on this device.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let store = try UserStore.open(global.store, create: false)
+        guard FileManager.default.fileExists(atPath: store.directory) else { return }
+        let sdk = try store.sdk()
+        for (id, account) in try store.accounts.all() {
+            let state = sdk.listUsers(backend: account.backend).1.first { $0.id == id }?.state.rawValue ?? "MISSING"
+            print("\(id)\t\(account.backend)\t\(state)")
+        }
+    }
+}
+
+struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete an identity and its token from this device (no server call).")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The identity to delete (needed when several are registered).") var identity: String?
+
+    func run() throws {
+        let store = try UserStore.open(global.store, create: false)
+        guard FileManager.default.fileExists(atPath: store.directory) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: no identity is registered here")
+        }
+        let all = try store.accounts.all()
+        guard let id = identity ?? (all.count == 1 ? all[0].unixUser : nil) else {
+            throw CLIError(status: .failed, message: all.isEmpty ? "USER_UNKNOWN: no identity is registered here"
+                                                                 : "FLOW_ERROR: several identities are registered; give --identity")
+        }
+        guard let account = all.first(where: { $0.unixUser == id })?.account else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(id) is not registered here")
+        }
+        let sdk = try store.sdk()
+        for u in sdk.listUsers(backend: account.backend).1 where u.id == id { try check(sdk.deleteUser(u)) }
+        try store.accounts.set(nil, for: id)
+        print("DELETED \(id)")
+    }
+}
+
+struct OTP: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Authenticate and print a one-time password from the backend.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The identity (needed when several are registered).") var identity: String?
+
+    func run() throws {
+        let (sdk, user, _) = try global.registered(identity)
+        try check(sdk.startAuthentication(user))
+        let pin = try global.readPIN("M-Pin PIN for \(user.id): ")
+        let (status, otp) = sdk.finishAuthenticationOTP(user, pin: pin)
+        try check(status)
+        try check(otp.status)
+        print("\(otp.otp) (valid for \(otp.ttlSeconds) s)")
+    }
+}

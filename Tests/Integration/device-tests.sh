@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# pam_mpin.so in `mode = device` through pamtester and libpam-wrapper, approved by the `mpin`
+# command of a second process (PROTOCOL.md §5.7). The host's store holds no token, only the
+# links of Unix users to identities. Needs the release builds of pam_mpin, mpinctl, mpin and
+# mpin-server (make test-pam).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/Tests/Integration/lib.sh"
+
+MODULE="$BIN/libpam_mpin.so"
+SERVICES="$WORK/pam.d"
+mkdir -p "$SERVICES" && mkdir -m 700 "$WORK/store"
+
+# The server, with a rate limit this many logins from one address stay under.
+PORT=$(free_port)
+"$BIN/mpin-server" init --data "$WORK/server" --auto-activate >/dev/null || exit 1
+python3 - "$WORK/server/config.json" <<'PY' || exit 1
+import json, sys
+c = json.load(open(sys.argv[1])); c["accessNumberRequestsPerMinute"] = 1000; c["mobileWaitSeconds"] = 5
+json.dump(c, open(sys.argv[1], "w"))
+PY
+restart_server || exit 1
+write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
+
+service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
+service device       "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+service device-remote "auth required /usr/lib/x86_64-linux-gnu/pam_wrapper/pam_set_items.so" \
+                      "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+service device-short "auth required $MODULE config=$WORK/mpin.conf device_timeout=2" "account required pam_permit.so"
+
+ctl() { "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
+# mpin_as NAME ARGS...: the `mpin` of the device of NAME (its own HOME, no XDG_DATA_HOME).
+mpin_as() { local who=$1; shift; env -u XDG_DATA_HOME HOME="$WORK/home-$who" "$BIN/mpin" "$@"; }
+mkdir -p "$WORK/home-alice" "$WORK/home-bob" "$WORK/home-carol"
+
+# pam_start SERVICE USER: pamtester in the background, its output (stdout line-buffered, so
+# that the access number shows while it waits) in $WORK/pam.out; sets PAM_PID.
+pam_start() {
+  : > "$WORK/pam.out"
+  LD_PRELOAD="libpam_wrapper.so /usr/libexec/coreutils/libstdbuf.so" _STDBUF_O=L PAM_WRAPPER=1 \
+    PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+    timeout 60 pamtester "$1" "$2" authenticate <"${PAM_STDIN:-/dev/null}" >"$WORK/pam.out" 2>&1 &
+  PAM_PID=$!
+  PIDS+=("$PAM_PID")
+}
+# access_number: waits (at most 10 s) for the module's message; prints the number.
+access_number() {
+  for _ in $(seq 1 100); do
+    local n; n=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/pam.out" | head -1)
+    [ -n "$n" ] && { echo "$n"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+pam_wait() { wait "$PAM_PID"; RC=$?; OUT=$(cat "$WORK/pam.out"); [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2; }
+
+# Registration on the devices, links on the host.
+echo 1234 | mpin_as alice register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
+check "mpin registers alice's device without root" [ "$?" -eq 0 ]
+STORE="$WORK/home-alice/.local/share/mpin"
+check_all "the user's store is ~/.local/share/mpin, 0700, files 0600" \
+  '[ "$(stat -c %a "$STORE")" = 700 ] && [ -n "$(ls "$STORE")" ] && [ -z "$(find "$STORE" -type f ! -perm 600)" ]'
+XDG="$WORK/xdg"
+echo 5555 | env XDG_DATA_HOME="$XDG" HOME="$WORK/home-bob" "$BIN/mpin" register --backend "$BACKEND" --identity bob@example.org --pin-stdin >/dev/null
+check "mpin uses \$XDG_DATA_HOME/mpin when set" [ -d "$XDG/mpin" ]
+rm -rf "$XDG"
+echo 5555 | mpin_as bob register --backend "$BACKEND" --identity bob@example.org --pin-stdin >/dev/null
+echo 7777 | mpin_as carol register --backend "$BACKEND" --identity carol@example.org --pin-stdin >/dev/null
+check_all "mpin list shows the device's identity" 'mpin_as alice list | grep -q "^alice@example.org	$BACKEND	REGISTERED$"'
+
+mkdir -p "$WORK/home-nobody"
+NOREG=$(mpin_as nobody approve 4241703 --pin-stdin </dev/null 2>&1)
+check "mpin approve without a registration says USER_UNKNOWN" grep -q "USER_UNKNOWN" <<<"$NOREG"
+mpin_as nobody approve 4241703 --pin-stdin </dev/null >/dev/null 2>&1
+check "mpin approve without a registration exits 1" [ "$?" -eq 1 ]
+
+ctl link alice --identity alice@example.org >/dev/null
+check "mpinctl link maps alice without a token" [ "$?" -eq 0 ]
+ctl link carol --identity carol@example.org >/dev/null
+check_all "mpinctl list shows the link" 'ctl list | grep -q "^alice	alice@example.org	$BACKEND	LINKED$"'
+check_all "mpinctl show shows the link" 'ctl show alice | grep -q "^state: LINKED$"'
+check_all "the host's store holds no token" '[ -z "$(ls "$WORK/store" | grep secure-)" ]'
+
+# Approved with the right PIN; the time from starting `mpin approve` to PAM_SUCCESS.
+pam_start device alice
+N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
+check "the module shows an access number" [ -n "$N" ]
+check_all "the message names host, user and service" \
+  'grep -q "Approve this login on your device: access number [0-9]\{3\}-[0-9]\{3\}-[0-9] (host $(hostname), user alice, service device)" "$WORK/pam.out"'
+T0=$(millis)
+SHOWN=$(echo 1234 | mpin_as alice approve "$N" --pin-stdin 2>&1)
+APPROVE_RC=$?
+pam_wait
+T1=$(millis)
+check "mpin approve with the right PIN succeeds" [ "$APPROVE_RC" -eq 0 ]
+check "the approved login succeeds" [ "$RC" -eq 0 ]
+check "the syslog line says mode=device and OK" grep -q 'user=alice identity=alice@example.org mode=device outcome=OK' <<<"$OUT"
+SENT=$(sed -n 's/.*access number [0-9-]* (\(.*\))$/\1/p' <<<"$OUT" | head -1)
+check_all "mpin approve shows the description the module sent" \
+  '[ -n "$SENT" ] && grep -qF "Login waiting for approval: $SENT" <<<"$SHOWN"'
+check "the PIN is not logged" bash -c '! grep -q 1234 <<<"$1"' _ "$OUT"
+cp "$WORK/pam.out" "$WORK/pam.out.first"
+echo "# approval to PAM_SUCCESS (mpin approve started -> pamtester done): $((T1 - T0)) ms"
+AGAIN=$(echo 1234 | mpin_as alice approve "$N" --pin-stdin 2>&1)
+AGAIN_RC=$?
+check_all "an access number cannot be approved twice" '[ "$AGAIN_RC" -eq 1 ] && grep -q INCORRECT_ACCESS_NUMBER <<<"$AGAIN"'
+
+# A remote login (PAM_RHOST set, as sshd does) gets the message as a prompt, since sshd's
+# keyboard-interactive shows informational text only with a prompt; Enter starts the wait.
+mkfifo "$WORK/enter"
+PAM_RHOST=10.1.2.3 PAM_TTY=ssh PAM_STDIN="$WORK/enter" pam_start device-remote alice
+exec 7>"$WORK/enter"
+N=$(access_number)
+check_all "a remote login asks with a prompt naming the remote host" \
+  'grep -q "Press Enter once approved:" "$WORK/pam.out" && grep -q "service device-remote, from 10.1.2.3)" "$WORK/pam.out"'
+# The device's approval waits (mobileWaitSeconds) for the login to take it up, which it does
+# once Enter is pressed.
+echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1 &
+APPROVE_PID=$!
+sleep 1; echo >&7; exec 7>&-
+wait "$APPROVE_PID"; APPROVE_RC=$?
+pam_wait
+check_all "a remote login approved, then Enter, succeeds" '[ "$APPROVE_RC" -eq 0 ] && [ "$RC" -eq 0 ]'
+
+# A login with a terminal device (sudo, login) gets the message as information, even with PAM_RHOST.
+PAM_RHOST=db1 PAM_TTY=/dev/pts/7 pam_start device-remote alice
+N=$(access_number)
+check "a login on a terminal is told, not asked" bash -c '! grep -q "Press Enter" "$1"' _ "$WORK/pam.out"
+check_all "a login on a terminal also gets the QR code in half blocks" '[ "$(grep -c "^[█▀▄ ]\{25\}$" "$WORK/pam.out")" -eq 13 ]'
+check "no QR code without a terminal" bash -c '! grep -q "█" "$1"' _ "$WORK/pam.out.first"
+echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check "a login on a terminal approved from the device succeeds" [ "$RC" -eq 0 ]
+
+# Another identity approves alice's login.
+pam_start device alice
+N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
+echo 5555 | mpin_as bob approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check_all "an approval by another identity is PAM_AUTH_ERR" '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
+check "the syslog line names the other identity" grep -q 'outcome=FAILED duration_ms=[0-9]* (approved by another identity: bob@example.org)' <<<"$OUT"
+
+# A wrong PIN is refused; the login then times out.
+pam_start device-short alice
+N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
+echo 9999 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1
+WRONG_RC=$?
+pam_wait
+check "mpin approve with a wrong PIN fails" [ "$WRONG_RC" -eq 1 ]
+check_all "a wrong PIN leaves the login unapproved: PAM_AUTH_ERR" '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
+
+# No approval: PAM_AUTH_ERR once device_timeout (2 s) has passed, with its syslog line.
+T0=$(millis)
+pam_start device-short alice
+access_number >/dev/null
+pam_wait
+T1=$(millis)
+check_all "no approval is PAM_AUTH_ERR after device_timeout" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT" && [ $((T1 - T0)) -ge 2000 ] && [ $((T1 - T0)) -lt 8000 ]'
+check "the syslog line says timeout" grep -q 'outcome=FAILED duration_ms=[0-9]* (timeout: no approval within 2 s)' <<<"$OUT"
+
+# Three wrong approvals block the identity.
+pam_start device carol
+N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
+for pin in 1 2 3; do echo "000$pin" | mpin_as carol approve "$N" --pin-stdin >"$WORK/approve.out" 2>&1; done
+check "the third wrong approval blocks" grep -q BLOCKED "$WORK/approve.out"
+check_all "the device shows the identity BLOCKED" 'mpin_as carol list | grep -q "BLOCKED$"'
+kill "$PAM_PID" 2>/dev/null; wait "$PAM_PID" 2>/dev/null
+
+# An unlinked user.
+pam_start device nobody-here
+pam_wait
+check "an unknown user is refused" [ "$RC" -ne 0 ]
+
+# No thread left behind while polling (the no-approval path polls several times).
+TCC=$(command -v clang || command -v cc)
+"$TCC" -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
+check_all "mode=device starts no thread (1 before, after and at the end)" \
+  '[ "$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" device-short alice x 2>/dev/null)" = "rc=7 threads=1,1,1" ]'
+
+# Delete on both sides.
+check_all "mpinctl delete removes the link" 'ctl delete alice >/dev/null && ! ctl list | grep -q "^alice	"'
+check_all "mpin delete removes the device's identity" 'mpin_as bob delete >/dev/null && [ -z "$(mpin_as bob list)" ]'
+
+[ -n "${VERBOSE:-}" ] && tail -20 "$WORK/server.log"
+
+# Backend down: PAM_AUTHINFO_UNAVAIL at once.
+stop_server
+T0=$(millis)
+pam_start device carol
+pam_wait
+T1=$(millis)
+check_all "an unreachable backend is PAM_AUTHINFO_UNAVAIL within the budget" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && [ $((T1 - T0)) -lt 4000 ]'
+[ -n "${VERBOSE:-}" ] && echo "$OUT / $((T1 - T0)) ms" >&2
+summary

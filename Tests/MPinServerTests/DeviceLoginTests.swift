@@ -1,0 +1,133 @@
+import Foundation
+import MPinServer
+import MPinWire
+import XCTest
+
+/// Access numbers for logins approved from a device (PROTOCOL.md §5.7), over real HTTP.
+final class DeviceLoginTests: XCTestCase {
+    private func accessNumber(_ server: TestServer, description: String?) async throws -> HTTPResult {
+        let body = try description.map { try JSONEncoder().encode(AccessNumberRequest(description: $0)) }
+        return try await server.client.send("POST", "/rps/getAccessNumber", body: body)
+    }
+
+    func testDescriptionIsShownForALiveNumberAndRefusedWhenMalformed() async throws {
+        let server = try TestServer()
+        try await server.start()
+        do {
+            let text = "host db1, user alice, service sshd — ünïcode"
+            let issued = try await accessNumber(server, description: text)
+            XCTAssertEqual(issued.status, 200)
+            let an = try issued.decode(AccessNumberResponse.self)
+            let details = try await server.client.get("/rps/accessnumber/\(an.accessNumber)")
+            XCTAssertEqual(details.status, 200, String(decoding: details.body, as: UTF8.self))
+            let d = try details.decode(AccessNumberDetailsResponse.self)
+            XCTAssertEqual(d.description, text)
+            XCTAssertEqual(d.accessNumber, an.accessNumber)
+            XCTAssertTrue((1...65).contains(d.ttlSeconds), "\(d.ttlSeconds)")
+
+            // Without a body (a browser) the description is empty.
+            let plain = try await accessNumber(server, description: nil).decode(AccessNumberResponse.self)
+            let plainDetails = try await server.client.get("/rps/accessnumber/\(plain.accessNumber)").decode(AccessNumberDetailsResponse.self)
+            XCTAssertEqual(plainDetails.description, "")
+
+            for bad in ["line\nbreak", "tab\there", "esc\u{1B}[31m", "del\u{7F}", "c1\u{85}", "bidi\u{202E}txt",
+                        String(repeating: "x", count: AccessNumberDescription.maxScalars + 1)] {
+                let r = try await accessNumber(server, description: bad)
+                XCTAssertEqual(r.status, 400, "\(bad.debugDescription): \(String(decoding: r.body, as: UTF8.self))")
+            }
+            let longest = try await accessNumber(server, description: String(repeating: "é", count: AccessNumberDescription.maxScalars))
+            XCTAssertEqual(longest.status, 200)
+            let notJSON = try await server.client.send("POST", "/rps/getAccessNumber", body: Data("{".utf8))
+            XCTAssertEqual(notJSON.status, 400)
+
+            // Unknown and malformed numbers.
+            let unknown = try await server.client.get("/rps/accessnumber/4241703")
+            XCTAssertEqual(unknown.status, an.accessNumber == "4241703" ? 200 : 404)
+            let malformed = try await server.client.get("/rps/accessnumber/12345")
+            XCTAssertEqual(malformed.status, 400)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    func testAccessNumbersAreRateLimitedPerClientAddress() async throws {
+        let server = try TestServer { $0.accessNumberRequestsPerMinute = 3 }
+        try await server.start()
+        do {
+            var statuses: [Int] = []
+            for _ in 0..<4 { statuses.append(try await accessNumber(server, description: "x").status) }
+            XCTAssertEqual(statuses, [200, 200, 200, 429])
+            let lookup = try await server.client.get("/rps/accessnumber/4241703")
+            XCTAssertEqual(lookup.status, 429)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    func testOutOfRangeRateLimitIsRefusedAtStart() async throws {
+        let server = try TestServer { $0.accessNumberRequestsPerMinute = 0 }
+        defer { try? FileManager.default.removeItem(atPath: server.dataDir) }
+        do {
+            try await server.start()
+            XCTFail("started with accessNumberRequestsPerMinute = 0")
+            await server.stop()
+        } catch let error as SetupError {
+            XCTAssertEqual(error, .invalidSetting(server.dataDir + "/config.json", "accessNumberRequestsPerMinute"))
+        }
+    }
+
+    /// The requester polls, then completes the login with the RPA's private step, which names
+    /// the identity that approved; a second approval of the same number is refused, and the
+    /// number's description is no longer shown.
+    func testApprovalIsSingleUseAndNamesTheApprovingIdentity() async throws {
+        let server = try TestServer { $0.mobileWaitSeconds = 5 }
+        try await server.start()
+        do {
+            let client = server.client!
+            var alice = MPinTestClient(http: client)
+            try await alice.registerFully("alice@example.org", pin: "1111")
+            var mallory = MPinTestClient(http: client)
+            try await mallory.registerFully("mallory@example.org", pin: "2222")
+            let an = try await accessNumber(server, description: "host h, user alice, service sshd").decode(AccessNumberResponse.self)
+
+            // A wrong PIN does not use the number up: the user may try again.
+            let (wrong, _) = try await alice.passes(pin: "0000", wid: an.accessNumber)
+            let wrongResult = try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(wrong)))
+            XCTAssertEqual(wrongResult.status, 401)
+            let stillLive = try await client.get("/rps/accessnumber/\(an.accessNumber)").status
+            XCTAssertEqual(stillLive, 200)
+
+            let (p2, _) = try await alice.passes(pin: "1111", wid: an.accessNumber)
+            let device = Task { try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2))) }
+            var authOTT: String? = nil
+            for _ in 0..<50 where authOTT == nil {
+                let poll = try await client.post("/rps/accessnumber", AccessNumberPollRequest(webOTT: an.webOTT))
+                if poll.status == 200 { authOTT = try poll.decode(AccessNumberPollResponse.self).authOTT }
+                else { try await Task.sleep(nanoseconds: 50_000_000) }
+            }
+            let ott = try XCTUnwrap(authOTT)
+            // Approved: the description is gone, and a second device cannot approve the number.
+            let gone = try await client.get("/rps/accessnumber/\(an.accessNumber)").status
+            XCTAssertEqual(gone, 404)
+            let (second, _) = try await mallory.passes(pin: "2222", wid: an.accessNumber)
+            let secondResult = try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(second)))
+            XCTAssertEqual(secondResult.status, 412)
+            let (again, _) = try await alice.passes(pin: "1111", wid: an.accessNumber)
+            let againResult = try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(again)))
+            XCTAssertEqual(againResult.status, 412)
+
+            let step = try await client.post("/authenticate", TokenAuthenticateRequest(
+                authOTT: ott, logoutData: LogoutData(userId: "alice@example.org", sessionToken: "00")))
+            XCTAssertEqual(step.status, 200)
+            let verdict = try step.decode(TokenAuthenticateResponse.self)
+            XCTAssertEqual(verdict.userId, "alice@example.org")
+            XCTAssertEqual(verdict.mpinId, alice.mpinIDHex)
+            let deviceResult = try await device.value
+            XCTAssertEqual(deviceResult.status, 200, String(decoding: deviceResult.body, as: UTF8.self))
+            // The requester's step is single use too.
+            let replay = try await client.post("/authenticate", TokenAuthenticateRequest(authOTT: ott))
+            XCTAssertEqual(replay.status, 408)
+            let polled = try await client.post("/rps/accessnumber", AccessNumberPollRequest(webOTT: an.webOTT)).status
+            XCTAssertEqual(polled, 401)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+}
