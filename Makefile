@@ -20,7 +20,7 @@ SHARED_CHECK = @if [ -n "$(SHARED_NAMED)" ] && [ ! -d "$(SHARED_DIR)" ]; then \
 release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1))
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
-               openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools
+               openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build test test-man test-unit test-vectors test-pam test-login bench demo demo-crypto fuzz test-fuzz install clean

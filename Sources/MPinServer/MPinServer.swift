@@ -114,6 +114,7 @@ public final class MPinServer: Sendable {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         try await application(reloadSignals: signals) { port in
             logger.info("mpin-server ready", metadata: ["url": "\(scheme)://\(host):\(port)"])
+            SystemdNotify.ready()
         }.runService()
     }
 
