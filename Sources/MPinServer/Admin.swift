@@ -90,18 +90,22 @@ public struct Admin: Sendable {
     /// Revokes the user: no more time permits (clients see REVOKED) or authentications.
     public func revoke(userID: String) throws {
         try change(userID, ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
-                            "DELETE FROM registrations WHERE user_id = ?"])
+                            "DELETE FROM registrations WHERE user_id = ?",
+                            // A revoked user's signatures stop verifying (docs/MFA.md §14).
+                            "DELETE FROM signing_keys WHERE user_id = ?"])
     }
 
     /// Clears the wrong-PIN counters of all the user's identities.
     public func unblock(userID: String) throws {
-        try change(userID, ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?"])
+        try change(userID, ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?",
+                            "UPDATE signing_keys SET attempts = 0, blocked_at = NULL WHERE user_id = ?"])
     }
 
     /// Deletes the user, its identities and registrations.
     public func delete(userID: String) throws {
         try change(userID, ["DELETE FROM identities WHERE user_id = ?", "DELETE FROM registrations WHERE user_id = ?",
-                            "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM users WHERE user_id = ?"])
+                            "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM signing_keys WHERE user_id = ?",
+                            "DELETE FROM users WHERE user_id = ?"])
     }
 
     private func change(_ userID: String, _ statements: [String]) throws {

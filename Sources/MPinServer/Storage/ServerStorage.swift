@@ -6,7 +6,7 @@ import MPinWire
 /// transaction, secrets that are only compared arrive and are kept as hashes, and a method
 /// that reads then writes (the wrong-PIN counter, single-use records) does so atomically
 /// against concurrent calls.
-protocol ServerStorage: MFAStorage {
+protocol ServerStorage: MFAStorage, DVSStorage {
     /// Throws when the database cannot answer a query (`/health`).
     func healthCheck() async throws
 
