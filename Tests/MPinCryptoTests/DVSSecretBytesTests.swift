@@ -66,6 +66,8 @@ final class DVSSecretBytesTests: XCTestCase {
         XCTAssertThrowsError(try DVS.sign(signingIdentity: e.identity, pin0: SecretBytes(copying: "1111".utf8), pin1: SecretBytes(),
                                           token: SecretBytes(copying: [UInt8](repeating: 7, count: 65)), message: [1], timeValue: 1))
         XCTAssertThrowsError(try DVS.extractToken(signingIdentity: e.identity, pin0: SecretBytes(copying: "1".utf8), pin1: SecretBytes(),
-                                                  clientSecret: SecretBytes(copying: e.clientSecret), secretKey: SecretBytes(copying: [UInt8](repeating: 0, count: 32))))
+                                                  clientSecret: SecretBytes(copying: e.clientSecret),
+                                                  secretKey: SecretBytes(copying: [UInt8](repeating: 0, count: 32))).count,
+                             "a zero secret key")
     }
 }
