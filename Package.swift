@@ -87,15 +87,17 @@ let package = Package(
         .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinClient", "MPinLogin", "MPinLinux"], swiftSettings: moduleSettings,
                 linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe", "-Xlinker", "-z", "-Xlinker", "nodelete",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
+        // What mpinctl and mpin share: exit statuses, PIN input, error output.
+        .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux"]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [
-            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // The user's own device, no root: tokens in the user's store, approvals of device logins.
         .executableTarget(name: "mpin", dependencies: [
-            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
