@@ -73,11 +73,13 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // POSIX calls retried on EINTR, for every module that makes blocking system calls.
+        .target(name: "MPinPOSIX", swiftSettings: moduleSettings),
         // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
-        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
+        .target(name: "MPinLinux", dependencies: ["MPinClient", "MPinPOSIX", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
-        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire"], swiftSettings: moduleSettings),
+        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX"], swiftSettings: moduleSettings),
         // libpam's conversation and pam_syslog behind non-variadic C functions.
         .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
         // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
