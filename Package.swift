@@ -156,11 +156,12 @@ let package = Package(
         // Locates the reference data kept beside the repository (../shared, or $MPIN_SHARED):
         // tests that need it are skipped, saying why, when it is absent.
         .target(name: "MPinReferenceData", path: "Tests/MPinReferenceData"),
-        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL", "MPinReferenceData"]),
+        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL", "MPinReferenceData", "MPinTestSupport"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
         // The platform test doubles (in-memory storage, scripted, recorded and M-Pin backend
-        // transports, the storage stress values), for test targets and test-helper executables only.
+        // transports, the storage stress values), private directories and the one process runner,
+        // for test targets and test-helper executables only.
         .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
                 path: "Tests/MPinTestSupport"),
         .testTarget(name: "MPinClientTests",
@@ -174,7 +175,7 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
-        .testTarget(name: "MPinCtlTests"),
+        .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport"]),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",
