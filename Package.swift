@@ -107,7 +107,7 @@ let package = Package(
 
         // The backend roles: RPS, two D-TAs, M-Pin authentication server, SQLite storage.
         .target(name: "MPinServer", dependencies: [
-            "MPinCrypto", "MPinWire", "MPinJSON",
+            "MPinCrypto", "MPinWire", "MPinJSON", "MPinPOSIX",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
