@@ -170,7 +170,7 @@ let package = Package(
                     dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
         .testTarget(name: "MPinServerTests", dependencies: [
-            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData",
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
