@@ -67,7 +67,7 @@ finish() {
      | xargs -r -d '\n' md5sum > DEBIAN/md5sums)
   chmod 0644 "$root/DEBIAN/md5sums"
   dpkg-gencontrol -p"$pkg" -P"$root" -T"debian/$pkg.substvars"
-  dpkg-deb --build --root-owner-group -Zxz "$root" "$OUT"
+  dpkg-deb --build --root-owner-group -Zgzip "$root" "$OUT"
 }
 
 # --- libpam-mpin ----------------------------------------------------------------------------

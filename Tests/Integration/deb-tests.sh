@@ -101,8 +101,9 @@ check "installing changes nothing in /etc/pam.d (the profile is not enabled by d
 mode_owner() { stat -c '%a %U:%G' "$1" 2>/dev/null; }
 check "pam_mpin.so is in libpam-modules' directory ($PAMDIR), 644 root:root" [ "$(mode_owner "$MODULE")" = "644 root:root" ]
 check "pam_mpin.so belongs to libpam-mpin" [ "$(dpkg -S "$MODULE" 2>/dev/null)" = "libpam-mpin: $MODULE" ]
+# Stripped: no .symtab; the global symbols are pam_sm_* alone (pam/pam_mpin.map).
 check_all "pam_mpin.so is stripped and exports only pam_sm_*" \
-  '! readelf -S "$MODULE" | grep -q "\.symtab" && [ -z "$(nm -D --defined-only "$MODULE" | awk "{print \$3}" | grep -v "^pam_sm_")" ]'
+  '! readelf -S "$MODULE" | grep -q "\.symtab" && [ "$(nm -D --defined-only "$MODULE" | awk "\$2 ~ /^[A-Z]\$/ {print \$3}" | grep -vc "^pam_sm_")" = 0 ] && nm -D --defined-only "$MODULE" | grep -q " T pam_sm_authenticate$"'
 check "/usr/sbin/mpinctl is 755 root:root" [ "$(mode_owner /usr/sbin/mpinctl)" = "755 root:root" ]
 check "/usr/bin/mpin is 755 root:root" [ "$(mode_owner /usr/bin/mpin)" = "755 root:root" ]
 check "/usr/bin/mpin-server is 755 root:root" [ "$(mode_owner /usr/bin/mpin-server)" = "755 root:root" ]
