@@ -131,7 +131,9 @@ PORT=$(free_port)
 as_server() { setpriv --reuid=mpin-server --regid=mpin-server --init-groups -- "$@"; }
 as_server /usr/bin/mpin-server init --data /var/lib/mpin-server/data --auto-activate >"$WORK/init.out" 2>&1
 check "mpin-server init, as mpin-server, in /var/lib/mpin-server/data" [ "$?" -eq 0 ]
-as_server /usr/bin/mpin-server serve --data /var/lib/mpin-server/data --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
+# setpriv execs the server, so SERVER_PID is the server itself (stop_server signals it).
+setpriv --reuid=mpin-server --regid=mpin-server --init-groups -- \
+  /usr/bin/mpin-server serve --data /var/lib/mpin-server/data --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 PIDS+=("$SERVER_PID")
 BACKEND="http://127.0.0.1:$PORT"
@@ -151,9 +153,13 @@ check "pam-auth-update --enable mpin puts pam_mpin.so into common-auth" \
   grep -qE '^auth[[:space:]].*[[:space:]]pam_mpin\.so nouserok' /etc/pam.d/common-auth
 [ -n "${VERBOSE:-}" ] && { cat "$WORK/pam-auth-update.out"; grep -v '^#' /etc/pam.d/common-auth; } >&2
 
-# pamtester "other" is /etc/pam.d/other, which includes common-auth.
-pamt() { printf '%s\n' "$1" | timeout 30 pamtester other "$TESTUSER" authenticate >/dev/null 2>&1; }
-check "pamtester (service other, common-auth): the right PIN succeeds" pamt 2468
+# pamtester with a service that has no file of its own: libpam falls back to /etc/pam.d/other,
+# which includes common-auth. (Naming the service "other" itself would read that file twice and
+# run the stack twice, two prompts.)
+PAMT_SERVICE="mpin-deb-test$$"
+pamt() { printf '%s\n' "$1" | timeout 30 pamtester "$PAMT_SERVICE" "$TESTUSER" authenticate >/dev/null 2>&1; }
+check_all "pamtester (no service file: other, common-auth): the right PIN succeeds" \
+  '[ ! -e "/etc/pam.d/$PAMT_SERVICE" ] && pamt 2468'
 pamt 1111
 check "pamtester: a wrong PIN fails" [ "$?" -ne 0 ]
 check "pamtester: the right PIN succeeds again" pamt 2468
@@ -222,7 +228,8 @@ kill "$SSHD_PID" 2>/dev/null
 
 # --- remove, then purge -----------------------------------------------------------------------
 stop_server
-check "the server stopped on SIGTERM" [ "$?" -eq 0 ]
+check_all "the server stopped on SIGTERM, no process of mpin-server is left" \
+  '[ "$?" -eq 0 ] && ! pgrep -u mpin-server >/dev/null'
 userdel -r "$TESTUSER" >/dev/null 2>&1
 dpkg -r $PACKAGES </dev/null >"$WORK/dpkg-remove.log" 2>&1
 check "dpkg -r removes both packages" [ "$?" -eq 0 ]
