@@ -104,7 +104,9 @@ DEB_DIR      ?= .build/deb
 # libpam-mpin (pam_mpin.so, mpinctl, mpin, /etc/mpin/mpin.conf, the pam-auth-update profile) and
 # mpin-server (the server, its systemd unit, its system user) for this machine's architecture,
 # staged and built with Debian's tools by packaging/build-deb.sh; lintian must find no error.
-# The programs link the Swift runtime statically, so the packages need no Swift toolchain.
+# The programs link the Swift runtime statically, so the packages need no Swift toolchain
+# (going from a `make test-pam` build to this one and back relinks the products, it does not
+# recompile their dependencies).
 deb: deps
 	$(call release_product,pam_mpin,--static-swift-stdlib)
 	$(call release_product,mpinctl,--static-swift-stdlib)
