@@ -333,54 +333,6 @@ extension PrimeFieldElement {
         return (s0, s1, s2, s3, s4, c4)
     }
 
-    /// The full square a², the six cross products computed once and doubled by a shift.
-    @inlinable @inline(__always)
-    static func squareWide(_ a: UInt256) -> UInt512 {
-        // Cross products a_i·a_j, i < j, at limb i + j.
-        let (h01, l01) = a.w0.multipliedFullWidth(by: a.w1)
-        let (h02, l02) = a.w0.multipliedFullWidth(by: a.w2)
-        let (h03, l03) = a.w0.multipliedFullWidth(by: a.w3)
-        let (h12, l12) = a.w1.multipliedFullWidth(by: a.w2)
-        let (h13, l13) = a.w1.multipliedFullWidth(by: a.w3)
-        let (h23, l23) = a.w2.multipliedFullWidth(by: a.w3)
-        // Row a0·(a1, a2, a3) at limbs 1...4.
-        let t1 = l01
-        var (t2, c) = addCarry(h01, l02, 0)
-        var t3: UInt64, t4: UInt64, t5: UInt64, t6: UInt64
-        (t3, c) = addCarry(h02, l03, c)
-        t4 = h03 &+ c
-        // Row a1·(a2, a3) at limbs 3...5, added.
-        let (r4, c4) = addCarry(h12, l13, 0)
-        let r5 = h13 &+ c4
-        (t3, c) = addCarry(t3, l12, 0)
-        (t4, c) = addCarry(t4, r4, c)
-        t5 = r5 &+ c
-        // a2·a3 at limbs 5...6.
-        (t5, c) = addCarry(t5, l23, 0)
-        t6 = h23 &+ c
-        // Double (the cross sum is below 2^447, so the shifted value fits limbs 1...7).
-        let t7 = t6 >> 63
-        t6 = t6 << 1 | t5 >> 63
-        t5 = t5 << 1 | t4 >> 63
-        t4 = t4 << 1 | t3 >> 63
-        t3 = t3 << 1 | t2 >> 63
-        t2 = t2 << 1 | t1 >> 63
-        let d1 = t1 << 1
-        // Add the squares a_i² at limbs 2i, 2i + 1.
-        let (s0h, s0l) = a.w0.multipliedFullWidth(by: a.w0)
-        let (s1h, s1l) = a.w1.multipliedFullWidth(by: a.w1)
-        let (s2h, s2l) = a.w2.multipliedFullWidth(by: a.w2)
-        let (s3h, s3l) = a.w3.multipliedFullWidth(by: a.w3)
-        let (p1, e1) = addCarry(d1, s0h, 0)
-        let (p2, e2) = addCarry(t2, s1l, e1)
-        let (p3, e3) = addCarry(t3, s1h, e2)
-        let (p4, e4) = addCarry(t4, s2l, e3)
-        let (p5, e5) = addCarry(t5, s2h, e4)
-        let (p6, e6) = addCarry(t6, s3l, e5)
-        let (p7, _) = addCarry(t7, s3h, e6)
-        return UInt512(s0l, p1, p2, p3, p4, p5, p6, p7)
-    }
-
     /// Montgomery reduction t·R^-1 mod m of t < m·R (R = 2^256), fully reduced: round i adds
     /// m·q_i·2^(64i) so that limb i becomes zero, passing the carry up. The total stays below
     /// 2mR < 2^511, so nothing leaves the top limb, and t/R < 2m before the final subtraction.
