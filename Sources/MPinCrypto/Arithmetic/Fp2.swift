@@ -9,11 +9,11 @@ public struct Fp2: FieldArithmetic {
     public static let zero = Fp2(.zero, .zero)
     public static let one = Fp2(.one, .zero)
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func + (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a + y.a, x.b + y.b) }
-    @inlinable
+    @inlinable @inline(__always)
     public static func - (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a - y.a, x.b - y.b) }
-    @inlinable
+    @inlinable @inline(__always)
     public static prefix func - (x: Fp2) -> Fp2 { Fp2(-x.a, -x.b) }
 
     /// Karatsuba with lazy reduction: three double-width products and two Montgomery
@@ -43,7 +43,7 @@ public struct Fp2: FieldArithmetic {
         return Fp2((a + b) * (a - b), ab + ab)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public var doubled: Fp2 { Fp2(a.doubled, b.doubled) }
 
     /// Multiplies by an element of Fp.
@@ -51,11 +51,11 @@ public struct Fp2: FieldArithmetic {
     public func scaled(by k: Fp) -> Fp2 { Fp2(a * k, b * k) }
 
     /// The conjugate a − b·i, which is also the Frobenius map x ↦ x^p.
-    @inlinable
+    @inlinable @inline(__always)
     public var conjugate: Fp2 { Fp2(a, -b) }
 
     /// Multiplies by ξ = 1 + i, the non-residue defining the tower and the twist.
-    @inlinable
+    @inlinable @inline(__always)
     public var timesXi: Fp2 { Fp2(a - b, a + b) }
 
     /// 1/(a+bi) = (a−bi)/(a²+b²); zero maps to zero. Constant-time.
