@@ -31,6 +31,12 @@ final class G2ScalarTests: XCTestCase {
         }
     }
 
+    func testGeneratorTablesAgreeWithGenericMultiplication() throws {
+        for k in try scalars() {
+            assertSamePoint(G2Point.generatorMultiple(k), G2Point.generator.multiplied(by: k), "k·Q, k = \(k.bigEndianBytes)")
+        }
+    }
+
     func testLinearity() throws {
         let a = try randomNonZeroFr(), b = try randomNonZeroFr()
         let q = G2Point.generator

@@ -51,3 +51,41 @@ extension ProjectivePoint where C == BN254G2Curve {
         return acc
     }
 }
+
+/// Fixed-base multiplication by the G2 generator (serverSecret, DVS public keys): the
+/// multiples j·16^i·Q for every 4-bit digit position i < 64 and j < 16 are computed once
+/// (64 tables of 16 points, about 196 KB, on first use), so that k·Q is the sum of one entry
+/// per digit: 64 additions and no doubling. Each table is scanned in full and every position
+/// is added (a zero digit adds the point at infinity with the complete formula), so neither
+/// the operations nor the memory read depend on k. (The fixed-base comb idea as in, e.g.,
+/// the Handbook of Applied Cryptography, algorithm 14.109, with one window per table.)
+struct G2GeneratorTable: Sendable {
+    let rows: [FixedTable16<G2Point>]
+
+    static let shared = G2GeneratorTable()
+
+    private init() {
+        var rows = [FixedTable16<G2Point>]()
+        rows.reserveCapacity(64)
+        var base = G2Point.generator
+        for _ in 0..<64 {
+            let table = FixedTable16<G2Point>(multiplesOf: base)
+            rows.append(table)
+            base = table[15] + base // 16·base
+        }
+        self.rows = rows
+    }
+}
+
+extension ProjectivePoint where C == BN254G2Curve {
+    /// k·Q for the G2 generator Q and a secret scalar (any 256-bit value), from the
+    /// precomputed tables of `G2GeneratorTable`. Equal to `generator.multiplied(by: k)`.
+    public static func generatorMultiple(_ k: UInt256) -> G2Point {
+        let rows = G2GeneratorTable.shared.rows
+        var acc = G2Point.infinity
+        for i in 0..<64 {
+            acc = acc + rows[i].select(k.bits(at: 4 * i, width: 4))
+        }
+        return acc
+    }
+}

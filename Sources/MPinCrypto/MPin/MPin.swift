@@ -63,7 +63,7 @@ public enum MPin {
     public static func serverSecret(masterSecret s: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         var k = try scalar(s)
         defer { k = .zero }
-        return try G2Point.generator.multipliedInG2(by: k).encoded()
+        return try G2Point.generatorMultiple(k).encoded()
     }
 
     /// CS = s·map(HASH_ID), 65 bytes. Takes the hashed identity, as Milagro does.
