@@ -259,7 +259,11 @@ public typealias Fr = PrimeFieldElement<BN254ScalarModulus>
 extension PrimeFieldElement where M == BN254FieldModulus {
     /// A square root for p ≡ 3 (mod 4): self^((p+1)/4), and whether it is one.
     /// Used on public data only (hash to curve, point decompression).
+    /// A non-square is recognised by its Legendre symbol (a binary Jacobi-symbol computation,
+    /// much cheaper than the exponentiation), so hashing to the curve pays for one exponentiation
+    /// instead of one per candidate x. Variable-time, like every use of this function.
     func squareRoot() -> (root: Fp, isSquare: Bool) {
+        if legendreSymbol == -1 { return (.zero, false) }
         let (pPlus1, _) = M.modulus.addingWithCarry(UInt256(1))
         let root = power(publicExponent: pPlus1.shiftedRight1.shiftedRight1)
         return (root, root.squared == self)
@@ -353,5 +357,30 @@ extension PrimeFieldElement {
         x7 = x7 &+ c
         (_, x4, x5, x6, x7, _) = addRowCarry(x3, x4, x5, x6, x7, row(m, x3 &* inv))
         return reduceOnce(UInt256(x4, x5, x6, x7))
+    }
+
+    /// The Legendre symbol (self/p): 1 for a non-zero square, −1 for a non-square, 0 for zero.
+    /// **Variable-time**, for public data only (hashing to the curve, decoding): a binary
+    /// Jacobi-symbol algorithm whose steps depend on the value (halve while even, with the
+    /// sign rule for 2; when a < n swap them, with quadratic reciprocity; subtract).
+    /// (As in, e.g., Cohen, "A Course in Computational Algebraic Number Theory", algorithm
+    /// 1.4.10, in its subtractive binary form.)
+    public var legendreSymbol: Int {
+        var a = value
+        var n = M.modulus
+        var sign = 1
+        while !a.isZero {
+            while a.w0 & 1 == 0 {
+                a = a.shiftedRight1
+                let r = n.w0 & 7
+                if r == 3 || r == 5 { sign = -sign }
+            }
+            if a.lessThanMask(n) != 0 {
+                swap(&a, &n)
+                if a.w0 & 3 == 3 && n.w0 & 3 == 3 { sign = -sign }
+            }
+            a = a.subtractingWithBorrow(n).0
+        }
+        return n == UInt256(1) ? sign : 0
     }
 }
