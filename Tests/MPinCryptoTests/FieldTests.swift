@@ -179,4 +179,25 @@ final class FieldTests: XCTestCase {
         XCTAssertEqual(Fp2.zero.inverse, .zero)
         XCTAssertEqual(Fp12.zero.inverse, .zero)
     }
+
+    // MARK: Legendre symbol
+
+    /// The binary Legendre symbol against Euler's criterion x^((p−1)/2).
+    func testLegendreSymbolMatchesEulerCriterion() throws {
+        let halfPMinus1 = UInt256(hex: "1200000004381506d85eefb23d31b369921feb770c049f70df3311f7ae0daad9")!
+        XCTAssertEqual(Fp.zero.legendreSymbol, 0)
+        XCTAssertEqual(Fp.one.legendreSymbol, 1)
+        XCTAssertEqual((-Fp.one).legendreSymbol, -1, "p ≡ 3 (mod 4)")
+        XCTAssertEqual(Fp(2).legendreSymbol, Fp(2).power(publicExponent: halfPMinus1) == .one ? 1 : -1)
+        for _ in 0..<200 {
+            let x = Fp(UInt256(bigEndian: try randomBytes(32))!)
+            let euler = x.power(publicExponent: halfPMinus1)
+            let expected = x.isZero ? 0 : (euler == .one ? 1 : -1)
+            XCTAssertEqual(x.legendreSymbol, expected)
+            if !x.isZero {
+                XCTAssertEqual(x.squared.legendreSymbol, 1, "a square")
+                XCTAssertEqual((-x.squared).legendreSymbol, -1, "minus a square")
+            }
+        }
+    }
 }

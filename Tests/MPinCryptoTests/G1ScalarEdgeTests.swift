@@ -48,4 +48,18 @@ final class MapToG1InputTests: XCTestCase {
         XCTAssertTrue(G1Point.map(hash: [UInt8]()).isOnCurve)
         XCTAssertTrue(G1Point.map(hash: [7]) == G1Point.map(hash: [UInt8](repeating: 0, count: 31) + [7]), "left padding")
     }
+
+    /// Encoding several points with one shared inversion gives each point's own encoding.
+    func testSharedInversionEncoding() throws {
+        let g = G1Point.generator
+        var points = [G1Point]()
+        for _ in 0..<4 { points.append(g.multiplied(by: UInt256(bigEndian: try SystemRandom.scalar())!)) }
+        points.append(g) // Z = 1
+        for n in 1...points.count {
+            let together = try G1Point.encoded(Array(points.prefix(n)))
+            XCTAssertEqual(together, try points.prefix(n).map { try $0.encoded() }, "\(n) points")
+        }
+        XCTAssertEqual(try G1Point.encoded([]), [])
+        XCTAssertThrowsError(try G1Point.encoded([g, .infinity, g]), "a point at infinity")
+    }
 }

@@ -62,6 +62,32 @@ extension ProjectivePoint where C == BN254G1Curve {
         return out
     }
 
+    /// The 65-byte encodings of several points with one field inversion shared by all
+    /// (Montgomery's simultaneous-inversion trick: invert the product of the Z coordinates,
+    /// then peel each inverse off with two multiplications). Throws `.pointAtInfinity` when
+    /// any point is at infinity, as `encoded()` does. The same operations for every input of
+    /// a given count.
+    public static func encoded(_ points: [G1Point]) throws(MPinCryptoError) -> [[UInt8]] {
+        for p in points where p.isInfinity { throw .pointAtInfinity }
+        guard !points.isEmpty else { return [] }
+        // prefix[i] = z_0 ⋯ z_i
+        var prefix = [Fp]()
+        prefix.reserveCapacity(points.count)
+        var running = Fp.one
+        for p in points { running = running * p.z; prefix.append(running) }
+        var inverse = running.inverse // (z_0 ⋯ z_{n−1})⁻¹
+        var out = [[UInt8]](repeating: [], count: points.count)
+        for i in stride(from: points.count - 1, through: 0, by: -1) {
+            let zi = i > 0 ? inverse * prefix[i - 1] : inverse // z_i⁻¹
+            inverse = inverse * points[i].z
+            var bytes = [UInt8](repeating: 0x04, count: 65)
+            (points[i].x * zi).value.writeBigEndian(into: &bytes, at: 1)
+            (points[i].y * zi).value.writeBigEndian(into: &bytes, at: 33)
+            out[i] = bytes
+        }
+        return out
+    }
+
     /// Milagro's `ECP_mapit`: read the 32 hash bytes as an integer mod p and try x, x+1, ...
     /// until x³ + 2 is a square; take the even square root. Not constant-time (public input).
     /// Like Milagro it reads the first 32 bytes; a shorter input is padded on the left.

@@ -208,14 +208,19 @@ extension FixedTable16 {
     }
 
     /// The entry at a secret index, reading all sixteen entries and keeping one by mask.
+    /// The storage is borrowed once for the whole scan (reading it entry by entry through
+    /// the subscript copies the tuple at every read).
     @inlinable
     func select<C>(_ index: UInt64) -> T where T == ProjectivePoint<C> {
-        var out = ProjectivePoint<C>.infinity
-        for i in 0..<16 {
-            let diff = UInt64(i) ^ index
-            let mask = ((diff | (0 &- diff)) >> 63) &- 1 // all-ones when diff == 0
-            out = ProjectivePoint<C>.select(mask, self[i], out)
+        withUnsafeBytes(of: storage) { raw in
+            let entries = raw.assumingMemoryBound(to: T.self)
+            var out = ProjectivePoint<C>.infinity
+            for i in 0..<16 {
+                let diff = UInt64(i) ^ index
+                let mask = ((diff | (0 &- diff)) >> 63) &- 1 // all-ones when diff == 0
+                out = ProjectivePoint<C>.select(mask, entries[i], out)
+            }
+            return out
         }
-        return out
     }
 }

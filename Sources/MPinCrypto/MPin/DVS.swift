@@ -28,7 +28,7 @@ public enum DVS {
         var k = try secretKey(z)
         var inverse = k.inverse
         defer { k = .zero; inverse = .zero }
-        return DVSPublicKey(validated: G2Point.generator.multiplied(by: inverse.value))
+        return DVSPublicKey(validated: G2Point.generatorMultiple(inverse.value))
     }
 
     /// A new key pair: z uniform in [1, r) from the system CSPRNG, and Pa.

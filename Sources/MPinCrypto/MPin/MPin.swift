@@ -63,7 +63,7 @@ public enum MPin {
     public static func serverSecret(masterSecret s: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         var k = try scalar(s)
         defer { k = .zero }
-        return try G2Point.generator.multiplied(by: k).encoded()
+        return try G2Point.generatorMultiple(k).encoded()
     }
 
     /// CS = s·map(HASH_ID), 65 bytes. Takes the hashed identity, as Milagro does.
@@ -153,15 +153,21 @@ public enum MPin {
         let hashedID = hashID(mpinID)
         let a = G1Point.map(hash: hashedID)
         var sec = try G1Point(bytes: token) + factors.times(a)
-        var ut: [UInt8]? = nil
+        var utPoint: G1Point? = nil
         if date != 0 {
             guard date > 0 else { throw .invalidDate }
             // As milagro-crypto-c: a missing permit skips only the addition to SEC.
             if let tp = timePermit { sec = sec + (try G1Point(bytes: tp)) }
-            ut = try (a + datePoint(date: date, hashedID: hashedID)).multiplied(by: xs).encoded()
+            utPoint = (a + datePoint(date: date, hashedID: hashedID)).multiplied(by: xs)
         }
-        let u = try a.multiplied(by: xs).encoded()
-        return (u, ut, try sec.encoded())
+        let u = a.multiplied(by: xs)
+        // One inversion for the two or three encodings.
+        if let utPoint {
+            let e = try G1Point.encoded([u, utPoint, sec])
+            return (e[0], e[1], e[2])
+        }
+        let e = try G1Point.encoded([u, sec])
+        return (e[0], nil, e[1])
     }
 
     /// Client pass 2 (`MPIN_CLIENT_2`): V = −((x + y) mod r)·SEC.
