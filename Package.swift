@@ -91,7 +91,7 @@ let package = Package(
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [
-            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -183,7 +183,7 @@ let package = Package(
         ]),
         // The MFA flavour (MPinMFA) over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinMFATests", dependencies: [
-            "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",
+            "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinWire", "MPinServer", "MPinTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
     ]

@@ -121,7 +121,7 @@ struct WireType: Sendable {
     }
 }
 
-/// Every message of Messages.swift and SessionMessages.swift.
+/// Every message of Messages.swift, SessionMessages.swift and DVSMessages.swift.
 let wireTypes: [WireType] = [
     WireType(ClientSettings.self), WireType(RegisterRequest.self), WireType(RegisterResponse.self),
     WireType(ActivateRequest.self), WireType(SignatureResponse.self), WireType(ClientSecretResponse.self),
@@ -134,7 +134,9 @@ let wireTypes: [WireType] = [
     WireType(AccessNumberResponse.self), WireType(AccessNumberPollRequest.self),
     WireType(AccessNumberPollResponse.self), WireType(StatusResponse.self), WireType(ErrorResponse.self),
     WireType(ServiceDetailsResponse.self), WireType(CodeStatusRequest.self), WireType(SessionDetailsResponse.self),
-    WireType(AuthorizationCodeResponse.self),
+    WireType(AuthorizationCodeResponse.self), WireType(RegCodeResponse.self),
+    WireType(DVSRegisterRequest.self), WireType(DVSRegisterResponse.self), WireType(DVSClientSecretResponse.self),
+    WireType(DVSRegisterTokenResponse.self), WireType(DVSSignatureMessage.self), WireType(DVSVerifyResponse.self),
 ]
 
 /// The first byte picks the message type; the rest is the JSON body.

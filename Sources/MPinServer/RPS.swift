@@ -148,17 +148,21 @@ final class RPS: Sendable {
         case .notActive: throw ServerError.notActivated
         case .issued: metrics.recordRegistrationCompleted()
         }
-        let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
-        let mobile = MPinIdentity.parse(mpinBytes)?.mobile ?? 0
-        let expires = WireTime.signatureExpires(now.addingTimeInterval(TimeInterval(config.signatureExpireSeconds)))
-        let sig = WireSignature.sign(WireSignature.clientSecretMessage(appID: config.appID, hashMpinID: hashMpinID,
-                                                                       expires: expires), key: appKey)
-        let params = ClientSecretParams(mobile: mobile, expires: expires, appID: config.appID,
-                                        hashMpinID: hashMpinID, signature: sig)
+        let params = clientSecretParams(hashMpinID: Hex.encode(MPin.hashID(mpinBytes)),
+                                        mobile: MPinIdentity.parse(mpinBytes)?.mobile ?? 0, now: now)
         // The local D-TA verifies the same signed request it would get over HTTP.
         let share = try await dta1.clientSecret(params)
         logger.info("client-secret share issued")
         return SignatureResponse(clientSecretShare: share.clientSecret, params: params.query)
+    }
+
+    /// The signed, expiring request for a client-secret share of the identity whose SHA-256 is
+    /// `hashMpinID` (§3.6): what the RPS sends its D-TA and the client the second one.
+    func clientSecretParams(hashMpinID: String, mobile: Int, now: Date) -> ClientSecretParams {
+        let expires = WireTime.signatureExpires(now.addingTimeInterval(TimeInterval(config.signatureExpireSeconds)))
+        let sig = WireSignature.sign(WireSignature.clientSecretMessage(appID: config.appID, hashMpinID: hashMpinID,
+                                                                       expires: expires), key: appKey)
+        return ClientSecretParams(mobile: mobile, expires: expires, appID: config.appID, hashMpinID: hashMpinID, signature: sig)
     }
 
     // MARK: Time permits

@@ -303,4 +303,84 @@ final class ExitStatusTests: XCTestCase {
         XCTAssertEqual(pamLines.last, "ok   pam.d: \(pamDir)/sudo:1: \(built) loads \(built) (not the installed module)")
         XCTAssertEqual(r.status, 1, "a reference to a missing file is a failure")
     }
+
+    /// `mpinctl register-dvs`, `sign` and `verify` (docs/MFA.md §14.4): a file signed with the
+    /// signing PIN verifies against the backend, also as a non-root user; a changed file, a
+    /// changed signature and a wrong signing PIN do not; three wrong signing PINs block the key.
+    func testRegisterDVSSignAndVerify() throws {
+        try requireRoot()
+        let config = try startBackend()
+        let dir = try directory
+        let url = try XCTUnwrap(server).url
+        try register(config, "alice", "alice@example.org", pin: "1234")
+        let file = try dir.write("release.tar.gz", "pretend this is a tarball\n", mode: 0o644)
+
+        let early = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "2468\n")
+        XCTAssertEqual(early.status, 1, "no signing key yet")
+        XCTAssertTrue(early.stderr.contains("FLOW_ERROR"), early.stderr)
+        let wrongLogin = try ctl(["--config", config, "register-dvs", "alice", "--pin-stdin"], input: "9999\n2468\n")
+        XCTAssertEqual(wrongLogin.status, 1)
+        XCTAssertTrue(wrongLogin.stderr.contains("INCORRECT_PIN"), wrongLogin.stderr)
+        let enrol = try ctl(["--config", config, "register-dvs", "alice", "--pin-stdin"], input: "1234\n2468\n")
+        XCTAssertEqual(enrol.status, 0, enrol.stderr)
+        XCTAssertEqual(enrol.lines.last, "SIGNING KEY ENROLLED for alice (alice@example.org)")
+
+        let signed = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "2468\n")
+        XCTAssertEqual(signed.status, 0, signed.stderr)
+        XCTAssertEqual(signed.lines.last, "SIGNED \(file) as alice@example.org: \(file).mpinsig")
+        var info = stat()
+        XCTAssertEqual(stat(file + ".mpinsig", &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o644)
+        let signature = try String(contentsOfFile: file + ".mpinsig", encoding: .utf8)
+        let fields = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(signature.utf8)) as? [String: Any])
+        XCTAssertEqual(Set(fields.keys), ["hash", "mpinId", "u", "v", "publicKey", "timestamp"])
+
+        // Verification needs no root and no store: run it as nobody, from a reachable copy.
+        let copy = try copyReachableByOthers(try builtExecutable("mpinctl"))
+        defer { copy.directory.remove() }
+        XCTAssertEqual(chmod(dir.path, 0o711), 0)
+        // A configuration without a store: verify reads only the backend (here overridden).
+        let verifyConfig = try dir.write("verify.conf", "backend = http://127.0.0.1:1\n", mode: 0o644)
+        func verify(_ target: String, _ sig: String) throws -> CommandResult {
+            try runCommand("/usr/sbin/runuser", ["-u", "nobody", "--", copy.path, "--config", verifyConfig,
+                                                 "verify", target, sig, "--backend", url], scratch: dir)
+        }
+        let good = try verify(file, file + ".mpinsig")
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertTrue(good.stdout.hasPrefix("VALID signed by alice@example.org at "), good.stdout)
+
+        let other = try dir.write("other.tar.gz", "another tarball\n", mode: 0o644)
+        let changedFile = try verify(other, file + ".mpinsig")
+        XCTAssertEqual(changedFile.status, 1)
+        XCTAssertEqual(changedFile.stdout, "INVALID\n")
+        // The signature moved to another file's hash: the backend refuses it.
+        let otherHash = try ctl(["--config", config, "sign", "alice", other, "--pin-stdin"], input: "2468\n")
+        XCTAssertEqual(otherHash.status, 0, otherHash.stderr)
+        // U of the other file's signature with this file's hash, V and key: not a signature.
+        let otherFields = try XCTUnwrap(try JSONSerialization.jsonObject(
+            with: Data(try String(contentsOfFile: other + ".mpinsig", encoding: .utf8).utf8)) as? [String: Any])
+        var forged = fields
+        forged["u"] = otherFields["u"]
+        XCTAssertNotEqual(forged["u"] as? String, fields["u"] as? String)
+        let forgedPath = try dir.write("forged.mpinsig", String(decoding: try JSONSerialization.data(withJSONObject: forged), as: UTF8.self),
+                                       mode: 0o644)
+        let changedSignature = try verify(file, forgedPath)
+        XCTAssertEqual(changedSignature.status, 1, changedSignature.stdout)
+        XCTAssertEqual(changedSignature.stdout, "INVALID\n")
+        let garbage = try verify(file, try dir.write("garbage.mpinsig", "{}", mode: 0o644))
+        XCTAssertEqual(garbage.status, 1)
+
+        // Wrong signing PINs: counted with the forged one above; the third in a row blocks the key.
+        let wrong = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "1234\n")
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.stderr.contains("INCORRECT_PIN"), wrong.stderr)
+        let blocking = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "0000\n")
+        XCTAssertTrue(blocking.stderr.contains("blocked"), blocking.stderr)
+        let after = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "2468\n")
+        XCTAssertTrue(after.stderr.contains("FLOW_ERROR"), "the blocked key is forgotten: \(after.stderr)")
+        XCTAssertEqual(try verify(file, file + ".mpinsig").status, 1, "a blocked key's signatures no longer verify")
+        // Logins are not affected.
+        let login = try ctl(["--config", config, "auth", "alice", "--pin-stdin"], input: "1234\n")
+        XCTAssertEqual(login.status, 0, login.stderr)
+    }
 }

@@ -128,12 +128,18 @@ final class MFAServer: @unchecked Sendable {
 
     /// `/oidc/token` with client_secret_basic: the HTTP status and the OAuth error, if any.
     func redeem(code: String, verifier: String) -> (status: Int, error: String, idToken: String) {
+        let r = redeemTokens(code: code, verifier: verifier)
+        return (r.status, r.error, r.idToken)
+    }
+
+    /// `/oidc/token` with client_secret_basic, with the access token of the answer too.
+    func redeemTokens(code: String, verifier: String) -> (status: Int, error: String, idToken: String, accessToken: String) {
         let credentials = Data("\(app.clientId):\(app.clientSecret)".utf8).base64EncodedString()
         let form = "grant_type=authorization_code&code=\(code)&redirect_uri=https%3A%2F%2Fwiki.example%2Fcb"
             + "&code_verifier=\(verifier)"
         let (status, v) = send(.post, "/oidc/token", form, headers: ["Authorization": "Basic " + credentials,
                                                                     "Content-Type": "application/x-www-form-urlencoded"])
-        return (status, v["error"]?.stringValue ?? "", v["id_token"]?.stringValue ?? "")
+        return (status, v["error"]?.stringValue ?? "", v["id_token"]?.stringValue ?? "", v["access_token"]?.stringValue ?? "")
     }
 }
 

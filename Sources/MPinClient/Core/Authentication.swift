@@ -195,8 +195,9 @@ extension MPinSDK {
         case relyingParty
         /// `mobileAuthenticateURL` (the RPS): access numbers and MFA access codes.
         case mobile
-        /// The MFA flavour's registration-code endpoint (MFA.md §8).
-        case regCode(url: String)
+        /// An MFA-platform endpoint that takes the final step: registration codes (docs/MFA.md §8)
+        /// and DVS registration tokens (§14.1).
+        case platformEndpoint(url: String)
     }
 
     /// The two passes and the final step. `pass2` is the server's pass-2 answer, `result` the
@@ -270,13 +271,14 @@ extension MPinSDK {
         switch finalStep {
         case .relyingParty: finalURL = settings.wire.authenticateURL
         case .mobile: finalURL = settings.wire.mobileAuthenticateURL
-        case .regCode(let url): finalURL = url
+        case .platformEndpoint(let url): finalURL = url
         }
         switch request(.post, finalURL, body: AuthenticateEnvelope(mpinResponse: pass2), context: .authenticate) {
         case .ok(let result, _): return (.ok, pass2, result)
         case .failed(let status, let http):
             if http == 410 {
                 user.state = .blocked
+                user.signingMpinIdHex = ""; user.signingPublicKeyHex = ""
                 user.wipePermits()
                 removeDevicePermitShare(user)
                 let saved = saveUsers(removingSecretOf: user.mpinIdHex)

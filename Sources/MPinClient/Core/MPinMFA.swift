@@ -216,7 +216,7 @@ public final class MPinMFA: @unchecked Sendable {
     /// an unusable answer).
     public func finishAuthenticationRegCode(_ user: MPinUser, pin0: borrowing SecretBytes,
                                             pin1: borrowing SecretBytes) -> (status: MPinStatus, regCode: MPinRegCode) {
-        let r = core.authenticate(user, pin0: pin0, pin1: pin1, otp: false, wid: "", finalStep: .regCode(url: regCodeURL()))
+        let r = core.authenticate(user, pin0: pin0, pin1: pin1, otp: false, wid: "", finalStep: .platformEndpoint(url: regCodeURL()))
         var code = MPinRegCode()
         guard r.status.isOK else { return (r.status, code) }
         guard let answer = WireCoding.lenient(RegCodeResponse.self, from: r.result), !answer.regCode.isEmpty,
@@ -234,11 +234,5 @@ public final class MPinMFA: @unchecked Sendable {
 
     /// Where registration codes are issued: the client settings' `regCodeURL` when the server
     /// names one, else `regCode` beside `registerURL` (`/{p}/user` → `/{p}/regCode`, docs/MFA.md §8).
-    func regCodeURL() -> String {
-        guard let settings = core.settings else { return "" }
-        if case .string(let url)? = settings.raw["regCodeURL"], !url.isEmpty { return url }
-        var base = Substring(settings.wire.registerURL)
-        while let last = base.last, last != "/" { base = base.dropLast() }
-        return String(base) + "regCode"
-    }
+    func regCodeURL() -> String { core.settings?.url("regCodeURL", besideRegisterURL: "regCode") ?? "" }
 }

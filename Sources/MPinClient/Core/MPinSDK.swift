@@ -162,6 +162,7 @@ public final class MPinSDK: @unchecked Sendable {
         user.wipeShares(); user.wipePermits()
         removeDevicePermitShare(user)
         user.state = .invalid
+        user.signingMpinIdHex = ""; user.signingPublicKeyHex = ""
         let status = saveUsers(removingSecretOf: user.mpinIdHex)
         user.mpinIdHex = ""
         user.regOTT = ""
@@ -239,6 +240,15 @@ struct ClientSettingsView {
 
     /// Permits are used unless the server says otherwise (§3.1).
     var usePermits: Bool { wire.usePermits ?? true }
+
+    /// An MFA-platform URL: the member `key` when the server names one, else `name` beside
+    /// `registerURL` (`/{p}/user` → `/{p}/name`; docs/MFA.md §8, §14).
+    func url(_ key: String, besideRegisterURL name: String) -> String {
+        if case .string(let url)? = raw[key], !url.isEmpty { return url }
+        var base = Substring(wire.registerURL)
+        while let last = base.last, last != "/" { base = base.dropLast() }
+        return String(base) + name
+    }
 }
 
 extension String {

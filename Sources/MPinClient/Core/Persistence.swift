@@ -35,6 +35,12 @@ extension MPinSDK {
                 user.backendKey = backendKey
                 user.customerId = entry["customerId"]?.stringValue ?? ""
                 user.appId = entry["appId"]?.stringValue ?? ""
+                // A signing key counts only with its token (written first, §14.2).
+                if let signing = entry["signingMpinId"]?.stringValue, let pa = entry["signingPublicKey"]?.stringValue,
+                   secrets[Self.signingTokenKey(user.mpinIdHex)]?["token"]?.stringValue != nil {
+                    user.signingMpinIdHex = signing
+                    user.signingPublicKeyHex = pa
+                }
                 let secret = secrets[user.mpinIdHex]
                 let regOTT = secret?["regOTT"]?.stringValue ?? ""
                 switch state {
@@ -71,9 +77,13 @@ extension MPinSDK {
         return v
     }
 
+    /// The secure document's key of a user's signing token: apart from the authentication
+    /// token, so that each is read, replaced and wiped on its own (docs/MFA.md §14.2).
+    static func signingTokenKey(_ mpinIdHex: String) -> String { "dvs-" + mpinIdHex }
+
     /// Rewrites the user list; with `secretFor`, also sets (or removes, for nil) that user's
-    /// entry in the secure document.
-    func saveUsers(secretFor mpinIdHex: String? = nil, secret: JSONValue? = nil) -> MPinStatus {
+    /// entry in the secure document, and removes the entries named in `alsoRemoving`.
+    func saveUsers(secretFor mpinIdHex: String? = nil, secret: JSONValue? = nil, alsoRemoving: [String] = []) -> MPinStatus {
         var byBackend: [(String, JSONValue)] = []
         for key in users.map(\.backendKey).reduce(into: [String](), { if !$0.contains($1) { $0.append($1) } }) {
             let entries: [(key: String, value: JSONValue)] = users.filter { $0.backendKey == key }.map { u in
@@ -81,6 +91,10 @@ extension MPinSDK {
                 if !u.deviceName.isEmpty { fields.append(("deviceName", .string(u.deviceName))) }
                 if !u.customerId.isEmpty { fields.append(("customerId", .string(u.customerId))) }
                 if !u.appId.isEmpty { fields.append(("appId", .string(u.appId))) }
+                if u.canSign {
+                    fields.append(("signingMpinId", .string(u.signingMpinIdHex)))
+                    fields.append(("signingPublicKey", .string(u.signingPublicKeyHex)))
+                }
                 return (u.mpinIdHex, .object(fields))
             }
             byBackend.append((key, .object(entries)))
@@ -89,7 +103,7 @@ extension MPinSDK {
             if let mpinIdHex {
                 var doc = try readDocument(context_.secureStorage, Self.secretsDocument)
                 guard case .object(var members) = doc else { return MPinStatus(.storageError, "bad secure document") }
-                members.removeAll { $0.key == mpinIdHex }
+                members.removeAll { $0.key == mpinIdHex || alsoRemoving.contains($0.key) }
                 if let secret { members.append((mpinIdHex, secret)) }
                 doc = .object(members)
                 try context_.secureStorage.write(Self.secretsDocument, doc.serialized)
@@ -105,14 +119,25 @@ extension MPinSDK {
         return .ok
     }
 
+    /// Rewrites the user list without the user's secrets: its token or regOTT and its signing token.
     func saveUsers(removingSecretOf mpinIdHex: String) -> MPinStatus {
-        mpinIdHex.isEmpty ? saveUsers() : saveUsers(secretFor: mpinIdHex, secret: nil)
+        mpinIdHex.isEmpty ? saveUsers()
+            : saveUsers(secretFor: mpinIdHex, secret: nil, alsoRemoving: [Self.signingTokenKey(mpinIdHex)])
     }
 
     /// The stored token of a registered user.
     func storedToken(_ user: MPinUser) throws(MPinStatus) -> SecretBytes {
+        try storedSecretToken(key: user.mpinIdHex, user: user)
+    }
+
+    /// The stored signing token of a user who can sign.
+    func storedSigningToken(_ user: MPinUser) throws(MPinStatus) -> SecretBytes {
+        try storedSecretToken(key: Self.signingTokenKey(user.mpinIdHex), user: user)
+    }
+
+    private func storedSecretToken(key: String, user: MPinUser) throws(MPinStatus) -> SecretBytes {
         let doc = try readDocument(context_.secureStorage, Self.secretsDocument)
-        guard let hex = doc[user.mpinIdHex]?["token"]?.stringValue, var token = Hex.decode(hex) else {
+        guard let hex = doc[key]?["token"]?.stringValue, var token = Hex.decode(hex) else {
             throw MPinStatus(.cryptoError, "no token is stored for \(user.key)")
         }
         return SecretBytes(taking: &token)

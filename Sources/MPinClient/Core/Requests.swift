@@ -14,6 +14,9 @@ enum RequestContext {
     case clientSecret2
     case timePermit
     case authenticate
+    /// The platform's check of a fresh DVS signature (docs/MFA.md §14.3): 410 means the signing
+    /// key is blocked, 404 that the platform knows no such key.
+    case signatureCheck
 }
 
 /// The outcome of one request: a JSON body (an empty object for an empty 200 body) or a status.
@@ -26,12 +29,12 @@ extension MPinSDK {
     /// Sends a request whose body is an MPinWire message (or JSON the client forwards as it
     /// came) and maps the answer to a status; see `send`.
     func request<Body: Encodable>(_ method: HTTPMethod, _ url: String, body: Body,
-                                  context: RequestContext = .generic) -> Reply {
+                                  context: RequestContext = .generic, extraHeaders: [String: String] = [:]) -> Reply {
         let bytes: [UInt8]
         do { bytes = try WireCoding.encode(body) } catch {
             return .failed(MPinStatus(.flowError, "the request to \(Self.redacted(url)) could not be encoded"), httpStatus: 0)
         }
-        return send(method, url, body: bytes, context: context)
+        return send(method, url, body: bytes, context: context, extraHeaders: extraHeaders)
     }
 
     /// Sends a request without a body; see `send`.
@@ -41,9 +44,10 @@ extension MPinSDK {
 
     /// Only HTTP 200 is success; a 200 body must be a JSON object (any Content-Type), as the
     /// SDK reads it. Callers read its fields with `WireCoding.lenient`.
-    private func send(_ method: HTTPMethod, _ url: String, body bytes: [UInt8]?, context: RequestContext) -> Reply {
+    private func send(_ method: HTTPMethod, _ url: String, body bytes: [UInt8]?, context: RequestContext,
+                      extraHeaders: [String: String] = [:]) -> Reply {
         if let refusal = checkTrusted(url) { return .failed(refusal, httpStatus: 0) }
-        var headers = customHeaders
+        var headers = customHeaders.merging(extraHeaders) { $1 }
         if !clientId.isEmpty { headers["X-MIRACL-Client-ID"] = clientId }
         if bytes != nil {
             if headers.keys.first(where: { $0.lowercased() == "content-type" }) == nil {
@@ -93,6 +97,8 @@ extension MPinSDK {
         case (.authenticate, 412): return MPinStatus(.incorrectAccessNumber, "invalid or expired access number")
         case (.authenticate, 403): return MPinStatus(.identityNotAuthorized, "the identity is not authorised (HTTP 403)")
         case (.authenticate, 409): return MPinStatus(.clientSecretExpired)
+        case (.signatureCheck, 410): return MPinStatus(.incorrectPIN, "wrong signing PIN; the signing key is now blocked")
+        case (.signatureCheck, 404): return MPinStatus(.flowError, "the platform knows no such signing key")
         default: break
         }
         switch code {

@@ -43,6 +43,20 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     /// ConfirmRegistration. Memory only.
     var pushMessageIdentifier = ""
 
+    /// DVS (docs/MFA.md §14): the signing mpinId and public key Pa (hex) once a signing key is
+    /// enrolled and its token stored; empty otherwise. Kept in the user list (not secret).
+    public internal(set) var signingMpinIdHex = ""
+    public internal(set) var signingPublicKeyHex = ""
+    /// The seeds' `canSign`: whether the user holds a signing key and its token.
+    public var canSign: Bool { !signingMpinIdHex.isEmpty && !signingPublicKeyHex.isEmpty }
+    /// Between StartRegistrationDVS and FinishRegistrationDVS: the new key's secret z, the
+    /// client-secret shares for the signing identity, and its mpinId and Pa. Memory only.
+    var pendingSigningKey = SecretBytes()
+    var pendingSigningShare1 = SecretBytes()
+    var pendingSigningShare2 = SecretBytes()
+    var pendingSigningMpinIdHex = ""
+    var pendingSigningPublicKeyHex = ""
+
     init(id: String, deviceName: String) {
         self.id = id
         self.deviceName = deviceName
@@ -60,6 +74,15 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     func wipeShares() {
         clientSecretShare1 = SecretBytes()
         clientSecretShare2 = SecretBytes()
+        wipePendingSigningKey()
+    }
+
+    func wipePendingSigningKey() {
+        pendingSigningKey = SecretBytes()
+        pendingSigningShare1 = SecretBytes()
+        pendingSigningShare2 = SecretBytes()
+        pendingSigningMpinIdHex = ""
+        pendingSigningPublicKeyHex = ""
     }
 
     func wipePermits() {

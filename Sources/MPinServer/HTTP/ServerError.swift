@@ -39,6 +39,12 @@ public enum ServerError: Error, Sendable, Equatable {
     case revoked
     /// A registration code that is unknown, used, expired or another user's (MFA.md §8).
     case regCodeRefused
+    /// A DVS registration token that is unknown, expired or used (docs/MFA.md §14.1).
+    case dvsTokenRefused
+    /// No signing key is enrolled under the signature's mpinId (docs/MFA.md §14.3).
+    case signingKeyNotFound
+    /// The signing key is blocked after too many invalid signatures.
+    case signingKeyBlocked
     /// 403: pass 2 without live pass-1 state (expired, replayed or never sent).
     case noPass1State
     /// 408: something signed or issued has expired (`reason` says what).
@@ -89,6 +95,9 @@ public enum ServerError: Error, Sendable, Equatable {
         case .unauthorized(let reason): (401, reason)
         case .revoked: (403, "Identity not authorized")
         case .regCodeRefused: (403, "Invalid or expired registration code")
+        case .dvsTokenRefused: (403, "Invalid or expired DVS registration token")
+        case .signingKeyNotFound: (404, "No such signing key")
+        case .signingKeyBlocked: (410, "Signing key blocked")
         case .noPass1State: (403, "Invalid pass one data")
         case .expired(let reason): (408, reason)
         case .timePermitRefused: (410, "Time permit refused")

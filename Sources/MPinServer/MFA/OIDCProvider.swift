@@ -232,8 +232,13 @@ struct OIDCProvider: Sendable {
         do { idToken = try await key.sign(claims) } catch {
             throw OAuthError.serverError(.internal("Signing failed"))
         }
+        // The access token is what the seeds' StartRegistrationDVS takes: the relying party hands
+        // it to the user's app, which may enrol a signing key with it once (docs/MFA.md §14.1).
+        let accessToken = try Self.randomToken()
+        _ = try await oauthRun({ try await self.storage.issueDVSToken(
+            tokenHash: Secrets.hash(accessToken), userID: grant.userID, expires: now.addingTimeInterval(TimeInterval(ttl))) })
         logger.info("id token issued", metadata: ["client": "\(clientID)"])
-        return TokenResponse(access_token: try Self.randomToken(), token_type: "Bearer", expires_in: ttl, id_token: idToken)
+        return TokenResponse(access_token: accessToken, token_type: "Bearer", expires_in: ttl, id_token: idToken)
     }
 
     // MARK: Discovery (§7.2, §7.3)

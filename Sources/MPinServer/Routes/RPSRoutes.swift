@@ -40,6 +40,18 @@ extension RPS {
             JSONResponse(try await self.issueRegCode(try await decoder.decode(AuthenticateRequest.self, from: request)),
                          headers: [.cacheControl: "no-store"])
         }
+        routes.endpoint("dvsRegToken", .post) { request, _ in
+            JSONResponse(try await self.issueDVSToken(try await decoder.decode(AuthenticateRequest.self, from: request)),
+                         headers: [.cacheControl: "no-store"])
+        }
+        routes.endpoint("dvsregister", .post) { request, _ in
+            JSONResponse(try await self.registerSigningKey(try await decoder.decode(DVSRegisterRequest.self, from: request)),
+                         headers: [.cacheControl: "no-store"])
+        }
+        routes.endpoint("dvsVerify", .post) { request, _ in
+            JSONResponse(try await self.verifySignature(try await decoder.decode(DVSSignatureMessage.self, from: request)),
+                         headers: [.cacheControl: "no-store"])
+        }
         routes.endpoint("getAccessNumber", .post) { request, context in
             // The body is optional (a browser sends none); a device login's requester describes itself.
             let req = try await decoder.decodeIfPresent(AccessNumberRequest.self, from: request)

@@ -152,7 +152,8 @@ final class PostgresStorage: StorageBackend {
     // MARK: Schema
 
     /// The schema's versions, in order: each a list of statements run in one transaction with
-    /// the version number. Version 1 is SQLite's schema after its migrations v1 to v5-device.
+    /// the version number. Version 1 is SQLite's schema after its migrations v1 to v5-device;
+    /// a new version is appended, never an old one changed.
     static let migrations: [[String]] = [
         [
             """
@@ -251,6 +252,25 @@ final class PostgresStorage: StorageBackend {
                 user_id text NOT NULL,
                 expires double precision NOT NULL)
             """,
+        ],
+        // 2: DVS registration tokens and signing keys (docs/MFA.md §14; SQLite's v6).
+        [
+            """
+            CREATE TABLE dvs_tokens (
+                token_hash text PRIMARY KEY,
+                user_id text NOT NULL,
+                expires double precision NOT NULL)
+            """,
+            """
+            CREATE TABLE signing_keys (
+                mpin_id text PRIMARY KEY,            -- the signing mpinId, lower-case hex
+                user_id text NOT NULL,
+                public_key text NOT NULL,            -- Pa, lower-case hex
+                attempts bigint NOT NULL DEFAULT 0,
+                blocked_at double precision,
+                created double precision NOT NULL)
+            """,
+            "CREATE INDEX signing_keys_user ON signing_keys(user_id)",
         ],
     ]
 
@@ -608,7 +628,8 @@ final class PostgresStorage: StorageBackend {
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970, logger = logger
         try await transaction { c in
-            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes"] {
+            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes",
+                          "dvs_tokens"] {
                 try await c.rows("DELETE FROM \(unescaped: table) WHERE expires <= \(t)", logger)
             }
         }

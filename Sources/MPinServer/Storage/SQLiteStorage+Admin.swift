@@ -85,12 +85,16 @@ extension UserChange {
                     "UPDATE registrations SET active = TRUE WHERE user_id = ?"]
         case .revoke:
             return ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
-                    "DELETE FROM registrations WHERE user_id = ?"]
+                    "DELETE FROM registrations WHERE user_id = ?",
+                    // A revoked user's signatures stop verifying (docs/MFA.md §14).
+                    "DELETE FROM signing_keys WHERE user_id = ?"]
         case .unblock:
-            return ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?"]
+            return ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?",
+                    "UPDATE signing_keys SET attempts = 0, blocked_at = NULL WHERE user_id = ?"]
         case .delete:
             return ["DELETE FROM identities WHERE user_id = ?", "DELETE FROM registrations WHERE user_id = ?",
-                    "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM users WHERE user_id = ?"]
+                    "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM signing_keys WHERE user_id = ?",
+                    "DELETE FROM users WHERE user_id = ?"]
         }
     }
 }

@@ -172,6 +172,7 @@ public final class SQLiteStorage: StorageBackend {
             // PROTOCOL.md §5.7: what asked for the access number, shown to the approving device.
             try db.execute(sql: "ALTER TABLE access_numbers ADD COLUMN description TEXT NOT NULL DEFAULT ''")
         }
+        registerDVSMigration(&m)
         return m
     }
 
@@ -482,7 +483,7 @@ public final class SQLiteStorage: StorageBackend {
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970
         try writeNow { db in
-            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes"] {
+            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes", "dvs_tokens"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [t])
             }
         }

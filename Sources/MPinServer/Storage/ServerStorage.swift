@@ -7,7 +7,7 @@ import MPinWire
 /// kept as hashes, and a method that reads then writes (the wrong-PIN counter, single-use
 /// records) does so atomically against concurrent calls, on PostgreSQL also those of other
 /// nodes. A new method needs both implementations (and a schema migration for each).
-protocol ServerStorage: MFAStorage {
+protocol ServerStorage: MFAStorage, DVSStorage {
     /// Throws when the database cannot answer a query (`/health`).
     func healthCheck() async throws
 

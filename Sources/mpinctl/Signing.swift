@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import MPinClient
+import MPinCrypto
+import MPinJSON
+import MPinLogin
+import MPinWire
+
+// Designated verifier signatures from the command line (docs/MFA.md §14): enrol a signing key
+// for a registered Unix user, sign a file with it, and have the backend verify a signature.
+
+/// The MFA facade over the store, set to the account's backend, and the account's registered
+/// user in it.
+private func signingUser(_ global: GlobalOptions, _ unixUser: String) throws
+    -> (config: LoginConfig, identity: String, mfa: MPinMFA, user: MPinUser) {
+    let (config, account, _) = try global.registeredUser(unixUser)
+    let mfa = MPinMFA(context: global.platform(config))
+    for d in config.trustedDomains { mfa.addTrustedDomain(d) }
+    try check(mfa.initialize())
+    try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
+    let key = RegCode.backendKey(account.backend)
+    guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.backend == key && $0.state == .registered }) else {
+        throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
+    }
+    return (config, account.identity, mfa, u)
+}
+
+struct RegisterDVS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "register-dvs",
+        abstract: "Enrol a signing key for a registered Unix user: asks the login PIN, then a new signing PIN twice.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+
+    func run() throws {
+        let (config, identity, mfa, u) = try signingUser(global, user)
+        let pin = try global.readPIN(config.prompt)
+        try check(mfa.startRegistrationDVS(u, pin0: pin, pin1: SecretBytes()))
+        let signingPIN = try global.readPIN("New signing PIN for \(identity): ")
+        if !global.pinStdin {
+            let again = try global.readPIN("Repeat the signing PIN: ")
+            guard signingPIN.hasSameBytes(as: again) else {
+                throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ")
+            }
+        }
+        try check(mfa.finishRegistrationDVS(u, pinDVS: signingPIN, nfc: SecretBytes()))
+        print("SIGNING KEY ENROLLED for \(user) (\(identity))")
+    }
+}
+
+struct Sign: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sign a file with a Unix user's signing key (asks the signing PIN); writes FILE.mpinsig.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+    @Argument(help: "The file to sign.") var file: String
+    @Option(help: "Where to write the signature (default: FILE.mpinsig).") var output: String?
+
+    func run() throws {
+        let hash = try fileSHA256(file)
+        let (_, identity, mfa, u) = try signingUser(global, user)
+        guard u.canSign else {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) has no signing key; run `mpinctl register-dvs \(user)` first")
+        }
+        let pin = try global.readPIN("Signing PIN for \(identity): ")
+        let (status, signature) = mfa.sign(u, documentHash: hash, pin0: pin, pin1: SecretBytes(),
+                                           epochTime: Int64(Date().timeIntervalSince1970))
+        try check(status)
+        let path = output ?? file + ".mpinsig"
+        let bytes: [UInt8]
+        do { bytes = try WireCoding.encode(signature.message) } catch {
+            throw CLIError(status: .failed, message: "the signature could not be encoded")
+        }
+        try writeAtomically(path, bytes + [0x0A])
+        print("SIGNED \(file) as \(identity): \(path)")
+    }
+}
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask the backend whether SIGNATURE is a valid signature of FILE; prints the signer. Exit 0 only when valid.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The signed file.") var file: String
+    @Argument(help: "The signature (JSON, as `mpinctl sign` writes it).") var signature: String
+    @Option(help: "The backend that verifies (overrides the configuration).") var backend: String?
+
+    func run() throws {
+        let config = try global.loadConfig(backend: backend)
+        guard !config.backend.isEmpty else { throw CLIError(status: .config, message: "CONFIG_ERROR: no backend; give --backend") }
+        let text: Data
+        do { text = try Data(contentsOf: URL(fileURLWithPath: signature)) } catch {
+            throw CLIError(status: .failed, message: "cannot read \(signature)")
+        }
+        let message: DVSSignatureMessage
+        do { message = try WireCoding.strict(DVSSignatureMessage.self, from: [UInt8](text)) } catch {
+            throw CLIError(status: .failed, message: "INVALID: \(signature) is not an M-Pin signature")
+        }
+        let hash = try fileSHA256(file)
+        guard Hex.canonical(message.hash) == Hex.encode(hash) else {
+            print("INVALID")
+            throw CLIError(status: .failed, message: "INVALID: \(file) is not the document that was signed")
+        }
+        let mfa = MPinMFA(context: global.platform(config))
+        for d in config.trustedDomains { mfa.addTrustedDomain(d) }
+        let node = config.backends.first ?? config.backend
+        let (status, valid, userId) = mfa.verifySignature(message, server: node, rpsPrefix: config.rpsPrefix)
+        try check(status)
+        guard valid else {
+            print("INVALID")
+            throw CLIError(status: .failed, message: "INVALID: the backend does not accept the signature")
+        }
+        print("VALID signed by \(userId) at \(message.timestamp)")
+    }
+}
+
+/// SHA-256 of a file's bytes, read in blocks.
+func fileSHA256(_ path: String) throws -> [UInt8] {
+    guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(status: .failed, message: "cannot read \(path)") }
+    defer { try? handle.close() }
+    var hasher = SHA256()
+    while true {
+        let block: Data
+        do { block = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
+            throw CLIError(status: .failed, message: "cannot read \(path)")
+        }
+        if block.isEmpty { break }
+        hasher.update([UInt8](block))
+    }
+    return hasher.finalize()
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
+/// that an existing signature is replaced whole or not at all. Signatures are public (0644).
+func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
+    let temporary = path + ".tmp-\(getpid())"
+    guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o644]) else {
+        throw CLIError(status: .failed, message: "cannot write \(temporary)")
+    }
+    guard rename(temporary, path) == 0 else {
+        unlink(temporary)
+        throw CLIError(status: .failed, message: "cannot write \(path)")
+    }
+}
