@@ -185,6 +185,8 @@ let package = Package(
         .testTarget(name: "MPinMFATests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinWire", "MPinServer", "MPinTestSupport",
             .product(name: "Logging", package: "swift-log"),
+            // The DVS tests' PostgreSQL variant creates and drops throwaway databases.
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ]
 )

@@ -46,7 +46,7 @@ pg_start() {
     || { cat "$PG_DIR/initdb.log" >&2; return 1; }
   # 127.0.0.1 only; the Unix socket in the cluster's own directory; room for two nodes' pools.
   pg_as "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$PG_DIR -c max_connections=200" \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$PG_DIR -c max_connections=200 ${PG_SERVER_OPTIONS:-}" \
     start >/dev/null || { cat "$PG_DIR/server.log" >&2; return 1; }
   "$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -qAt -c 'CREATE DATABASE mpin' >/dev/null \
     || { cat "$PG_DIR/server.log" >&2; return 1; }

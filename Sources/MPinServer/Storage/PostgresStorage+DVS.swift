@@ -29,7 +29,8 @@ extension PostgresStorage {
     }
 
     func signingKey(mpinID: String) async throws -> SigningKey? {
-        guard let row = try await run("SELECT user_id, public_key, blocked_at FROM signing_keys WHERE mpin_id = \(mpinID)").first
+        guard let row = try await run("SELECT user_id, public_key, blocked_at FROM signing_keys WHERE mpin_id = \(mpinID)",
+                                      durable: false).first
         else { return nil }
         let (userID, publicKey, blockedAt) = try row.decode((String, String, Double?).self)
         return SigningKey(userID: userID, publicKey: publicKey, blocked: blockedAt != nil)

@@ -7,7 +7,7 @@ extension PostgresStorage {
     func app(clientID: String) async throws -> StoredApp? {
         let rows = try await run("""
             SELECT client_id, name, logo_url, redirect_uri, secret_hash FROM apps WHERE client_id = \(clientID)
-            """)
+            """, durable: false)
         guard let row = rows.first else { return nil }
         let (id, name, logo, redirect, secret) = try row.decode((String, String, String, String, String).self)
         return StoredApp(clientID: id, name: name, logoURL: logo, redirectURI: redirect, secretHash: secret)
@@ -20,12 +20,12 @@ extension PostgresStorage {
             VALUES (\(s.accessCodeHash), \(s.webOTTHash), \(s.clientID), \(s.redirectURI), \(s.state), \(s.nonce),
               \(s.codeChallenge), \(s.prerollID), 'new', \(s.expires.timeIntervalSince1970))
             ON CONFLICT DO NOTHING RETURNING 1
-            """).isEmpty
+            """, durable: false).isEmpty
     }
 
     func codeStatus(accessCodeHash: String, verb: CodeStatusVerb, now: Date) async throws -> SessionView? {
         let logger = logger
-        return try await transaction { c in
+        return try await transaction(durable: false) { c in
             // The session's row, locked: its state decides and changes here.
             guard let row = try await c.rows("""
                 SELECT s.preroll_id, s.state, a.name, a.logo_url FROM mfa_sessions s JOIN apps a ON a.client_id = s.client_id
@@ -134,7 +134,7 @@ extension PostgresStorage {
               (SELECT COUNT(*) FROM registrations r WHERE r.user_id = u.user_id) AS pending,
               (SELECT COALESCE(MAX(attempts), 0) FROM identities i WHERE i.user_id = u.user_id) AS attempts
             FROM users u ORDER BY u.user_id
-            """).map { row in
+            """, durable: false).map { row in
             let (user, state, identities, pending, attempts) = try row.decode((String, String, Int, Int, Int).self)
             return UserSummary(userId: user, state: state, identities: identities, pendingRegistrations: pending,
                                failedAttempts: attempts, blocked: attempts >= maxAttempts)
@@ -173,7 +173,7 @@ extension PostgresStorage {
     }
 
     func listApps() async throws -> [AppSummary] {
-        try await run("SELECT client_id, name, redirect_uri, logo_url, created FROM apps ORDER BY created, client_id").map { row in
+        try await run("SELECT client_id, name, redirect_uri, logo_url, created FROM apps ORDER BY created, client_id", durable: false).map { row in
             let (id, name, redirect, logo, created) = try row.decode((String, String, String, String, Double).self)
             return AppSummary(clientId: id, name: name, redirectURI: redirect, logoURL: logo, created: created)
         }

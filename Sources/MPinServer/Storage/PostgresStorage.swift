@@ -21,6 +21,15 @@ import PostgresNIO
 ///   authorization codes (`DELETE … RETURNING`, `FOR UPDATE`), an MFA session's redirect (`FOR UPDATE`).
 /// No method locks two rows of one table in different orders, so these locks do not deadlock.
 ///
+/// **Durability.** What a login leaves behind for a few seconds (a pass-2 record, its deletion
+/// when used, an access number, a session) is committed with `synchronous_commit = off` (the
+/// pool's connections start with it): the commit does not wait for the WAL to reach the disk,
+/// like SQLite's `synchronous = NORMAL`; a crash of the PostgreSQL server may lose the last
+/// fraction of a second of those, which only fails the logins in flight. What must survive
+/// any crash is committed durably (`SET LOCAL synchronous_commit = on`): a counted wrong PIN
+/// and a block, registrations and issued identities, the administrator's changes, used codes
+/// and tokens, signing keys and their counters.
+///
 /// Pass-1 state stays in the node's memory (`Pass1Store`): a login's pass 1 and pass 2 go to
 /// the same node (README, "Several nodes on PostgreSQL").
 final class PostgresStorage: StorageBackend {
@@ -72,6 +81,8 @@ final class PostgresStorage: StorageBackend {
                                                   database: url.database, tls: clientTLS)
         config.options.connectTimeout = .seconds(5)
         config.options.maximumConnections = maximumConnections
+        // The default for this pool's commits; durable ones say so (see Durability above).
+        config.options.additionalStartupParameters = [("synchronous_commit", "off")]
         return PostgresStorage(client: PostgresClient(configuration: config, backgroundLogger: logger), url: url, logger: logger)
     }
 
@@ -99,12 +110,13 @@ final class PostgresStorage: StorageBackend {
     // MARK: Transactions
 
     /// Runs `body` between BEGIN and COMMIT on one pooled connection; ROLLBACK when it throws,
-    /// rethrowing its error as it is.
-    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// rethrowing its error as it is. `durable`: the commit waits for the WAL to be on disk.
+    func transaction<T: Sendable>(durable: Bool = true, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         let logger = logger
         return try await client.withConnection { connection in
             try await connection.rows("BEGIN", logger)
             do {
+                if durable { try await connection.rows(Self.durableCommit, logger) }
                 let value = try await body(connection)
                 try await connection.rows("COMMIT", logger)
                 return value
@@ -129,10 +141,17 @@ final class PostgresStorage: StorageBackend {
         }
     }
 
-    /// One statement, which PostgreSQL runs as a transaction of its own; its rows.
+    /// Makes the transaction's commit wait for the WAL to reach the disk.
+    static let durableCommit: PostgresQuery = "SET LOCAL synchronous_commit = on"
+
+    /// One statement, which PostgreSQL runs as a transaction of its own; its rows. A durable
+    /// one (the default) runs in a transaction that commits durably; a read or a short-lived
+    /// record passes `durable: false` and costs one round trip.
     @discardableResult
-    func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await client.query(query, logger: logger).collect()
+    func run(_ query: PostgresQuery, durable: Bool = true) async throws -> [PostgresRow] {
+        guard durable else { return try await client.query(query, logger: logger).collect() }
+        let logger = logger
+        return try await transaction { c in try await c.rows(query, logger) }
     }
 
     /// `SELECT 1` through the pool within two seconds (`/health`).
@@ -309,7 +328,7 @@ final class PostgresStorage: StorageBackend {
     // MARK: Registration
 
     func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
-        let rows = try await run("SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = \(mpinID)")
+        let rows = try await run("SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = \(mpinID)", durable: false)
         guard let row = rows.first else { return nil }
         let (hash, expires) = try row.decode((String, Double).self)
         guard expires > now.timeIntervalSince1970 else { return nil }
@@ -410,7 +429,7 @@ final class PostgresStorage: StorageBackend {
     func permitStatus(mpinID: String) async throws -> PermitOutcome {
         let rows = try await run("""
             SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = \(mpinID)
-            """)
+            """, durable: false)
         let state = try rows.first?.decode(String.self)
         return state == nil || state == "revoked" ? .revoked : .allowed
     }
@@ -434,20 +453,20 @@ final class PostgresStorage: StorageBackend {
                   AND state IN ('new', 'wid', 'user')
                   AND (user_id IS NULL OR user_id = (SELECT user_id FROM identities WHERE mpin_id = \(mpinID))))
                 \(unescaped: Self.authUpsert)
-                """).isEmpty
+                """, durable: false).isEmpty
         } else if !wid.isEmpty {
             return try await !run("""
                 INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
                 SELECT \(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e)
                 WHERE EXISTS (SELECT 1 FROM access_numbers WHERE wid = \(wid) AND expires > \(t) AND auth_ott IS NULL)
                 \(unescaped: Self.authUpsert)
-                """).isEmpty
+                """, durable: false).isEmpty
         }
         return try await !run("""
             INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
             VALUES (\(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e))
             \(unescaped: Self.authUpsert)
-            """).isEmpty
+            """, durable: false).isEmpty
     }
 
     /// `INSERT OR REPLACE` of a pass-2 record: a new record under an existing authOTT hash
@@ -462,23 +481,36 @@ final class PostgresStorage: StorageBackend {
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
         let t = now.timeIntervalSince1970, logger = logger
-        return try await transaction { c in
-            // The authOTT's row, locked: a concurrent evaluation of it (any node) waits, then
-            // finds it deleted or marked.
-            guard let row = try await c.rows("""
-                SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = \(authOTTHash) FOR UPDATE
-                """, logger).first else { return nil }
-            let (mpinID, success, wid, otp, priorStatus, expires) = try row.decode((String, Bool, String, String?, Int?, Double).self)
+        // Not durable unless a wrong PIN is counted (below).
+        return try await transaction(durable: false) { c in
+            // The authOTT's row and its identity's row, locked (one round trip): a concurrent
+            // evaluation of the authOTT (any node) waits, then finds it deleted or marked, and
+            // parallel attempts of the identity (any node) read its counter one after the other.
+            let mpinID: String, success: Bool, wid: String, otp: String?, priorStatus: Int?, expires: Double
+            let identity: (String, Int, String?)?
+            if let row = try await c.rows("""
+                SELECT a.mpin_id, a.success, a.wid, a.otp, a.status, a.expires, i.user_id, i.attempts, u.state
+                FROM auth a JOIN identities i ON i.mpin_id = a.mpin_id LEFT JOIN users u ON u.user_id = i.user_id
+                WHERE a.auth_ott_hash = \(authOTTHash) FOR UPDATE OF a, i
+                """, logger).first {
+                let r = try row.decode((String, Bool, String, String?, Int?, Double, String, Int, String?).self)
+                (mpinID, success, wid, otp, priorStatus, expires) = (r.0, r.1, r.2, r.3, r.4, r.5)
+                identity = (r.6, r.7, r.8)
+            } else {
+                // No such authOTT, or one of an identity that is not (or no longer) issued.
+                guard let row = try await c.rows("""
+                    SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = \(authOTTHash) FOR UPDATE
+                    """, logger).first else { return nil }
+                (mpinID, success, wid, otp, priorStatus, expires) = try row.decode((String, Bool, String, String?, Int?, Double).self)
+                identity = try await c.rows("""
+                    SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
+                    WHERE i.mpin_id = \(mpinID) FOR UPDATE OF i
+                    """, logger).first.map { try $0.decode((String, Int, String?).self) }
+            }
             if expires <= t {
                 try await c.rows("DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash)", logger)
                 return nil
             }
-            // The identity's row, locked before its counter is read: parallel attempts on every
-            // node count one after the other.
-            let identity = try await c.rows("""
-                SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
-                WHERE i.mpin_id = \(mpinID) FOR UPDATE OF i
-                """, logger).first.map { try $0.decode((String, Int, String?).self) }
             let userID = identity?.0 ?? ""
             switch flow {
             case .direct where !wid.isEmpty:
@@ -522,6 +554,8 @@ final class PostgresStorage: StorageBackend {
                     let n = attempts + 1
                     status = n >= maxAttempts ? 410 : 401
                     blockedNow = n >= maxAttempts
+                    // A counted wrong PIN survives any crash.
+                    try await c.rows(Self.durableCommit, logger)
                     try await c.rows("""
                         UPDATE identities SET attempts = \(n), blocked_at = CASE WHEN \(blockedNow) THEN \(t) ELSE blocked_at END
                         WHERE mpin_id = \(mpinID)
@@ -570,13 +604,13 @@ final class PostgresStorage: StorageBackend {
     func browserReady(authOTTHash: String) async throws -> Bool {
         let rows = try await run("""
             SELECT browser_ready FROM auth WHERE auth_ott_hash = \(authOTTHash) AND logout_token IS NOT NULL
-            """)
+            """, durable: false)
         return try rows.first?.decode(Bool.self) ?? false
     }
 
     func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
         let logger = logger
-        return try await transaction { c in
+        return try await transaction(durable: false) { c in
             guard let row = try await c.rows("""
                 DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash) RETURNING wid, logout_user, logout_token
                 """, logger).first else { return nil }
@@ -591,7 +625,7 @@ final class PostgresStorage: StorageBackend {
 
     func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
         let logger = logger
-        return try await transaction { c in
+        return try await transaction(durable: false) { c in
             try await c.rows("DELETE FROM access_numbers WHERE expires <= \(now.timeIntervalSince1970)", logger)
             return try await !c.rows("""
                 INSERT INTO access_numbers (wid, web_ott_hash, expires, description)
@@ -605,7 +639,7 @@ final class PostgresStorage: StorageBackend {
         let rows = try await run("""
             SELECT description, expires FROM access_numbers WHERE wid = \(wid) AND expires > \(now.timeIntervalSince1970)
               AND auth_ott IS NULL
-            """)
+            """, durable: false)
         guard let row = rows.first else { return nil }
         let (description, expires) = try row.decode((String, Double).self)
         return (description, Date(timeIntervalSince1970: expires))
@@ -614,7 +648,7 @@ final class PostgresStorage: StorageBackend {
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
         let rows = try await run("""
             SELECT auth_ott FROM access_numbers WHERE web_ott_hash = \(webOTTHash) AND expires > \(now.timeIntervalSince1970)
-            """)
+            """, durable: false)
         return try rows.first?.decode(String?.self) ?? nil
     }
 
@@ -622,12 +656,12 @@ final class PostgresStorage: StorageBackend {
         try await !run("""
             DELETE FROM sessions WHERE token_hash = \(tokenHash) AND user_id = \(userID) AND expires > \(now.timeIntervalSince1970)
             RETURNING 1
-            """).isEmpty
+            """, durable: false).isEmpty
     }
 
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970, logger = logger
-        try await transaction { c in
+        try await transaction(durable: false) { c in
             for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes",
                           "dvs_tokens"] {
                 try await c.rows("DELETE FROM \(unescaped: table) WHERE expires <= \(t)", logger)
