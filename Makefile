@@ -3,6 +3,7 @@
 #   make bench   release build, one line per operation: NAME MICROSECONDS
 #   make demo    the M-Pin protocol end to end
 #   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
+#   make deb     the Debian packages libpam-mpin and mpin-server in .build/deb, checked by lintian
 
 SWIFT       ?= swift
 # Reference data kept beside the repository (Milagro's vectors, recorded traffic). Without it the
@@ -17,13 +18,15 @@ SHARED_CHECK = @if [ -n "$(SHARED_NAMED)" ] && [ ! -d "$(SHARED_DIR)" ]; then \
 # release_product NAME: `swift build` of one release product. `make test-pam test-login NOBUILD=1`
 # runs the integration suites on the products already in .build/release instead (.ci/run copies
 # them into a second clone).
-release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1))
+# An optional second argument adds build options (`make deb`: --static-swift-stdlib).
+release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/release",$(SWIFT) build -c release --product $(1) $(2))
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
-               openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd postgresql
+               openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
+               python3-pexpect dpkg-dev lintian adduser postgresql
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-man test-unit test-vectors test-postgres test-pam test-login bench demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -55,7 +58,7 @@ build: deps
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-fuzz
+test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -102,6 +105,31 @@ test-pam:
 # user and sudo's PAM file are restored afterwards.
 test-login: test-pam
 	bash Tests/Integration/login-tests.sh
+
+# The version, from one place: MPinSDK.version in MPinClient (what `mpinctl version` prints);
+# the packages are VERSION-DEB_REVISION.
+VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/MPinClient/Core/MPinSDK.swift)
+DEB_REVISION ?= 1
+DEB_DIR      ?= .build/deb
+
+# libpam-mpin (pam_mpin.so, mpinctl, mpin, /etc/mpin/mpin.conf, the pam-auth-update profile) and
+# mpin-server (the server, its systemd unit, its system user) for this machine's architecture,
+# staged and built with Debian's tools by packaging/build-deb.sh; lintian must find no error.
+# The programs link the Swift runtime statically, so the packages need no Swift toolchain
+# (going from a `make test-pam` build to this one and back relinks the products, it does not
+# recompile their dependencies).
+deb: deps
+	$(call release_product,pam_mpin,--static-swift-stdlib)
+	$(call release_product,mpinctl,--static-swift-stdlib)
+	$(call release_product,mpin,--static-swift-stdlib)
+	$(call release_product,mpin-server,--static-swift-stdlib)
+	VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) bash packaging/build-deb.sh $(DEB_DIR)
+	lintian --fail-on error $(DEB_DIR)/libpam-mpin_$(VERSION)-$(DEB_REVISION)_*.deb $(DEB_DIR)/mpin-server_$(VERSION)-$(DEB_REVISION)_*.deb
+
+# Installs both packages, logs in through the installed module (pamtester, sudo, sshd) against the
+# installed server, purges them and checks /etc/pam.d is byte for byte what it was; needs root.
+test-deb: deb
+	DEB_DIR="$(abspath $(DEB_DIR))" VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) bash Tests/Integration/deb-tests.sh
 
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench

@@ -75,11 +75,13 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // POSIX calls retried on EINTR, for every module that makes blocking system calls.
+        .target(name: "MPinPOSIX", swiftSettings: moduleSettings),
         // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
-        .target(name: "MPinLinux", dependencies: ["MPinClient", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
+        .target(name: "MPinLinux", dependencies: ["MPinClient", "MPinPOSIX", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
-        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire"], swiftSettings: moduleSettings),
+        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX"], swiftSettings: moduleSettings),
         // libpam's conversation and pam_syslog behind non-variadic C functions.
         .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
         // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
@@ -89,15 +91,17 @@ let package = Package(
         .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinClient", "MPinLogin", "MPinLinux"], swiftSettings: moduleSettings,
                 linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe", "-Xlinker", "-z", "-Xlinker", "nodelete",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
+        // What mpinctl and mpin share: exit statuses, PIN input, error output.
+        .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux"]),
         // The admin CLI: registration and user management over the same store and config.
         .executableTarget(name: "mpinctl", dependencies: [
-            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
+            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // The user's own device, no root: tokens in the user's store, approvals of device logins.
         .executableTarget(name: "mpin", dependencies: [
-            "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -105,7 +109,7 @@ let package = Package(
 
         // The backend roles: RPS, two D-TAs, M-Pin authentication server, SQLite storage.
         .target(name: "MPinServer", dependencies: [
-            "MPinCrypto", "MPinWire", "MPinJSON",
+            "MPinCrypto", "MPinWire", "MPinJSON", "MPinPOSIX",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -155,11 +159,12 @@ let package = Package(
         // Locates the reference data kept beside the repository (../shared, or $MPIN_SHARED):
         // tests that need it are skipped, saying why, when it is absent.
         .target(name: "MPinReferenceData", path: "Tests/MPinReferenceData"),
-        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL", "MPinReferenceData"]),
+        .testTarget(name: "MPinCryptoTests", dependencies: ["MPinCrypto", "MPinVectorCheck", "COpenSSL", "MPinReferenceData", "MPinTestSupport"]),
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
         // The platform test doubles (in-memory storage, scripted, recorded and M-Pin backend
-        // transports, the storage stress values), for test targets and test-helper executables only.
+        // transports, the storage stress values), private directories and the one process runner,
+        // for test targets and test-helper executables only.
         .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
                 path: "Tests/MPinTestSupport"),
         .testTarget(name: "MPinClientTests",
@@ -168,14 +173,14 @@ let package = Package(
                     dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
         .testTarget(name: "MPinServerTests", dependencies: [
-            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData",
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "JWTKit", package: "jwt-kit"),
             // Creates and drops the throwaway databases of the PostgreSQL variants (MPIN_TEST_POSTGRES).
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
-        .testTarget(name: "MPinCtlTests"),
+        .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport"]),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",

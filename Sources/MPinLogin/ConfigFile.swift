@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MPinPOSIX
 
 /// Reads a configuration file the way a PAM module must: whoever can write it chooses the
 /// backend, and a backend of their choosing would accept any PIN. So the file must be a
@@ -26,10 +27,11 @@ public enum ConfigFile {
         var bytes = [UInt8](repeating: 0, count: 65_536)
         var used = 0
         while used < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ConfigError(file: path, line: 0, message: "cannot read the configuration file (errno \(errno))")
+            let n: Int
+            do {
+                n = try retryingOnInterrupt { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) } }
+            } catch {
+                throw ConfigError(file: path, line: 0, message: "cannot read the configuration file (errno \(error.code))")
             }
             if n == 0 { break }
             used += n

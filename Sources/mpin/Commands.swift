@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MPinCLI
 import MPinClient
 import MPinCrypto
 import MPinJSON
@@ -94,17 +95,7 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
-        guard FileManager.default.fileExists(atPath: store.directory) else {
-            throw CLIError(status: .failed, message: "USER_UNKNOWN: no identity is registered here")
-        }
-        let all = try store.accounts.all()
-        guard let id = identity ?? (all.count == 1 ? all[0].unixUser : nil) else {
-            throw CLIError(status: .failed, message: all.isEmpty ? "USER_UNKNOWN: no identity is registered here"
-                                                                 : "FLOW_ERROR: several identities are registered; give --identity")
-        }
-        guard let account = all.first(where: { $0.unixUser == id })?.account else {
-            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(id) is not registered here")
-        }
+        let (id, account) = try store.chosenAccount(identity, advice: "")
         let sdk = try store.sdk()
         for u in sdk.listUsers(backend: account.backend).1 where u.id == id { try check(sdk.deleteUser(u)) }
         try store.accounts.set(nil, for: id)
@@ -119,11 +110,6 @@ struct OTP: ParsableCommand {
 
     func run() throws {
         let (sdk, user, _) = try global.registered(identity)
-        try check(sdk.startAuthentication(user))
-        let pin = try global.readPIN("M-Pin PIN for \(user.id): ")
-        let (status, otp) = sdk.finishAuthenticationOTP(user, pin: pin)
-        try check(status)
-        try check(otp.status)
-        print("\(otp.otp) (valid for \(otp.ttlSeconds) s)")
+        try printOneTimePassword(sdk, user) { try global.readPIN("M-Pin PIN for \(user.id): ") }
     }
 }

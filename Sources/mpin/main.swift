@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MPinCLI
 import MPinClient
 
 /// mpin: the user's own M-Pin device, no root needed. It holds the user's tokens and approves
@@ -16,10 +17,10 @@ do {
     var command = try MPinCommand.parseAsRoot()
     try command.run()
 } catch let error as CLIError {
-    printError(error.message)
+    printError(error.message, program: "mpin")
     exit(error.status.rawValue)
 } catch let error as StorageError {
-    printError("STORAGE_ERROR: \(error)")
+    printError("STORAGE_ERROR: \(error)", program: "mpin")
     exit(ExitStatus.storage.rawValue)
 } catch {
     MPinCommand.exit(withError: error)

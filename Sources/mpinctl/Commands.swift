@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MPinCLI
 import MPinClient
 import MPinCrypto
 import MPinJSON
@@ -165,12 +166,7 @@ struct OTP: ParsableCommand {
         guard let u = sdk.listUsers().1.first(where: { $0.id == account.identity }) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
         }
-        try check(sdk.startAuthentication(u))
-        let pin = try global.readPIN(config.prompt)
-        let (status, otp) = sdk.finishAuthenticationOTP(u, pin: pin)
-        try check(status)
-        try check(otp.status)
-        print("\(otp.otp) (valid for \(otp.ttlSeconds) s)")
+        try printOneTimePassword(sdk, u) { try global.readPIN(config.prompt) }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MPinCLI
 import MPinClient
 import MPinCrypto
 import MPinJSON

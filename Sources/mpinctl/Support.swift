@@ -1,27 +1,16 @@
 import ArgumentParser
 import Foundation
+import MPinCLI
 import MPinClient
 import MPinCrypto
 import MPinLinux
 import MPinLogin
 
-/// Exit codes of mpinctl (documented in README.md).
-enum ExitStatus: Int32 {
-    case ok = 0
-    /// The operation ran and failed: wrong PIN, blocked, refused by the server, ...
-    case failed = 1
-    case config = 3
-    case notRoot = 4
-    case storage = 5
-    case unavailable = 6
-}
-
-/// A failure with its exit status; the message goes to stderr with the status name.
-struct CLIError: Error, CustomStringConvertible {
-    let status: ExitStatus
-    let message: String
-    var description: String { message }
-}
+// The exit statuses, CLIError, check() and Terminal are MPinCLI's, shared with `mpin`. The
+// aliases and printError(_:) keep them in reach of main.swift, which imports only
+// ArgumentParser and Foundation.
+typealias ExitStatus = MPinCLI.ExitStatus
+typealias CLIError = MPinCLI.CLIError
 
 /// Options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
@@ -92,58 +81,11 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Throws for a non-OK status, with the exit status that fits its code.
-func check(_ status: MPinStatus) throws {
-    guard !status.isOK else { return }
-    let exit: ExitStatus
-    switch status.code {
-    case .storageError: exit = .storage
-    case .networkError, .httpServerError, .untrustedDomainError: exit = .unavailable
-    default: exit = .failed
-    }
-    throw CLIError(status: exit, message: "\(status.code.rawValue): \(status.message)")
-}
-
 func requireRoot() throws {
     guard getuid() == 0 else {
         throw CLIError(status: .notRoot, message: "NOT_ROOT: mpinctl manages the root-owned store; run it as root (sudo mpinctl ...)")
     }
 }
 
-enum Terminal {
-    /// Reads one line from /dev/tty with echo off, restoring the terminal afterwards.
-    static func readSecret(_ prompt: String) throws -> [UInt8] {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no terminal; use --pin-stdin") }
-        defer { close(fd) }
-        var saved = termios()
-        tcgetattr(fd, &saved)
-        var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        tcsetattr(fd, TCSAFLUSH, &quiet)
-        defer { tcsetattr(fd, TCSAFLUSH, &saved); _ = write(fd, "\n", 1) }
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }
-        return readLine(fd: fd)
-    }
-
-    /// One line from `fd` as bytes, without the newline (and a trailing CR), at most
-    /// `maxPINBytes` of it (the rest of the line is read and dropped). Reads a byte at a time so
-    /// that nothing after the line is consumed; the buffer never grows, so no copy of the PIN
-    /// is left in freed memory.
-    static func readLine(fd: Int32) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(maxPINBytes)
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1, byte != 10 {
-            if out.count < maxPINBytes { out.append(byte) }
-        }
-        if out.last == 13 { out.removeLast() }
-        byte = 0
-        return out
-    }
-
-    static let maxPINBytes = 256
-}
-
-
-func printError(_ text: String) { FileHandle.standardError.write(Data("mpinctl: \(text)\n".utf8)) }
+/// Writes `mpinctl: text` to stderr.
+func printError(_ text: String) { MPinCLI.printError(text, program: "mpinctl") }

@@ -22,6 +22,13 @@ def put(harness, data):
         f.write(data)
 
 
+# Without the reference data the corpus is smaller, so say so once rather than quietly.
+absent = [p for p in (os.path.join(shared, "fixtures", "recorded-http.json"), os.path.join(shared, "vectors"))
+          if not os.path.exists(p)]
+if absent:
+    print("make-corpus: reference seeds skipped: %s not found (the reference data is kept beside the "
+          "repository: ../shared, or make fuzz SHARED=DIR)" % " and ".join(absent))
+
 for h in HARNESSES:
     os.makedirs(os.path.join(out, h), exist_ok=True)
     seeds = os.path.join(here, "seeds", h)

@@ -7,9 +7,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
 
-MODULE="$BIN/libpam_mpin.so"
-SERVICES="$WORK/pam.d"
-mkdir -p "$SERVICES" && mkdir -m 700 "$WORK/store"
+if [ "$(id -u)" != 0 ]; then echo "device tests need root"; echo "0 passed, 1 failed"; exit 1; fi
+pam_setup
 
 # The server, with a rate limit this many logins from one address stay under.
 PORT=$(free_port)
@@ -22,16 +21,26 @@ PY
 restart_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
 
-service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
 service device       "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
-service device-remote "auth required /usr/lib/x86_64-linux-gnu/pam_wrapper/pam_set_items.so" \
+service device-remote "auth required $PAM_SET_ITEMS" \
                       "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
 service device-short "auth required $MODULE config=$WORK/mpin.conf device_timeout=2" "account required pam_permit.so"
 
-ctl() { "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
-# mpin_as NAME ARGS...: the `mpin` of the device of NAME (its own HOME, no XDG_DATA_HOME).
+# mpin_as NAME ARGS...: the `mpin` of the device of NAME (its own HOME, no XDG_DATA_HOME), as root.
 mpin_as() { local who=$1; shift; env -u XDG_DATA_HOME HOME="$WORK/home-$who" "$BIN/mpin" "$@"; }
-mkdir -p "$WORK/home-alice" "$WORK/home-bob" "$WORK/home-carol"
+mkdir -p "$WORK/home-bob" "$WORK/home-carol"
+
+# alice's device is a throwaway Unix user without privileges, as `mpin` is meant to run: its own
+# copy of mpin and its HOME (0700, its own) under $OTHERS, which it can reach. Removed at exit.
+DEVICE_USER="mpind$$"
+DEVICE_HOME="$OTHERS/home-alice"
+restore() { userdel "$DEVICE_USER" >/dev/null 2>&1; cleanup; }
+trap restore EXIT
+useradd -M -d "$DEVICE_HOME" -s /usr/sbin/nologin "$DEVICE_USER" || { echo "useradd failed"; exit 1; }
+mkdir -m 700 "$DEVICE_HOME" && chown "$DEVICE_USER:" "$DEVICE_HOME"
+cp "$BIN/mpin" "$OTHERS/mpin" && chmod 755 "$OTHERS/mpin"
+# mpin_alice ARGS...: alice's `mpin`, run as $DEVICE_USER with the default store (~/.local/share/mpin).
+mpin_alice() { runuser -u "$DEVICE_USER" -- env -u XDG_DATA_HOME HOME="$DEVICE_HOME" "$OTHERS/mpin" "$@"; }
 
 # pam_start SERVICE USER: pamtester in the background, its output (stdout line-buffered, so
 # that the access number shows while it waits) in $WORK/pam.out; sets PAM_PID.
@@ -55,18 +64,20 @@ access_number() {
 pam_wait() { wait "$PAM_PID"; RC=$?; OUT=$(cat "$WORK/pam.out"); [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2; }
 
 # Registration on the devices, links on the host.
-echo 1234 | mpin_as alice register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
+echo 1234 | mpin_alice register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
 check "mpin registers alice's device without root" [ "$?" -eq 0 ]
-STORE="$WORK/home-alice/.local/share/mpin"
+STORE="$DEVICE_HOME/.local/share/mpin"
 check_all "the user's store is ~/.local/share/mpin, 0700, files 0600" \
   '[ "$(stat -c %a "$STORE")" = 700 ] && [ -n "$(ls "$STORE")" ] && [ -z "$(find "$STORE" -type f ! -perm 600)" ]'
+check_all "the user's store and every file in it belong to the user" \
+  '[ -z "$(find "$STORE" ! -user "$DEVICE_USER")" ] && [ -z "$(find "$STORE" ! -group "$(id -gn "$DEVICE_USER")")" ]'
 XDG="$WORK/xdg"
 echo 5555 | env XDG_DATA_HOME="$XDG" HOME="$WORK/home-bob" "$BIN/mpin" register --backend "$BACKEND" --identity bob@example.org --pin-stdin >/dev/null
 check "mpin uses \$XDG_DATA_HOME/mpin when set" [ -d "$XDG/mpin" ]
 rm -rf "$XDG"
 echo 5555 | mpin_as bob register --backend "$BACKEND" --identity bob@example.org --pin-stdin >/dev/null
 echo 7777 | mpin_as carol register --backend "$BACKEND" --identity carol@example.org --pin-stdin >/dev/null
-check_all "mpin list shows the device's identity" 'mpin_as alice list | grep -q "^alice@example.org	$BACKEND	REGISTERED$"'
+check_all "mpin list shows the device's identity" 'mpin_alice list | grep -q "^alice@example.org	$BACKEND	REGISTERED$"'
 
 mkdir -p "$WORK/home-nobody"
 NOREG=$(mpin_as nobody approve 4241703 --pin-stdin </dev/null 2>&1)
@@ -88,7 +99,7 @@ check "the module shows an access number" [ -n "$N" ]
 check_all "the message names host, user and service" \
   'grep -q "Approve this login on your device: access number [0-9]\{3\}-[0-9]\{3\}-[0-9] (host $(hostname), user alice, service device)" "$WORK/pam.out"'
 T0=$(millis)
-SHOWN=$(echo 1234 | mpin_as alice approve "$N" --pin-stdin 2>&1)
+SHOWN=$(echo 1234 | mpin_alice approve "$N" --pin-stdin 2>&1)
 APPROVE_RC=$?
 pam_wait
 T1=$(millis)
@@ -101,7 +112,7 @@ check_all "mpin approve shows the description the module sent" \
 check "the PIN is not logged" bash -c '! grep -q 1234 <<<"$1"' _ "$OUT"
 cp "$WORK/pam.out" "$WORK/pam.out.first"
 echo "# approval to PAM_SUCCESS (mpin approve started -> pamtester done): $((T1 - T0)) ms"
-AGAIN=$(echo 1234 | mpin_as alice approve "$N" --pin-stdin 2>&1)
+AGAIN=$(echo 1234 | mpin_alice approve "$N" --pin-stdin 2>&1)
 AGAIN_RC=$?
 check_all "an access number cannot be approved twice" '[ "$AGAIN_RC" -eq 1 ] && grep -q INCORRECT_ACCESS_NUMBER <<<"$AGAIN"'
 
@@ -115,7 +126,7 @@ check_all "a remote login asks with a prompt naming the remote host" \
   'grep -q "Press Enter once approved:" "$WORK/pam.out" && grep -q "service device-remote, from 10.1.2.3)" "$WORK/pam.out"'
 # The device's approval waits (mobileWaitSeconds) for the login to take it up, which it does
 # once Enter is pressed.
-echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1 &
+echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1 &
 APPROVE_PID=$!
 sleep 1; echo >&7; exec 7>&-
 wait "$APPROVE_PID"; APPROVE_RC=$?
@@ -128,7 +139,7 @@ N=$(access_number)
 check "a login on a terminal is told, not asked" bash -c '! grep -q "Press Enter" "$1"' _ "$WORK/pam.out"
 check_all "a login on a terminal also gets the QR code in half blocks" '[ "$(grep -c "^[█▀▄ ]\{25\}$" "$WORK/pam.out")" -eq 13 ]'
 check "no QR code without a terminal" bash -c '! grep -q "█" "$1"' _ "$WORK/pam.out.first"
-echo 1234 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1
+echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
 pam_wait
 check "a login on a terminal approved from the device succeeds" [ "$RC" -eq 0 ]
 
@@ -143,7 +154,7 @@ check "the syslog line names the other identity" grep -q 'outcome=FAILED duratio
 # A wrong PIN is refused; the login then times out.
 pam_start device-short alice
 N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
-echo 9999 | mpin_as alice approve "$N" --pin-stdin >/dev/null 2>&1
+echo 9999 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
 WRONG_RC=$?
 pam_wait
 check "mpin approve with a wrong PIN fails" [ "$WRONG_RC" -eq 1 ]
@@ -173,10 +184,8 @@ pam_wait
 check "an unknown user is refused" [ "$RC" -ne 0 ]
 
 # No thread left behind while polling (the no-approval path polls several times).
-TCC=$(command -v clang || command -v cc)
-"$TCC" -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
-check_all "mode=device starts no thread (1 before, after and at the end)" \
-  '[ "$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" device-short alice x 2>/dev/null)" = "rc=7 threads=1,1,1" ]'
+build_thread_check
+check_all "mode=device starts no thread (1 before, after and at the end)" '[ "$(threads_of device-short alice x)" = "rc=7 threads=1,1,1" ]'
 
 # Delete on both sides.
 check_all "mpinctl delete removes the link" 'ctl delete alice >/dev/null && ! ctl list | grep -q "^alice	"'

@@ -11,11 +11,15 @@ FAILED=0
 PIDS=()
 WORK=$(mktemp -d /tmp/mpin-it.XXXXXX)
 chmod 700 "$WORK"
+# What another (throwaway) user runs or keeps goes here: others may pass through but neither
+# list nor write it (0711), as $WORK (0700) and a checkout under a 0700 home do not let them.
+OTHERS=$(mktemp -d /tmp/mpin-others.XXXXXX)
+chmod 711 "$OTHERS"
 
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
   wait 2>/dev/null
-  rm -rf "$WORK"
+  rm -rf "$WORK" "$OTHERS"
 }
 trap cleanup EXIT
 
@@ -50,11 +54,17 @@ restart_server() {
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   BACKEND="http://127.0.0.1:$PORT"
+  wait_ready "$WORK/server.log" mpin-server
+}
+
+# wait_ready LOG NAME: waits (at most 10 s) for mpin-server's ready line in LOG; if it does not
+# come, says that NAME did not start, shows the log and fails.
+wait_ready() {
   for _ in $(seq 1 100); do
-    grep -q 'ready' "$WORK/server.log" 2>/dev/null && return 0
+    grep -q "mpin-server ready" "$1" 2>/dev/null && return 0
     sleep 0.1
   done
-  echo "mpin-server did not start:"; cat "$WORK/server.log"; return 1
+  echo "$2 did not start:"; cat "$1"; return 1
 }
 
 # stop_server: SIGTERM, then at most 10 s for a graceful stop (a hang is a failure, not a hung
@@ -84,11 +94,7 @@ start_tls_server() {
   "$BIN/mpin-server" serve --data "$TLSDATA" --host 127.0.0.1 --port "$TLSPORT" >>"$WORK/tls-server.log" 2>&1 &
   TLS_PID=$!
   PIDS+=("$TLS_PID")
-  for _ in $(seq 1 100); do
-    grep -q "mpin-server ready" "$WORK/tls-server.log" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "mpin-server (TLS) did not start:"; cat "$WORK/tls-server.log"; return 1
+  wait_ready "$WORK/tls-server.log" "mpin-server (TLS)"
 }
 
 # served_fingerprint PORT [s_client options]: SHA-256 of the certificate a TLS client is shown.
@@ -109,3 +115,37 @@ write_config() {
 
 # millis: monotonic-enough wall clock in milliseconds.
 millis() { date +%s%3N; }
+
+# --- pamtester suites (pam-tests.sh, device-tests.sh) ------------------------------------
+
+# pam_setup: the module under test, a private PAM service directory for libpam-wrapper
+# ($SERVICES) and the host's store (0700), and where libpam-wrapper's pam_set_items.so is
+# ($PAM_SET_ITEMS: it sets PAM items such as PAM_RHOST from PAM_* variables).
+pam_setup() {
+  MODULE="$BIN/libpam_mpin.so"
+  SERVICES="$WORK/pam.d"
+  mkdir -p "$SERVICES" && mkdir -m 700 "$WORK/store"
+  local multiarch
+  multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
+  PAM_SET_ITEMS="/usr/lib/${multiarch:-$(uname -m)-linux-gnu}/pam_wrapper/pam_set_items.so"
+}
+
+# service NAME LINES...: the PAM service NAME, one line per argument.
+service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
+
+# ctl ARGS...: mpinctl with the suite's configuration.
+ctl() { "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
+
+# build_thread_check: compiles pam-thread-check.c, a PAM application of our own that counts its
+# threads around pam_authenticate and pam_end (pamtester cannot), to $WORK/pam-thread-check with
+# the toolchain's C compiler.
+build_thread_check() {
+  local tcc
+  tcc=$(command -v clang || command -v cc)
+  "$tcc" -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
+}
+
+# threads_of SERVICE USER PIN: the thread-check harness's output line (rc=N threads=A,B,C).
+threads_of() {
+  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" "$@" 2>/dev/null
+}

@@ -5,22 +5,17 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
 
-MODULE="$BIN/libpam_mpin.so"
-SERVICES="$WORK/pam.d"
-mkdir -p "$SERVICES" && mkdir -m 700 "$WORK/store"
+pam_setup
 
 start_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND"
 
-service() { # NAME LINES...
-  local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"
-}
 service mpin       "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
 service mpin-nouser "auth [success=done ignore=ignore default=die] $MODULE config=$WORK/mpin.conf nouserok" \
                     "auth required pam_permit.so" "account required pam_permit.so"
 service mpin-strict "auth [success=done ignore=ignore default=die] $MODULE config=$WORK/mpin.conf" \
                     "auth required pam_permit.so" "account required pam_permit.so"
-service mpin-first "auth required /usr/lib/x86_64-linux-gnu/pam_wrapper/pam_set_items.so" \
+service mpin-first "auth required $PAM_SET_ITEMS" \
                    "auth required $MODULE config=$WORK/mpin.conf use_first_pass" "account required pam_permit.so"
 service mpin-badconf "auth required $MODULE config=$WORK/missing.conf" "account required pam_permit.so"
 
@@ -31,7 +26,6 @@ pamt() {
   RC=$?
   [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2
 }
-ctl() { "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
 
 echo 1234 | ctl register alice --identity alice@example.org --pin-stdin >/dev/null
 check "mpinctl registers alice" [ "$?" -eq 0 ]
@@ -62,14 +56,9 @@ PAM_AUTHTOK=1234 pamt mpin-first alice ""
 check "use_first_pass takes PAM_AUTHTOK" [ "$RC" -eq 0 ]
 check "use_first_pass does not prompt" bash -c '! grep -q "M-Pin PIN:" <<<"$1"' _ "$OUT"
 
-# No thread left behind: a PAM application of our own counts its threads around
-# pam_authenticate and pam_end (pamtester cannot). Built with the toolchain's C compiler.
-TCC=$(command -v clang || command -v cc)
-"$TCC" -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
+# No thread left behind (the harness counts them around pam_authenticate and pam_end).
+build_thread_check
 check "the thread-check harness builds" [ -x "$WORK/pam-thread-check" ]
-threads_of() { # SERVICE USER PIN: the harness's output line
-  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" "$@" 2>/dev/null
-}
 check "a login through plain HTTP starts no thread (1 before, after and at the end)" \
   [ "$(threads_of mpin alice 1234)" = "rc=0 threads=1,1,1" ]
 

@@ -1,5 +1,6 @@
 import Foundation
 import MPinCrypto
+import MPinTestSupport
 import MPinVectorCheck
 import XCTest
 
@@ -51,28 +52,8 @@ final class MPinVectorFileTests: XCTestCase {
         throw ParseError("mpin-vectors not found")
     }
 
-    private struct RunResult {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-        var lines: [String] { stdout.split(whereSeparator: \.isNewline).map(String.init) }
-    }
-
-    private func run(_ exe: URL, _ arguments: [String]) throws -> RunResult {
-        let process = Process()
-        process.executableURL = exe
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read before waiting so a full pipe cannot block the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return RunResult(status: process.terminationStatus,
-                         stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
+    private func run(_ exe: URL, _ arguments: [String]) throws -> ProcessResult {
+        try runProcess(exe.path, arguments)
     }
 
     func testExecutableOnBothFiles() throws {

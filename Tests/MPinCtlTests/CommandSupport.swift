@@ -1,4 +1,5 @@
 import Foundation
+import MPinTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -6,14 +7,6 @@ import Glibc
 
 // Running the built executables (mpinctl, mpin-server) as an administrator or a script would,
 // in private temporary directories that do not depend on where the package is checked out.
-
-/// What one run of a command left behind.
-struct CommandResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-}
 
 /// An executable of this package built next to the test bundle (`swift build` builds every
 /// product with the tests, so its absence is a broken build, not a reason to skip).
@@ -25,69 +18,6 @@ func builtExecutable(_ name: String, file: StaticString = #filePath, line: UInt 
     }
     XCTFail("\(name) not built next to the test bundle (\(dir.path))", file: file, line: line)
     throw CocoaError(.fileNoSuchFile)
-}
-
-/// A fresh directory under /tmp, mode 0700, owned by this process; removed by `remove()`.
-struct PrivateDirectory {
-    let path: String
-
-    init(_ prefix: String) throws {
-        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        path = String(cString: made)
-    }
-
-    func appending(_ name: String) -> String { path + "/" + name }
-
-    /// Writes `text` to `name` with `mode`; returns its path.
-    @discardableResult
-    func write(_ name: String, _ text: String, mode: mode_t = 0o600) throws -> String {
-        let file = appending(name)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
-        guard chmod(file, mode) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        return file
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Runs `executable` with `arguments`, `input` on its stdin, and returns its status and output.
-/// Input and output go through files in `scratch`: a chatty command cannot block on a full
-/// pipe, and one that exits without reading its input cannot raise SIGPIPE here. Runs from
-/// `/`, so that the caller's working directory (the checkout) does not matter.
-func runCommand(_ executable: String, _ arguments: [String], input: String? = nil,
-                scratch: PrivateDirectory) throws -> CommandResult {
-    let outPath = scratch.appending("command.out"), errPath = scratch.appending("command.err")
-    try createEmptyFile(outPath)
-    try createEmptyFile(errPath)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: "/")
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-    defer { try? out.close(); try? err.close() }
-    process.standardOutput = out
-    process.standardError = err
-    if let input {
-        let inPath = try scratch.write("command.in", input)
-        let stdin = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
-        defer { try? stdin.close() }
-        process.standardInput = stdin
-        try process.run()
-    } else {
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-    }
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus,
-                         stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                         stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
-}
-
-/// Creates (or empties) the file at `path`, for a FileHandle to write to.
-func createEmptyFile(_ path: String) throws {
-    guard FileManager.default.createFile(atPath: path, contents: nil) else { throw SetupFailure("cannot create \(path)") }
 }
 
 /// A copy of `executable` that another user can run whatever the modes of the directories
@@ -138,12 +68,11 @@ final class LocalServer {
     init(in directory: PrivateDirectory) throws {
         let binary = try builtExecutable("mpin-server").path
         let data = directory.appending("server")
-        let initialised = try runCommand(binary, ["init", "--data", data, "--auto-activate"], scratch: directory)
+        let initialised = try runProcess(binary, ["init", "--data", data, "--auto-activate"])
         guard initialised.status == 0 else {
             throw SetupFailure("mpin-server init failed: \(initialised.stderr)")
         }
-        let logPath = directory.appending("server.log")
-        try createEmptyFile(logPath)
+        let logPath = try directory.write("server.log", "")
         log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import MPinTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -32,8 +33,8 @@ final class ExitStatusTests: XCTestCase {
     }
 
     /// mpinctl with `arguments`, `input` on stdin.
-    private func ctl(_ arguments: [String], input: String? = nil) throws -> CommandResult {
-        try runCommand(try builtExecutable("mpinctl").path, arguments, input: input, scratch: try directory)
+    private func ctl(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
+        try runProcess(try builtExecutable("mpinctl").path, arguments, input: input)
     }
 
     /// The store mpinctl manages must belong to root, and mpinctl checks that it runs as root.
@@ -67,14 +68,13 @@ final class ExitStatusTests: XCTestCase {
     /// under a 0700 home directory); as anyone else it runs as that user.
     func testRefusesToRunAsNonRootButPrintsItsVersion() throws {
         let built = try builtExecutable("mpinctl")
-        let dir = try directory
-        let run: ([String]) throws -> CommandResult
+        let run: ([String]) throws -> ProcessResult
         if getuid() == 0 {
             let reachable = try copyReachableByOthers(built)
             addTeardownBlock { reachable.directory.remove() }
-            run = { try runCommand("/usr/sbin/runuser", ["-u", "nobody", "--", reachable.path] + $0, scratch: dir) }
+            run = { try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", reachable.path] + $0) }
         } else {
-            run = { try runCommand(built.path, $0, scratch: dir) }
+            run = { try runProcess(built.path, $0) }
         }
 
         let list = try run(["list"])
@@ -173,7 +173,7 @@ final class ExitStatusTests: XCTestCase {
         let config = try startBackend()
         try register(config, "alice", "alice@example.org", pin: "1234")
         try register(config, "carol", "carol@example.org", pin: "4321")
-        func auth(_ user: String, _ pin: String?) throws -> CommandResult {
+        func auth(_ user: String, _ pin: String?) throws -> ProcessResult {
             try ctl(["--config", config, "auth", user, "--pin-stdin"], input: pin.map { $0 + "\n" })
         }
 

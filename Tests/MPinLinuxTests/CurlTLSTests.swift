@@ -1,6 +1,7 @@
 import Foundation
 import MPinClient
 import MPinLinux
+import MPinTestSupport
 import XCTest
 
 /// TLS against a real TLS server: `openssl s_server` with a throw-away self-signed certificate
@@ -27,14 +28,7 @@ final class CurlTLSTests: XCTestCase {
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard try runProcess(executable, arguments).status == 0 else {
             throw XCTSkip("openssl \(arguments.first ?? "") failed; cannot build the TLS test server")
         }
     }

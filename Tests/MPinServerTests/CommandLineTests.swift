@@ -1,5 +1,6 @@
 import Foundation
 import MPinServer
+import MPinTestSupport
 import MPinWire
 import XCTest
 #if canImport(Glibc)
@@ -21,19 +22,12 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// Runs mpin-server with `args`, checks its exit status and returns its standard output.
     @discardableResult
     private func run(_ args: [String], expectStatus: Int32 = 0) throws -> String {
-        let p = Process()
-        p.executableURL = try binary
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, expectStatus, args.joined(separator: " "))
-        return String(decoding: data, as: UTF8.self)
+        let result = try runProcess(try binary.path, args)
+        XCTAssertEqual(result.status, expectStatus, args.joined(separator: " "))
+        return result.stdout
     }
 
     /// Starts `mpin-server serve --port 0` and reads the port from its ready line.

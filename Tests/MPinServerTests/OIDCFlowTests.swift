@@ -35,19 +35,8 @@ class OIDCFlowTests: XCTestCase {
 
     // MARK: Helpers
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            switch b {
-            case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: out.unicodeScalars.append(Unicode.Scalar(b))
-            default: out += String(format: "%%%02X", b)
-            }
-        }
-        return out
-    }
-
     static func form(_ pairs: KeyValuePairs<String, String>) -> String {
-        pairs.map { "\(escape($0.key))=\(escape($0.value))" }.joined(separator: "&")
+        FormEncoding.encode(pairs.map { ($0.key, $0.value) })
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
@@ -63,9 +52,9 @@ class OIDCFlowTests: XCTestCase {
 
     static func authorizeQuery(clientID: String, redirectURI: String = redirectURI, state: String = "st-1",
                                nonce: String? = "n-0S6", challenge: String, extra: String = "") -> String {
-        var q = "response_type=code&client_id=\(escape(clientID))&redirect_uri=\(escape(redirectURI))"
-            + "&scope=openid%20email&state=\(escape(state))&code_challenge=\(challenge)&code_challenge_method=S256"
-        if let nonce { q += "&nonce=\(escape(nonce))" }
+        var q = "response_type=code&client_id=\(FormEncoding.escape(clientID))&redirect_uri=\(FormEncoding.escape(redirectURI))"
+            + "&scope=openid%20email&state=\(FormEncoding.escape(state))&code_challenge=\(challenge)&code_challenge_method=S256"
+        if let nonce { q += "&nonce=\(FormEncoding.escape(nonce))" }
         return q + extra
     }
 
@@ -104,7 +93,7 @@ class OIDCFlowTests: XCTestCase {
                        secret: String? = nil, basic: Bool = true) async throws -> HTTPResult {
         let secret = secret ?? f.app.clientSecret
         if basic {
-            let credentials = Data("\(Self.escape(f.app.clientId)):\(Self.escape(secret))".utf8).base64EncodedString()
+            let credentials = Data("\(FormEncoding.escape(f.app.clientId)):\(FormEncoding.escape(secret))".utf8).base64EncodedString()
             return try await f.http.send("POST", "/oidc/token", body: Data(Self.form([
                 "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": verifier,
             ]).utf8), headers: ["Authorization": "Basic " + credentials,

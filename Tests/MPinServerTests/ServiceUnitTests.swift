@@ -1,4 +1,5 @@
 import Foundation
+import MPinTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -82,16 +83,9 @@ final class ServiceUnitTests: XCTestCase {
         }
     }
 
+    /// The status and the output (stdout and stderr together) of one run.
     private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try runProcess(executable, arguments, mergingStandardError: true)
+        return (result.status, result.stdout)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MPinServer
+import MPinTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -144,17 +145,9 @@ final class TLSTests: XCTestCase {
     private func servedFingerprint(port: Int, version: String) throws -> String {
         let script = "openssl s_client -connect 127.0.0.1:\(port) \(version) </dev/null 2>/dev/null"
             + " | openssl x509 -noout -fingerprint -sha256"
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", script]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard p.terminationStatus == 0, let eq = text.firstIndex(of: "=") else { throw CocoaError(.fileReadUnknown) }
+        let result = try runProcess("/bin/sh", ["-c", script])
+        let text = result.stdout
+        guard result.status == 0, let eq = text.firstIndex(of: "=") else { throw CocoaError(.fileReadUnknown) }
         return text[text.index(after: eq)...].filter { $0 != ":" && !$0.isWhitespace }.lowercased()
     }
 }

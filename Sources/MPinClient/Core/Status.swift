@@ -1,7 +1,8 @@
 /// The result of a client-core call: a code from the Milagro SDK Core's list and a message a
 /// person can act on. Messages never contain a PIN, token, OTT or secret share.
 public struct MPinStatus: Sendable, Equatable, CustomStringConvertible {
-    /// The SDK Core status codes (seeds 003 "Status"), plus `untrustedDomainError`.
+    /// The SDK Core status codes (the Milagro SDK API reference; docs/PROTOCOL.md §7), plus
+    /// `untrustedDomainError`.
     public enum Code: String, Sendable, CaseIterable {
         case ok = "OK"
         case pinInputCanceled = "PIN_INPUT_CANCELED"

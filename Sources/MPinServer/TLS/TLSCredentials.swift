@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MPinPOSIX
 import NIOSSL
 import SwiftASN1
 import X509
@@ -131,15 +132,18 @@ public struct TLSCredentials: Sendable {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         // The buffers may hold key material: wiped however this ends. (The returned text is the
         // caller's, and BoringSSL keeps its own copy of the key for the context's lifetime.)
+        // explicit_bzero, as SecretBytes wipes: a plain loop of stores into memory that is freed
+        // next may be removed by the optimiser.
         defer {
-            for i in bytes.indices { bytes[i] = 0 }
-            for i in buffer.indices { buffer[i] = 0 }
+            bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+            buffer.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
         }
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path, String(cString: strerror(errno)))
+            let n: Int
+            do {
+                n = try retryingOnInterrupt { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            } catch {
+                throw .unreadable(path, String(cString: strerror(error.code)))
             }
             if n == 0 { break }
             bytes += buffer[0..<n]

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# The Debian packages (make deb) on this machine: installs libpam-mpin and mpin-server with
+# dpkg -i, checks what they put where, runs the packaged mpin-server as its system user on
+# 127.0.0.1, registers a throwaway user with the installed mpinctl, enables the pam-auth-update
+# profile and logs in through the installed module with pamtester, a real sudo and a real sshd,
+# then removes and purges both packages and checks that /etc/pam.d (and pam-auth-update's state
+# in /var/lib/pam) are byte for byte what they were. Needs root.
+#   DEB_DIR=.build/deb VERSION=0.1.0 DEB_REVISION=1 bash Tests/Integration/deb-tests.sh
+# Whatever happens, the trap purges the packages, removes the users it created and puts
+# /etc/pam.d, /var/lib/pam and any earlier /etc/mpin, /var/lib/mpin, /var/lib/mpin-server back.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/Tests/Integration/lib.sh"
+
+if [ "$(id -u)" != 0 ]; then echo "deb tests need root"; echo "0 passed, 1 failed"; exit 1; fi
+: "${VERSION:?VERSION must be set (make test-deb sets it)}"
+DEB_VERSION="$VERSION-${DEB_REVISION:-1}"
+DEB_DIR=${DEB_DIR:-$ROOT/.build/deb}
+ARCH=$(dpkg --print-architecture)
+PAM_DEB="$DEB_DIR/libpam-mpin_${DEB_VERSION}_$ARCH.deb"
+SERVER_DEB="$DEB_DIR/mpin-server_${DEB_VERSION}_$ARCH.deb"
+for f in "$PAM_DEB" "$SERVER_DEB"; do
+  [ -f "$f" ] || { echo "no $f (make deb builds it)"; echo "0 passed, 1 failed"; exit 1; }
+done
+PACKAGES="mpin-server libpam-mpin"
+PAMDIR=$(dirname "$(dpkg -L libpam-modules | grep '/pam_unix\.so$')")
+MODULE="$PAMDIR/pam_mpin.so"
+TESTUSER="mpdeb$$"
+export DEBIAN_FRONTEND=noninteractive
+
+# known PACKAGE: dpkg knows the package in any state (installed, config-files, half-installed).
+known() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^[a-z][^n]'; }
+purge_all() {
+  local p
+  for p in $PACKAGES; do known "$p" && dpkg --purge "$p" </dev/null >>"$WORK/dpkg.log" 2>&1; done
+  return 0
+}
+# snapshot DIR: every entry's type, mode and owner, and every file's SHA-256.
+snapshot() {
+  (cd "$1" && find . -printf '%y %m %u:%g %P\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+}
+
+# A failed run before this one may have left the packages installed: purge them first, so that
+# the snapshot is of a system without them.
+if known libpam-mpin || known mpin-server; then
+  echo "# purging libpam-mpin and mpin-server left by an earlier run"
+  purge_all
+fi
+
+# --- what the test changes, and how it is put back ----------------------------------------
+snapshot /etc/pam.d > "$WORK/pam.d.before"
+snapshot /var/lib/pam > "$WORK/varlibpam.before"
+cp -a /etc/pam.d "$WORK/pam.d.orig"
+cp -a /var/lib/pam "$WORK/varlibpam.orig"
+getent passwd mpin-server >/dev/null && HAD_SERVER_USER=1 || HAD_SERVER_USER=""
+getent group mpin-server >/dev/null && HAD_SERVER_GROUP=1 || HAD_SERVER_GROUP=""
+# Paths the packages own or their purge deletes; an earlier `make install` may have made some.
+SAVED_PATHS="/etc/mpin /var/lib/mpin /var/lib/mpin-server"
+mkdir -m 700 "$WORK/saved"
+for p in $SAVED_PATHS; do
+  if [ -e "$p" ]; then mkdir -p "$WORK/saved$(dirname "$p")"; mv "$p" "$WORK/saved$p"; fi
+done
+
+restore() {
+  [ -n "${SSHD_PID:-}" ] && kill "$SSHD_PID" 2>/dev/null
+  [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null
+  rm -f "/etc/sudoers.d/$TESTUSER"
+  getent passwd "$TESTUSER" >/dev/null && userdel -r "$TESTUSER" >/dev/null 2>&1
+  purge_all
+  if [ -z "$HAD_SERVER_USER" ] && getent passwd mpin-server >/dev/null; then userdel mpin-server; fi
+  if [ -z "$HAD_SERVER_GROUP" ] && getent group mpin-server >/dev/null; then groupdel mpin-server; fi
+  # Only when the packages failed to put them back (the checks below have said so already).
+  if [ "$(snapshot /etc/pam.d)" != "$(cat "$WORK/pam.d.before")" ]; then
+    echo "# /etc/pam.d differs from the snapshot: restoring it from the copy taken before" >&2
+    rm -rf /etc/pam.d && cp -a "$WORK/pam.d.orig" /etc/pam.d
+  fi
+  if [ "$(snapshot /var/lib/pam)" != "$(cat "$WORK/varlibpam.before")" ]; then
+    echo "# /var/lib/pam differs from the snapshot: restoring it from the copy taken before" >&2
+    rm -rf /var/lib/pam && cp -a "$WORK/varlibpam.orig" /var/lib/pam
+  fi
+  for p in $SAVED_PATHS; do
+    if [ -e "$WORK/saved$p" ]; then rm -rf "$p"; mv "$WORK/saved$p" "$p"; fi
+  done
+  cleanup
+}
+trap restore EXIT
+trap 'exit 1' INT TERM HUP
+
+# --- install --------------------------------------------------------------------------------
+dpkg -i "$PAM_DEB" "$SERVER_DEB" </dev/null >"$WORK/dpkg-install.log" 2>&1
+RC=$?
+check "dpkg -i installs both packages" [ "$RC" -eq 0 ]
+[ "$RC" -eq 0 ] || { cat "$WORK/dpkg-install.log"; summary; exit 1; }
+for p in $PACKAGES; do
+  check "$p $DEB_VERSION is installed" [ "$(dpkg-query -W -f='${Status} ${Version}' "$p")" = "install ok installed $DEB_VERSION" ]
+done
+check "installing changes nothing in /etc/pam.d (the profile is not enabled by default)" \
+  [ "$(snapshot /etc/pam.d)" = "$(cat "$WORK/pam.d.before")" ]
+
+# mode_owner PATH: "MODE USER:GROUP"
+mode_owner() { stat -c '%a %U:%G' "$1" 2>/dev/null; }
+check "pam_mpin.so is in libpam-modules' directory ($PAMDIR), 644 root:root" [ "$(mode_owner "$MODULE")" = "644 root:root" ]
+check "pam_mpin.so belongs to libpam-mpin" [ "$(dpkg -S "$MODULE" 2>/dev/null)" = "libpam-mpin: $MODULE" ]
+# Stripped: no .symtab; the global symbols are pam_sm_* alone (pam/pam_mpin.map).
+check_all "pam_mpin.so is stripped and exports only pam_sm_*" \
+  '! readelf -S "$MODULE" | grep -q "\.symtab" && [ "$(nm -D --defined-only "$MODULE" | awk "\$2 ~ /^[A-Z]\$/ {print \$3}" | grep -vc "^pam_sm_")" = 0 ] && nm -D --defined-only "$MODULE" | grep -q " T pam_sm_authenticate$"'
+check "/usr/sbin/mpinctl is 755 root:root" [ "$(mode_owner /usr/sbin/mpinctl)" = "755 root:root" ]
+check "/usr/bin/mpin is 755 root:root" [ "$(mode_owner /usr/bin/mpin)" = "755 root:root" ]
+check "/usr/bin/mpin-server is 755 root:root" [ "$(mode_owner /usr/bin/mpin-server)" = "755 root:root" ]
+check_all "the programs need no Swift toolchain library" \
+  '! ldd "$MODULE" /usr/sbin/mpinctl /usr/bin/mpin /usr/bin/mpin-server | grep -qiE "swift|not found"'
+check "mpinctl version agrees with the package version" [ "$(/usr/sbin/mpinctl version)" = "mpinctl $VERSION" ]
+check "/var/lib/mpin is 700 root:root" [ "$(mode_owner /var/lib/mpin)" = "700 root:root" ]
+check "/etc/mpin/mpin.conf is Config/mpin.conf" cmp -s /etc/mpin/mpin.conf "$ROOT/Config/mpin.conf"
+check "/etc/mpin/mpin.conf is a registered conffile" \
+  grep -q '^ /etc/mpin/mpin.conf [0-9a-f]\{32\}$' <(dpkg-query -W -f='${Conffiles}\n' libpam-mpin)
+check "the pam-auth-update profile is installed" cmp -s /usr/share/pam-configs/mpin "$ROOT/pam/pam-auth-update/mpin"
+check "pam-auth-update has seen the profile" grep -qx mpin /var/lib/pam/seen
+check_all "the manual pages are installed, gzipped" \
+  '[ -f /usr/share/man/man8/pam_mpin.8.gz ] && [ -f /usr/share/man/man8/mpinctl.8.gz ] && [ -f /usr/share/man/man5/mpin.conf.5.gz ] && [ -f /usr/share/man/man8/mpin-server.8.gz ] && zcat /usr/share/man/man8/pam_mpin.8.gz | cmp -s - "$ROOT/man/pam_mpin.8"'
+check_all "the system user mpin-server exists (system uid, no login shell)" \
+  '[ "$(getent passwd mpin-server | cut -d: -f3)" -lt 1000 ] && [ "$(getent passwd mpin-server | cut -d: -f7)" = /usr/sbin/nologin ]'
+check "/var/lib/mpin-server is 700 mpin-server:mpin-server" [ "$(mode_owner /var/lib/mpin-server)" = "700 mpin-server:mpin-server" ]
+UNIT=/lib/systemd/system/mpin-server.service
+check "the unit runs the packaged binary as mpin-server" \
+  grep -q '^ExecStart=/usr/bin/mpin-server serve --data /var/lib/mpin-server/data ' "$UNIT"
+check "systemd-analyze verify accepts the installed unit" systemd-analyze verify "$UNIT"
+
+# --- the packaged server, as its user, in the package's data directory -------------------------
+PORT=$(free_port)
+as_server() { setpriv --reuid=mpin-server --regid=mpin-server --init-groups -- "$@"; }
+as_server /usr/bin/mpin-server init --data /var/lib/mpin-server/data --auto-activate >"$WORK/init.out" 2>&1
+check "mpin-server init, as mpin-server, in /var/lib/mpin-server/data" [ "$?" -eq 0 ]
+# setpriv execs the server, so SERVER_PID is the server itself (stop_server signals it).
+setpriv --reuid=mpin-server --regid=mpin-server --init-groups -- \
+  /usr/bin/mpin-server serve --data /var/lib/mpin-server/data --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+PIDS+=("$SERVER_PID")
+BACKEND="http://127.0.0.1:$PORT"
+for _ in $(seq 1 100); do grep -q 'ready' "$WORK/server.log" && break; sleep 0.1; done
+check "the packaged mpin-server serves on 127.0.0.1:$PORT" grep -q 'ready' "$WORK/server.log"
+
+# --- a throwaway user registered with the installed mpinctl ----------------------------------
+useradd -m -s /bin/sh "$TESTUSER" || { echo "useradd failed"; summary; exit 1; }
+echo 2468 | /usr/sbin/mpinctl register "$TESTUSER" --identity "$TESTUSER@example.org" --backend "$BACKEND" --pin-stdin >"$WORK/register.out" 2>&1
+check "the installed mpinctl registers $TESTUSER in /var/lib/mpin" [ "$?" -eq 0 ]
+check_all "the store's files are 600 root:root" \
+  '[ -n "$(ls -A /var/lib/mpin)" ] && [ -z "$(find /var/lib/mpin -mindepth 1 \( ! -perm 600 -o ! -user root \))" ]'
+
+# --- pam-auth-update --enable mpin ----------------------------------------------------------
+pam-auth-update --enable mpin </dev/null >"$WORK/pam-auth-update.out" 2>&1
+check "pam-auth-update --enable mpin puts pam_mpin.so into common-auth" \
+  grep -qE '^auth[[:space:]].*[[:space:]]pam_mpin\.so nouserok' /etc/pam.d/common-auth
+[ -n "${VERBOSE:-}" ] && { cat "$WORK/pam-auth-update.out"; grep -v '^#' /etc/pam.d/common-auth; } >&2
+
+# pamtester with a service that has no file of its own: libpam falls back to /etc/pam.d/other,
+# which includes common-auth. (Naming the service "other" itself would read that file twice and
+# run the stack twice, two prompts.)
+PAMT_SERVICE="mpin-deb-test$$"
+pamt() { printf '%s\n' "$1" | timeout 30 pamtester "$PAMT_SERVICE" "$TESTUSER" authenticate >/dev/null 2>&1; }
+check_all "pamtester (no service file: other, common-auth): the right PIN succeeds" \
+  '[ ! -e "/etc/pam.d/$PAMT_SERVICE" ] && pamt 2468'
+pamt 1111
+check "pamtester: a wrong PIN fails" [ "$?" -ne 0 ]
+check "pamtester: the right PIN succeeds again" pamt 2468
+
+# --- sudo: Debian's own /etc/pam.d/sudo, which includes common-auth ------------------------------
+printf 'Defaults:%s passwd_tries=1\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
+chmod 440 "/etc/sudoers.d/$TESTUSER"
+sudo_as() {
+  SUDO_OUT=$(printf '%s\n' "$1" | runuser -u "$TESTUSER" -- sudo -S -k /usr/bin/id -un 2>"$WORK/sudo.err")
+  SUDO_RC=$?
+}
+sudo_as 2468
+check_all "sudo: the right PIN runs the command as root" '[ "$SUDO_RC" -eq 0 ] && [ "$SUDO_OUT" = root ]'
+sudo_as 1357
+check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ] && grep -q "M-Pin PIN" "$WORK/sudo.err"'
+sudo_as 2468
+check_all "sudo: the right PIN works again" '[ "$SUDO_RC" -eq 0 ] && [ "$SUDO_OUT" = root ]'
+rm -f "/etc/sudoers.d/$TESTUSER"
+
+# --- sshd (keyboard-interactive): a private service "sshd" that includes the common-auth
+# pam-auth-update wrote (libpam-wrapper reads both from its own directory) -----------------------
+SSH_PORT=$(free_port)
+mkdir -p "$WORK/sshpam" /run/sshd
+cp /etc/pam.d/common-auth "$WORK/sshpam/common-auth"
+printf '@include common-auth\naccount required pam_permit.so\nsession required pam_permit.so\n' > "$WORK/sshpam/sshd"
+ssh-keygen -q -t ed25519 -N '' -f "$WORK/hostkey"
+cat > "$WORK/sshd_config" <<CONF
+Port $SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $WORK/hostkey
+PidFile $WORK/sshd.pid
+UsePAM yes
+KbdInteractiveAuthentication yes
+PasswordAuthentication no
+PubkeyAuthentication no
+AuthenticationMethods keyboard-interactive
+StrictModes no
+CONF
+LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/sshpam" \
+  /usr/sbin/sshd -D -e -f "$WORK/sshd_config" > "$WORK/sshd.log" 2>&1 &
+SSHD_PID=$!
+PIDS+=("$SSHD_PID")
+for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$SSH_PORT") 2>/dev/null && break; sleep 0.1; done
+# ssh_login PIN: keyboard-interactive on a pty; prints in, denied or error.
+ssh_login() {
+  python3 - "$SSH_PORT" "$TESTUSER" "$1" <<'PY'
+import pexpect, sys
+port, user, pin = sys.argv[1:4]
+ssh = pexpect.spawn("ssh", ["-p", port, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                            "-o", "PreferredAuthentications=keyboard-interactive", "-o", "NumberOfPasswordPrompts=1",
+                            "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "logged-in-as-$(id -un)"],
+                    timeout=30, encoding="utf-8")
+try:
+    ssh.expect("M-Pin PIN: ")
+    ssh.sendline(pin)
+    print(["in", "denied", "error"][ssh.expect([f"logged-in-as-{user}", "Permission denied", pexpect.EOF])])
+except pexpect.exceptions.ExceptionPexpect:
+    print("error")
+PY
+}
+check "ssh: the right PIN logs in and runs a command" [ "$(ssh_login 2468)" = in ]
+check "ssh: a wrong PIN is refused" [ "$(ssh_login 1111)" = denied ]
+check "ssh: the right PIN works again" [ "$(ssh_login 2468)" = in ]
+check "sshd accepted keyboard-interactive/pam" grep -q "Accepted keyboard-interactive/pam for $TESTUSER" "$WORK/sshd.log"
+kill "$SSHD_PID" 2>/dev/null
+
+# --- remove, then purge -----------------------------------------------------------------------
+stop_server
+check_all "the server stopped on SIGTERM, no process of mpin-server is left" \
+  '[ "$?" -eq 0 ] && ! pgrep -u mpin-server >/dev/null'
+userdel -r "$TESTUSER" >/dev/null 2>&1
+dpkg -r $PACKAGES </dev/null >"$WORK/dpkg-remove.log" 2>&1
+check "dpkg -r removes both packages" [ "$?" -eq 0 ]
+check "after dpkg -r: /etc/pam.d is byte for byte the snapshot" diff "$WORK/pam.d.before" <(snapshot /etc/pam.d)
+check_all "after dpkg -r: the module and the profile are gone, the conffile is kept" \
+  '[ ! -e "$MODULE" ] && [ ! -e /usr/share/pam-configs/mpin ] && [ -f /etc/mpin/mpin.conf ]'
+dpkg --purge $PACKAGES </dev/null >"$WORK/dpkg-purge.log" 2>&1
+check "dpkg --purge purges both packages" [ "$?" -eq 0 ]
+check "after purge: /etc/pam.d is byte for byte the snapshot" diff "$WORK/pam.d.before" <(snapshot /etc/pam.d)
+check "after purge: pam-auth-update's state (/var/lib/pam) is the snapshot" diff "$WORK/varlibpam.before" <(snapshot /var/lib/pam)
+check_all "after purge: dpkg knows neither package" '! known libpam-mpin && ! known mpin-server'
+check_all "after purge: no module, profile, configuration, store or server data is left" \
+  '[ ! -e "$MODULE" ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e /var/lib/mpin ] && [ ! -e /var/lib/mpin-server ] && [ ! -e "$UNIT" ]'
+check "after purge: deb-systemd-helper keeps no state for the unit" \
+  [ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name 'mpin-server*' 2>/dev/null)" ]
+
+summary
