@@ -341,9 +341,9 @@ final class ExitStatusTests: XCTestCase {
         XCTAssertEqual(chmod(dir.path, 0o711), 0)
         // A configuration without a store: verify reads only the backend (here overridden).
         let verifyConfig = try dir.write("verify.conf", "backend = http://127.0.0.1:1\n", mode: 0o644)
-        func verify(_ target: String, _ sig: String) throws -> CommandResult {
-            try runCommand("/usr/sbin/runuser", ["-u", "nobody", "--", copy.path, "--config", verifyConfig,
-                                                 "verify", target, sig, "--backend", url], scratch: dir)
+        func verify(_ target: String, _ sig: String) throws -> ProcessResult {
+            try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", copy.path, "--config", verifyConfig,
+                                                 "verify", target, sig, "--backend", url])
         }
         let good = try verify(file, file + ".mpinsig")
         XCTAssertEqual(good.status, 0, good.stderr)
