@@ -23,10 +23,10 @@ release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/releas
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
-               python3-pexpect dpkg-dev lintian adduser
+               python3-pexpect dpkg-dev lintian adduser postgresql
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-man test-unit test-vectors test-pam test-login test-deb deb bench demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -58,7 +58,7 @@ build: deps
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-pam test-login test-deb test-fuzz
+test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -79,6 +79,17 @@ else
 	.build/release/mpin-vectors $(SHARED)/vectors/mpin_BN254_CX.json $(SHARED)/vectors/mpin_BN254_CXOnePass.json \
 		$(SHARED)/vectors/mpin_dvs_BN254CX_sample.json
 endif
+
+# mpin-server on PostgreSQL, on a throwaway cluster (Tests/Integration/postgres.sh: 127.0.0.1 only,
+# stopped and deleted afterwards): the server-level storage tests again on PostgreSQL (the
+# *PostgresTests classes; test-unit reports them as skipped), the schema-version refusal, and
+# two `mpin-server serve` nodes on one database (MultiNodeTests: 50 parallel wrong PINs over both
+# nodes, 200 parallel logins, a node killed under load; they print their figures).
+test-postgres:
+	$(SWIFT) build -c release --product mpin-server
+	$(SWIFT) build -c release --build-tests
+	bash Tests/Integration/postgres.sh run $(SWIFT) test -c release --skip-build --disable-swift-testing \
+		--disable-testable-imports --filter 'PostgresTests|SchemaVersionTests|MultiNodeTests'
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
 # token mode and in device mode (approved by the per-user `mpin` command).
@@ -124,7 +135,7 @@ bench: deps
 	$(SWIFT) build -c release --product mpin-bench
 	$(SWIFT) build -c release --product mpin-server-bench
 	.build/release/mpin-bench
-	.build/release/mpin-server-bench
+	bash Tests/Integration/postgres.sh run .build/release/mpin-server-bench
 	$(SWIFT) build -c release --product pam_mpin
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server

@@ -5,7 +5,7 @@ import PackageDescription
 // Layers, dependencies pointing one way:
 //   MPinCrypto, MPinJSON  <-  MPinWire  <-  MPinClient (SDK core + platform protocols)
 //     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  pam_mpin.so, mpinctl
-//   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer  <-  mpin-server
+//   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer (SQLite or PostgreSQL)  <-  mpin-server
 // The client side links without Foundation so that pam_mpin.so stays small.
 // The modules linked into pam_mpin.so do not import _StringProcessing (Swift's regex and
 // string-algorithm module) implicitly: statically linked, it and its regex parser cost the
@@ -53,6 +53,8 @@ let package = Package(
         // /metrics: swift-metrics with a Prometheus backend.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // PostgreSQL storage for several mpin-server nodes (`init --database postgresql://…`).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: Cryptography and wire format
@@ -122,6 +124,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .executableTarget(name: "mpin-server", dependencies: [
             "MPinServer",
@@ -173,6 +176,8 @@ let package = Package(
             "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "JWTKit", package: "jwt-kit"),
+            // Creates and drops the throwaway databases of the PostgreSQL variants (MPIN_TEST_POSTGRES).
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
         .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport"]),
@@ -185,6 +190,8 @@ let package = Package(
         .testTarget(name: "MPinMFATests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinWire", "MPinServer", "MPinTestSupport",
             .product(name: "Logging", package: "swift-log"),
+            // The DVS tests' PostgreSQL variant creates and drops throwaway databases.
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ]
 )

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MPinCrypto
 import MPinWire
 
@@ -31,9 +30,10 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The administrator's operations (`mpin-server user …`), directly on the database.
+/// The administrator's operations (`mpin-server user …`), directly on the database (SQLite or
+/// PostgreSQL).
 public struct Admin: Sendable {
-    let storage: SQLiteStorage
+    let storage: any AdminStorage
     let maxAttempts: Int
 
     public init(storage: SQLiteStorage, config: ServerConfig) {
@@ -41,81 +41,39 @@ public struct Admin: Sendable {
         self.maxAttempts = config.maxInvalidLoginAttempts
     }
 
+    public init(database: ServerDatabase, config: ServerConfig) {
+        self.storage = database.backend
+        self.maxAttempts = config.maxInvalidLoginAttempts
+    }
+
     /// Every user, sorted by id.
-    public func list() throws -> [UserSummary] {
-        try storage.queue.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT u.user_id, u.state,
-                  (SELECT COUNT(*) FROM identities i WHERE i.user_id = u.user_id) AS identities,
-                  (SELECT COUNT(*) FROM registrations r WHERE r.user_id = u.user_id) AS pending,
-                  (SELECT COALESCE(MAX(attempts), 0) FROM identities i WHERE i.user_id = u.user_id) AS attempts
-                FROM users u ORDER BY u.user_id
-                """)
-            return rows.map { r in
-                let attempts: Int = r["attempts"]
-                return UserSummary(userId: r["user_id"], state: r["state"], identities: r["identities"],
-                                   pendingRegistrations: r["pending"], failedAttempts: attempts,
-                                   blocked: attempts >= maxAttempts)
-            }
-        }
+    public func list() async throws -> [UserSummary] {
+        try await storage.listUsers(maxAttempts: maxAttempts)
     }
 
     /// Creates the user if needed and issues a fresh one-time activation code (returned once,
     /// stored hashed), which StartRegistration's `activateCode` accepts.
-    public func add(userID: String) throws -> String {
+    public func add(userID: String) async throws -> String {
         // 12 decimal digits: easy to type, 40 bits of entropy, single use.
         guard let code = Secrets.randomDigits(12) else { throw AdminError.randomFailure }
-        let hash = Secrets.hash(code)
-        try storage.queue.write { db in
-            let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
-            if state == nil {
-                try db.execute(sql: "INSERT INTO users (user_id, state, activation_code_hash, created) VALUES (?, 'pending', ?, ?)",
-                               arguments: [userID, hash, Date().timeIntervalSince1970])
-            } else {
-                try db.execute(sql: """
-                    UPDATE users SET activation_code_hash = ?,
-                    state = CASE WHEN state = 'revoked' THEN 'pending' ELSE state END WHERE user_id = ?
-                    """, arguments: [hash, userID])
-            }
-        }
+        try await storage.addUser(userID: userID, activationCodeHash: Secrets.hash(code), now: Date())
         return code
     }
 
     /// Marks the user active and activates its pending registrations.
-    public func activate(userID: String) throws {
-        try change(userID, ["UPDATE users SET state = 'active' WHERE user_id = ?",
-                            "UPDATE registrations SET active = 1 WHERE user_id = ?"])
-    }
+    public func activate(userID: String) async throws { try await change(userID, .activate) }
 
     /// Revokes the user: no more time permits (clients see REVOKED) or authentications.
-    public func revoke(userID: String) throws {
-        try change(userID, ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
-                            "DELETE FROM registrations WHERE user_id = ?",
-                            // A revoked user's signatures stop verifying (docs/MFA.md §14).
-                            "DELETE FROM signing_keys WHERE user_id = ?"])
-    }
+    public func revoke(userID: String) async throws { try await change(userID, .revoke) }
 
     /// Clears the wrong-PIN counters of all the user's identities.
-    public func unblock(userID: String) throws {
-        try change(userID, ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?",
-                            "UPDATE signing_keys SET attempts = 0, blocked_at = NULL WHERE user_id = ?"])
-    }
+    public func unblock(userID: String) async throws { try await change(userID, .unblock) }
 
     /// Deletes the user, its identities and registrations.
-    public func delete(userID: String) throws {
-        try change(userID, ["DELETE FROM identities WHERE user_id = ?", "DELETE FROM registrations WHERE user_id = ?",
-                            "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM signing_keys WHERE user_id = ?",
-                            "DELETE FROM users WHERE user_id = ?"])
-    }
+    public func delete(userID: String) async throws { try await change(userID, .delete) }
 
-    private func change(_ userID: String, _ statements: [String]) throws {
-        let found: Bool = try storage.queue.write { db in
-            guard try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID]) != nil
-            else { return false }
-            for s in statements { try db.execute(sql: s, arguments: [userID]) }
-            return true
-        }
-        if !found { throw AdminError.noSuchUser(userID) }
+    private func change(_ userID: String, _ change: UserChange) async throws {
+        if !(try await storage.changeUser(userID: userID, change)) { throw AdminError.noSuchUser(userID) }
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MPinCrypto
 import MPinWire
 
@@ -42,13 +41,14 @@ public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
 /// The administrator's operations on applications (`mpin-server app …`), directly on the
 /// database as `Admin` does for users.
 public struct AppAdmin: Sendable {
-    let storage: SQLiteStorage
+    let storage: any AdminStorage
 
     public init(storage: SQLiteStorage) { self.storage = storage }
+    public init(database: ServerDatabase) { self.storage = database.backend }
 
     /// Registers an application and returns its client id and secret; only the secret's
     /// SHA-256 is stored, so this is the one time it can be shown.
-    public func add(name: String, redirectURI: String, logoURL: String = "") throws -> NewAppCredentials {
+    public func add(name: String, redirectURI: String, logoURL: String = "") async throws -> NewAppCredentials {
         guard Self.isValidName(name) else { throw AppError.invalidName }
         guard Self.isValidRedirectURI(redirectURI) else { throw AppError.invalidRedirectURI }
         guard logoURL.isEmpty || Self.isHTTPURL(logoURL) else { throw AppError.invalidLogoURL }
@@ -57,37 +57,17 @@ public struct AppAdmin: Sendable {
         }
         let credentials = NewAppCredentials(clientId: "cid-" + Hex.encode(idBytes),
                                             clientSecret: Base64URL.encode(secretBytes))
-        try storage.queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO apps (client_id, name, redirect_uri, logo_url, secret_hash, created)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [credentials.clientId, name, redirectURI, logoURL,
-                                 Secrets.hash(credentials.clientSecret), Date().timeIntervalSince1970])
-        }
+        try await storage.addApp(clientID: credentials.clientId, name: name, redirectURI: redirectURI, logoURL: logoURL,
+                                 secretHash: Secrets.hash(credentials.clientSecret), now: Date())
         return credentials
     }
 
     /// Every application, oldest first.
-    public func list() throws -> [AppSummary] {
-        try storage.queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY created, client_id").map { r in
-                AppSummary(clientId: r["client_id"], name: r["name"], redirectURI: r["redirect_uri"],
-                           logoURL: r["logo_url"], created: r["created"])
-            }
-        }
-    }
+    public func list() async throws -> [AppSummary] { try await storage.listApps() }
 
     /// Deletes the application.
-    public func delete(clientID: String) throws {
-        let found: Bool = try storage.queue.write { db in
-            try db.execute(sql: "DELETE FROM apps WHERE client_id = ?", arguments: [clientID])
-            guard db.changesCount > 0 else { return false }
-            // Its live sessions and unused codes die with it (docs/MFA.md §2).
-            try db.execute(sql: "DELETE FROM mfa_sessions WHERE client_id = ?", arguments: [clientID])
-            try db.execute(sql: "DELETE FROM authz_codes WHERE client_id = ?", arguments: [clientID])
-            return true
-        }
-        if !found { throw AppError.noSuchApp(clientID) }
+    public func delete(clientID: String) async throws {
+        if !(try await storage.deleteApp(clientID: clientID)) { throw AppError.noSuchApp(clientID) }
     }
 
     static func isValidName(_ name: String) -> Bool {

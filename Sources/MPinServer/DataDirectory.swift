@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MPinCrypto
 import MPinWire
 #if canImport(Glibc)
@@ -7,7 +8,9 @@ import Glibc
 
 /// The on-disk state of a deployment: `DIR/config.json`, `DIR/app.key` (HMAC key of the
 /// RPS ↔ D-TA signatures), `DIR/dta1.share` and `DIR/dta2.share` (master-secret shares, one
-/// per D-TA) and `DIR/mpin.sqlite`. The directory is 0700 and every file 0600.
+/// per D-TA) and `DIR/mpin.sqlite`, or a PostgreSQL database that `config.json`'s `database`
+/// names (its password, if any, in `DIR/database.password`). The directory is 0700 and every
+/// file 0600.
 public struct DataDirectory: Sendable {
     public let path: String
 
@@ -16,6 +19,8 @@ public struct DataDirectory: Sendable {
     var configPath: String { path + "/config.json" }
     var appKeyPath: String { path + "/app.key" }
     var databasePath: String { path + "/mpin.sqlite" }
+    /// The PostgreSQL password, when the database needs one (0600, never in config.json).
+    var databasePasswordPath: String { path + "/database.password" }
     /// Activation links of `link` mode, one JSON object per line.
     public var spoolPath: String { path + "/mail.spool" }
     func sharePath(_ index: Int) -> String { path + "/dta\(index).share" }
@@ -29,8 +34,9 @@ public struct DataDirectory: Sendable {
         if FileManager.default.fileExists(atPath: dir.configPath) { throw SetupError.dataDirectoryExists(path) }
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SetupError.io("cannot create \(path)") }
         guard chmod(path, 0o700) == 0 else { throw SetupError.io("cannot chmod \(path)") }
+        var config: ServerConfig
         do {
-            var config = ServerConfig(appID: Hex.encode(try SystemRandom.bytes(16)))
+            config = ServerConfig(appID: Hex.encode(try SystemRandom.bytes(16)))
             config.verification = autoActivate ? .auto : .code
             adjust(&config)
             try dir.writeNew(dir.appKeyPath, Hex.encode(try SystemRandom.bytes(32)))
@@ -42,7 +48,8 @@ public struct DataDirectory: Sendable {
         } catch let e as MPinCryptoError {
             throw SetupError.io("random source failed: \(e)")
         }
-        _ = try SQLiteStorage(path: dir.databasePath)
+        // A PostgreSQL database is migrated when first opened (`init --database` opens it at once).
+        if !config.usesPostgres { _ = try SQLiteStorage(path: dir.databasePath) }
         return dir
     }
 
@@ -112,10 +119,34 @@ public struct DataDirectory: Sendable {
         return bytes
     }
 
-    /// Opens the SQLite database.
-    /// The database. `busyTimeout`: how long a transaction waits for another process's lock.
+    /// The SQLite database. `busyTimeout`: how long a transaction waits for another process's lock.
     public func openStorage(busyTimeout: Double = 10) throws -> SQLiteStorage {
         try SQLiteStorage(path: databasePath, busyTimeout: busyTimeout)
+    }
+
+    /// The database `config.json` names (SQLite by default, or PostgreSQL), opened and migrated:
+    /// refused with `SetupError.schemaTooNew` when a newer mpin-server migrated it. Close it
+    /// when done. `busyTimeout`: SQLite's wait for another process's lock.
+    public func openDatabase(config: ServerConfig? = nil, busyTimeout: Double = 10,
+                             logger: Logger = Logger(label: "mpin-server")) async throws -> ServerDatabase {
+        let config = try config ?? loadConfig()
+        guard let text = config.database, text != "sqlite" else {
+            return ServerDatabase(backend: try openStorage(busyTimeout: busyTimeout), name: databasePath, isShared: false)
+        }
+        guard let url = PostgresURL(text) else { throw SetupError.invalidSetting(configPath, "database") }
+        let password = FileManager.default.fileExists(atPath: databasePasswordPath) ? try readPrivate(databasePasswordPath) : nil
+        let storage = try await PostgresStorage.open(url: url, password: password, logger: logger)
+        return ServerDatabase(backend: storage, name: url.description, isShared: true)
+    }
+
+    /// What nodes copied from this directory must share besides the database: the ID-token
+    /// key, made now rather than by each node's first `serve`.
+    public func prepareForNodes() throws { _ = try loadOrCreateOIDCKey() }
+
+    /// Undoes `initialise` (an `init --database` whose database cannot be used): removes the
+    /// files it wrote, so that `init` can be run again.
+    public func removeInitialisedFiles() throws {
+        for p in [configPath, appKeyPath, sharePath(1), sharePath(2), oidcKeyPath] { unlink(p) }
     }
 
     /// `readPrivate` for the other files of the directory (the OIDC key).

@@ -19,6 +19,8 @@ public enum ServerRole: Sendable, Equatable {
 public final class MPinServer: Sendable {
     let routes: ServerRoutes
     let storage: (any ServerStorage)?
+    /// The opened database (nil for a D-TA alone), closed when the server stops.
+    let database: ServerDatabase?
     /// What `/metrics` reports.
     public let metrics: ServerMetrics
     public let host: String
@@ -57,26 +59,34 @@ public final class MPinServer: Sendable {
             guard index == 1 || index == 2 else { throw SetupError.io("D-TA index must be 1 or 2") }
             routes = ServerRoutes(standaloneDTA: try dta(index), maxBodyBytes: config.maxBodyBytes)
             storage = nil
+            database = nil
         case .all, .rps:
-            // Transactions run on the request's thread: a lock held elsewhere (the `user`
+            // SQLite transactions run on the request's thread: a lock held elsewhere (the `user`
             // command) may stall it at most this long before the request fails with 503.
-            let storage = try dir.openStorage(busyTimeout: 2)
-            let d1: any DTAEndpoint, d2: any DTAEndpoint, embedded: DTA?, certivox: String
-            if case .rps(let u1, let u2) = role {
-                d1 = RemoteDTA(base: u1); d2 = RemoteDTA(base: u2); embedded = nil
-                certivox = u2.hasSuffix("/") ? u2 : u2 + "/"
-            } else {
-                let second = try dta(2)
-                d1 = LocalDTA(dta: try dta(1)); d2 = LocalDTA(dta: second); embedded = second
-                certivox = "/dta/"
+            let database = try await dir.openDatabase(config: config, busyTimeout: 2, logger: logger)
+            let storage = database.backend
+            do {
+                let d1: any DTAEndpoint, d2: any DTAEndpoint, embedded: DTA?, certivox: String
+                if case .rps(let u1, let u2) = role {
+                    d1 = RemoteDTA(base: u1); d2 = RemoteDTA(base: u2); embedded = nil
+                    certivox = u2.hasSuffix("/") ? u2 : u2 + "/"
+                } else {
+                    let second = try dta(2)
+                    d1 = LocalDTA(dta: try dta(1)); d2 = LocalDTA(dta: second); embedded = second
+                    certivox = "/dta/"
+                }
+                let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
+                                        storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
+                                        metrics: metrics)
+                let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
+                                        logger: logger)
+                routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
+            } catch {
+                await database.close()
+                throw error
             }
-            let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
-                                    storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
-                                    metrics: metrics)
-            let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
-                                    logger: logger)
-            routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
             self.storage = storage
+            self.database = database
         }
         self.host = host; self.port = port; self.logger = logger
     }
@@ -112,10 +122,19 @@ public final class MPinServer: Sendable {
         // Trapped before the server listens: a SIGHUP after the ready line never terminates it
         // (without TLS there is nothing to reload, and it is only logged).
         let signals = await UnixSignalsSequence(trapping: .sighup)
-        try await application(reloadSignals: signals) { port in
-            logger.info("mpin-server ready", metadata: ["url": "\(scheme)://\(host):\(port)"])
-            SystemdNotify.ready()
-        }.runService()
+        if let database {
+            logger.info("database", metadata: ["database": "\(database.name)"])
+        }
+        do {
+            try await application(reloadSignals: signals) { port in
+                logger.info("mpin-server ready", metadata: ["url": "\(scheme)://\(host):\(port)"])
+                SystemdNotify.ready()
+            }.runService()
+        } catch {
+            await database?.close()
+            throw error
+        }
+        await database?.close()
     }
 
     /// Reads the certificate and key files again and, when they pass the checks of a start,
@@ -136,7 +155,14 @@ public final class MPinServer: Sendable {
     public func start() async throws -> RunningServer {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         let app = application { port in continuation.yield(port); continuation.finish() }
-        let task = Task { try await app.run() }
+        let database = database
+        let task = Task {
+            do { try await app.run() } catch {
+                await database?.close()
+                throw error
+            }
+            await database?.close()
+        }
         var iterator = stream.makeAsyncIterator()
         guard let port = await iterator.next(), port != 0 else {
             task.cancel()

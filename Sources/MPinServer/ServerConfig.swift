@@ -59,6 +59,11 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     /// plain HTTP. `serve --tls-cert/--tls-key` take precedence.
     public var tlsCertificate: String? = nil
     public var tlsKey: String? = nil
+    /// Where the server's state lives: nil or `sqlite` for `DIR/mpin.sqlite` (one machine),
+    /// `postgresql://USER@HOST:PORT/DB` for a PostgreSQL database that several nodes share
+    /// (`init --database`). A password, if the database needs one, is read from
+    /// `DIR/database.password` (0600), never from this file.
+    public var database: String? = nil
 
     public init(appID: String) { self.appID = appID }
 
@@ -78,6 +83,7 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         if !(mobileWaitSeconds.isFinite && (0...600).contains(mobileWaitSeconds)) { return "mobileWaitSeconds" }
         if !(1_024...(16 << 20)).contains(maxBodyBytes) { return "maxBodyBytes" }
         if let key = mfa.outOfRangeSetting { return key }
+        if let database, database != "sqlite", PostgresURL(database) == nil { return "database" }
         return nil
     }
 }
@@ -112,6 +118,9 @@ struct MFAConfig: Sendable {
 }
 
 extension ServerConfig {
+    /// Whether `database` names a PostgreSQL database rather than the SQLite file.
+    var usesPostgres: Bool { database != nil && database != "sqlite" }
+
     var mfa: MFAConfig {
         var c = MFAConfig()
         if let s = mfaSettings {

@@ -7,6 +7,11 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(String)
     /// A config.json value outside its range (file, key).
     case invalidSetting(String, String)
+    /// The database's schema is newer than this program knows (database, its version, the
+    /// newest this program knows): a newer mpin-server migrated it.
+    case schemaTooNew(database: String, found: Int, known: Int)
+    /// The database cannot be reached or refused a query (which database, why).
+    case database(String, String)
 
     public var description: String {
         switch self {
@@ -14,8 +19,14 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingFile(let p): return "missing file: \(p)"
         case .corruptFile(let p): return "unreadable or corrupt file: \(p)"
         case .insecurePermissions(let p): return "file is readable by other users: \(p)"
+        case .invalidSetting(let p, "database"):
+            return "\(p): database must be \"sqlite\" or postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]"
         case .invalidSetting(let p, let key): return "\(p): \(key) is out of range"
         case .io(let m): return "I/O error: \(m)"
+        case .schemaTooNew(let db, let found, let known):
+            return "\(db): database schema version \(found) is newer than this mpin-server knows (schema version \(known));"
+                + " upgrade mpin-server, or restore a backup made before the upgrade"
+        case .database(let db, let why): return "\(db): \(why)"
         }
     }
 }

@@ -3,11 +3,11 @@ import Foundation
 import Logging
 import MPinServer
 
-/// `mpin-server`: the M-Pin backend (RPS, two D-TAs, authentication server) on SQLite.
+/// `mpin-server`: the M-Pin backend (RPS, two D-TAs, authentication server) on SQLite or PostgreSQL.
 struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",
-        abstract: "Milagro-MFA-compatible M-Pin backend on SQLite.",
+        abstract: "Milagro-MFA-compatible M-Pin backend on SQLite or PostgreSQL.",
         subcommands: [Init.self, Serve.self, User.self, App.self])
 }
 
@@ -16,7 +16,7 @@ struct DataOption: ParsableArguments {
     var data: String
 }
 
-struct Init: ParsableCommand {
+struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create the data directory: config, both D-TA master-secret shares, app key, database.")
     @OptionGroup var options: DataOption
@@ -30,8 +30,16 @@ struct Init: ParsableCommand {
         "Also write a self-signed certificate for this host name or IP address (DIR/tls.crt, key DIR/tls.key) and serve HTTPS with it.",
         discussion: "On an already initialised directory, only adds the certificate.", valueName: "host"))
     var selfSigned: String?
+    @Option(name: .long, help: ArgumentHelp(
+        "Keep the server's state in this PostgreSQL database, shared by several nodes, instead of DIR/mpin.sqlite.",
+        discussion: "postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]; a password, if needed, goes in DIR/database.password (0600). The database must exist; its tables are created now.",
+        valueName: "url"))
+    var database: String?
 
     func validate() throws {
+        if let database, database != "sqlite", PostgresURL(database) == nil {
+            throw ValidationError("--database needs postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require] (no password in the URL) or sqlite")
+        }
         if let host = selfSigned, !SelfSignedCertificate.isValidHost(host) {
             throw ValidationError("--self-signed needs a host name or an IP address, not \(host)")
         }
@@ -43,15 +51,28 @@ struct Init: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         do {
             let dir = DataDirectory(path: options.data)
             let onlyCertificate = selfSigned != nil && !autoActivate && verification == nil && publicURL == nil
-                && (try? dir.loadConfig()) != nil
+                && database == nil && (try? dir.loadConfig()) != nil
             if !onlyCertificate {
                 try DataDirectory.initialise(path: options.data, autoActivate: autoActivate) { config in
                     if let v = verification.flatMap(VerificationMode.init(rawValue:)) { config.verification = v }
                     config.publicBaseURL = publicURL
+                    config.database = database
+                }
+                if let database, database != "sqlite" {
+                    // Connects and creates (or checks) the schema now; makes the ID-token key
+                    // now too, so that every node copied from this directory signs with it.
+                    do {
+                        try await dir.openDatabase().close()
+                        try dir.prepareForNodes()
+                    } catch {
+                        try? dir.removeInitialisedFiles()
+                        throw error
+                    }
+                    print("database \(PostgresURL(database).map(String.init(describing:)) ?? database)")
                 }
                 print("initialised \(options.data)")
             }
@@ -122,17 +143,17 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-struct User: ParsableCommand {
+struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer users.",
         subcommands: [List.self, Add.self, Activate.self, Revoke.self, Unblock.self, Delete.self])
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
-        func run() throws {
-            let users = try admin(options).list()
+        func run() async throws {
+            let users = try await withAdmin(options) { try await $0.list() }
             if json {
                 emitJSON(users)
             } else {
@@ -144,58 +165,58 @@ struct User: ParsableCommand {
         }
     }
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a user and print a one-time activation code for StartRegistration.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() throws {
-            let code = try admin(options).add(userID: identity)
+        func run() async throws {
+            let code = try await withAdmin(options) { try await $0.add(userID: identity) }
             if json { emitJSON(["userId": identity, "activationCode": code]) } else { print(code) }
         }
     }
 
-    struct Activate: ParsableCommand {
+    struct Activate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Activate a user and its pending registrations.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() throws { try simple(options, json, identity, "activated") { try $0.activate(userID: identity) } }
+        func run() async throws { try await simple(options, json, identity, "activated") { try await $0.activate(userID: identity) } }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a user: time permits are refused.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() throws { try simple(options, json, identity, "revoked") { try $0.revoke(userID: identity) } }
+        func run() async throws { try await simple(options, json, identity, "revoked") { try await $0.revoke(userID: identity) } }
     }
 
-    struct Unblock: ParsableCommand {
+    struct Unblock: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Clear a user's wrong-PIN counters.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() throws { try simple(options, json, identity, "unblocked") { try $0.unblock(userID: identity) } }
+        func run() async throws { try await simple(options, json, identity, "unblocked") { try await $0.unblock(userID: identity) } }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a user and its identities.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() throws { try simple(options, json, identity, "deleted") { try $0.delete(userID: identity) } }
+        func run() async throws { try await simple(options, json, identity, "deleted") { try await $0.delete(userID: identity) } }
     }
 }
 
 /// `mpin-server app …`: the applications (OAuth clients) of the MFA flavour (docs/MFA.md §2).
-struct App: ParsableCommand {
+struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer applications (OpenID Connect clients).",
         subcommands: [Add.self, List.self, Delete.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register an application; prints its client id and secret (the secret only this once).")
         @OptionGroup var options: DataOption
@@ -204,8 +225,8 @@ struct App: ParsableCommand {
         @Option(name: .long, help: "The one redirect URI (absolute http/https, compared exactly).")
         var redirectURI: String
         @Option(name: .long, help: "URL of the application's logo.") var logoURL = ""
-        func run() throws {
-            let created = try appCommand(options) { try $0.add(name: name, redirectURI: redirectURI, logoURL: logoURL) }
+        func run() async throws {
+            let created = try await appCommand(options) { try await $0.add(name: name, redirectURI: redirectURI, logoURL: logoURL) }
             if json {
                 emitJSON(created)
             } else {
@@ -215,12 +236,12 @@ struct App: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List applications (never their secrets).")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
-        func run() throws {
-            let apps = try appCommand(options) { try $0.list() }
+        func run() async throws {
+            let apps = try await appCommand(options) { try await $0.list() }
             if json {
                 emitJSON(apps)
             } else {
@@ -229,40 +250,52 @@ struct App: ParsableCommand {
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete an application.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "Client id.") var clientID: String
-        func run() throws {
-            try appCommand(options) { try $0.delete(clientID: clientID) }
+        func run() async throws {
+            try await appCommand(options) { try await $0.delete(clientID: clientID) }
             if json { emitJSON(["clientId": clientID, "result": "deleted"]) } else { print("deleted \(clientID)") }
         }
     }
 }
 
-private func appCommand<T>(_ options: DataOption, _ action: (AppAdmin) throws -> T) throws -> T {
-    let apps: AppAdmin
-    do { apps = AppAdmin(storage: try DataDirectory(path: options.data).openStorage()) } catch let e as SetupError {
-        throw ValidationError(e.description)
+/// Opens the data directory's database (SQLite or PostgreSQL), runs `action` on it, closes it.
+private func withDatabase<T>(_ options: DataOption, _ action: (DataDirectory, ServerDatabase) async throws -> T) async throws -> T {
+    let dir = DataDirectory(path: options.data)
+    let database: ServerDatabase
+    do { database = try await dir.openDatabase() } catch let e as SetupError { throw ValidationError(e.description) }
+    do {
+        let result = try await action(dir, database)
+        await database.close()
+        return result
+    } catch {
+        await database.close()
+        throw error
     }
-    do { return try action(apps) } catch let e as AppError { throw ValidationError(e.description) }
 }
 
-private func admin(_ options: DataOption) throws -> Admin {
-    do {
-        let dir = DataDirectory(path: options.data)
-        return Admin(storage: try dir.openStorage(), config: try dir.loadConfig())
-    } catch let e as SetupError {
-        throw ValidationError(e.description)
+private func appCommand<T>(_ options: DataOption, _ action: (AppAdmin) async throws -> T) async throws -> T {
+    try await withDatabase(options) { _, database in
+        do { return try await action(AppAdmin(database: database)) } catch let e as AppError { throw ValidationError(e.description) }
+    }
+}
+
+private func withAdmin<T>(_ options: DataOption, _ action: (Admin) async throws -> T) async throws -> T {
+    try await withDatabase(options) { dir, database in
+        let config: ServerConfig
+        do { config = try dir.loadConfig() } catch let e as SetupError { throw ValidationError(e.description) }
+        do { return try await action(Admin(database: database, config: config)) } catch let e as AdminError {
+            throw ValidationError(e.description)
+        }
     }
 }
 
 private func simple(_ options: DataOption, _ json: Bool, _ identity: String, _ verb: String,
-                    _ action: (Admin) throws -> Void) throws {
-    do { try action(try admin(options)) } catch let e as AdminError {
-        throw ValidationError(e.description)
-    }
+                    _ action: (Admin) async throws -> Void) async throws {
+    try await withAdmin(options, action)
     if json { emitJSON(["userId": identity, "result": verb]) } else { print("\(verb) \(identity)") }
 }
 

@@ -9,11 +9,26 @@ import XCTest
 /// over HTTP: enrolment with a token from a PIN authentication or from the OIDC token endpoint,
 /// signing with a separate signing PIN (and second factor), verification by the relying party,
 /// wrong signing PINs counted and the key blocked, and the stored tokens.
-final class DVSSigningTests: XCTestCase {
+class DVSSigningTests: XCTestCase {
     var server: MFAServer!
+    /// The fresh PostgreSQL database of the *PostgresTests variant, dropped by tearDown.
+    var postgresDatabase: String?
+    /// Whether the server keeps its state in PostgreSQL (DVSSigningPostgresTests).
+    class var onPostgres: Bool { false }
 
-    override func setUp() async throws { server = try await MFAServer() }
-    override func tearDown() async throws { await server.stop() }
+    override func setUp() async throws {
+        if Self.onPostgres {
+            let (name, url) = try await TestPostgres.createDatabase()
+            postgresDatabase = name
+            server = try await MFAServer { $0.database = url }
+        } else {
+            server = try await MFAServer()
+        }
+    }
+    override func tearDown() async throws {
+        await server?.stop()
+        if let postgresDatabase { try? await TestPostgres.dropDatabase(postgresDatabase) }
+    }
 
     /// A registered user (login PIN 1234) enrolled for signing with `signingPIN` and `nfc`; the
     /// statuses of StartRegistrationDVS and FinishRegistrationDVS.

@@ -27,8 +27,13 @@ final class MFAServer: @unchecked Sendable {
         storeDir = base + "-store"
         let dir = try DataDirectory.initialise(path: dataDir, autoActivate: autoActivate, adjust: adjust)
         customerId = try dir.loadConfig().appID
-        app = try AppAdmin(storage: try dir.openStorage()).add(name: "Wiki", redirectURI: Self.redirectURI,
-                                                                 logoURL: "https://wiki.example/logo.png")
+        // The database config.json names: SQLite, or PostgreSQL for the *PostgresTests.
+        let database = try await dir.openDatabase()
+        do {
+            app = try await AppAdmin(database: database).add(name: "Wiki", redirectURI: Self.redirectURI,
+                                                             logoURL: "https://wiki.example/logo.png")
+        } catch { await database.close(); throw error }
+        await database.close()
         try FileManager.default.createDirectory(atPath: storeDir, withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o700])
         var logger = Logger(label: "mpin-mfa-tests")
@@ -49,9 +54,24 @@ final class MFAServer: @unchecked Sendable {
     private var otherDevices: [String] = []
 
     /// `mpin-server user activate`: the administrator verifies the identity.
+    /// Synchronous, for the SDK's blocking threads (never a task of the cooperative pool).
     func activate(_ userID: String) throws {
         let dir = DataDirectory(path: dataDir)
-        try Admin(storage: try dir.openStorage(), config: try dir.loadConfig()).activate(userID: userID)
+        let config = try dir.loadConfig()
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failure: (any Error)?
+        Task {
+            do {
+                let database = try await dir.openDatabase()
+                do { try await Admin(database: database, config: config).activate(userID: userID) } catch {
+                    failure = error
+                }
+                await database.close()
+            } catch { failure = error }
+            done.signal()
+        }
+        done.wait()
+        if let failure { throw failure }
     }
 
     /// The platform of another device: a store of its own, removed by `stop()`.

@@ -4,14 +4,17 @@ import MPinWire
 import XCTest
 
 /// Access numbers for logins approved from a device (PROTOCOL.md §5.7), over real HTTP.
-final class DeviceLoginTests: XCTestCase {
+class DeviceLoginTests: XCTestCase {
+    /// The database the tests run on (`PostgresStorageTests.swift` runs them on PostgreSQL).
+    class var storage: TestStorage { .sqlite }
+
     private func accessNumber(_ server: TestServer, description: String?) async throws -> HTTPResult {
         let body = try description.map { try JSONEncoder().encode(AccessNumberRequest(description: $0)) }
         return try await server.client.send("POST", "/rps/getAccessNumber", body: body)
     }
 
     func testDescriptionIsShownForALiveNumberAndRefusedWhenMalformed() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             let text = "host db1, user alice, service sshd — ünïcode"
@@ -50,7 +53,7 @@ final class DeviceLoginTests: XCTestCase {
     }
 
     func testAccessNumbersAreRateLimitedPerClientAddress() async throws {
-        let server = try TestServer { $0.accessNumberRequestsPerMinute = 3 }
+        let server = try await TestServer(storage: Self.storage) { $0.accessNumberRequestsPerMinute = 3 }
         try await server.start()
         do {
             var statuses: [Int] = []
@@ -63,8 +66,7 @@ final class DeviceLoginTests: XCTestCase {
     }
 
     func testOutOfRangeRateLimitIsRefusedAtStart() async throws {
-        let server = try TestServer { $0.accessNumberRequestsPerMinute = 0 }
-        defer { try? FileManager.default.removeItem(atPath: server.dataDir) }
+        let server = try await TestServer(storage: Self.storage) { $0.accessNumberRequestsPerMinute = 0 }
         do {
             try await server.start()
             XCTFail("started with accessNumberRequestsPerMinute = 0")
@@ -72,13 +74,14 @@ final class DeviceLoginTests: XCTestCase {
         } catch let error as SetupError {
             XCTAssertEqual(error, .invalidSetting(server.dataDir + "/config.json", "accessNumberRequestsPerMinute"))
         }
+        await server.shutdown()
     }
 
     /// The requester polls, then completes the login with the RPA's private step, which names
     /// the identity that approved; a second approval of the same number is refused, and the
     /// number's description is no longer shown.
     func testApprovalIsSingleUseAndNamesTheApprovingIdentity() async throws {
-        let server = try TestServer { $0.mobileWaitSeconds = 5 }
+        let server = try await TestServer(storage: Self.storage) { $0.mobileWaitSeconds = 5 }
         try await server.start()
         do {
             let client = server.client!

@@ -5,9 +5,12 @@ import MPinWire
 import XCTest
 
 /// Registration and authentication over real HTTP with MPinCrypto as the client.
-final class EndToEndTests: XCTestCase {
+class EndToEndTests: XCTestCase {
+    /// The database the tests run on (`PostgresStorageTests.swift` runs them on PostgreSQL).
+    class var storage: TestStorage { .sqlite }
+
     func testRegisterAuthenticateOTPAndReplays() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var alice = MPinTestClient(http: server.client)
@@ -55,7 +58,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testWrongPINBlocksThenUnblock() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var bob = MPinTestClient(http: server.client)
@@ -72,25 +75,26 @@ final class EndToEndTests: XCTestCase {
             XCTAssertEqual(v8, 410)
             let v9 = try await bob.authenticate(pin: "1234")
             XCTAssertEqual(v9, 410)  // blocked even with the right PIN
-            let listed = try server.admin().list().first { $0.userId == "bob" }
+            let listed = try await server.user("bob")
             XCTAssertEqual(listed?.blocked, true)
-            try server.admin().unblock(userID: "bob")
+            try await server.admin().unblock(userID: "bob")
             let v10 = try await bob.authenticate(pin: "1234")
             XCTAssertEqual(v10, 200)
-            XCTAssertEqual(try server.admin().list().first { $0.userId == "bob" }?.failedAttempts, 0)
+            let bobAfter = try await server.user("bob")
+            XCTAssertEqual(bobAfter?.failedAttempts, 0)
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
 
     func testRevokeRefusesTimePermitsAndDeleteForgetsUser() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var carol = MPinTestClient(http: server.client)
             try await carol.registerFully("carol", pin: "4321")
             let permit = try await carol.timePermit()
             XCTAssertNotNil(permit)
-            try server.admin().revoke(userID: "carol")
+            try await server.admin().revoke(userID: "carol")
             let v11 = try await server.client.get("/rps/timePermit/\(carol.mpinIDHex)").status
             XCTAssertEqual(v11, 410)
             // Even with a permit fetched before revocation, authentication is refused.
@@ -100,15 +104,19 @@ final class EndToEndTests: XCTestCase {
             // A revoked user cannot register again.
             let v13 = try await server.client.put("/rps/user", RegisterRequest(userId: "carol")).status
             XCTAssertEqual(v13, 403)
-            try server.admin().delete(userID: "carol")
-            XCTAssertFalse(try server.admin().list().contains { $0.userId == "carol" })
-            XCTAssertThrowsError(try server.admin().unblock(userID: "carol"))
+            try await server.admin().delete(userID: "carol")
+            let carolAfter = try await server.user("carol")
+            XCTAssertNil(carolAfter)
+            do {
+                try await server.admin().unblock(userID: "carol")
+                XCTFail("unblocking a deleted user succeeded")
+            } catch {}
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
 
     func testActivationCodeMode() async throws {
-        let server = try TestServer(autoActivate: false)
+        let server = try await TestServer(autoActivate: false, storage: Self.storage)
         try await server.start()
         do {
             // Without a code the registration waits for the administrator.
@@ -117,13 +125,13 @@ final class EndToEndTests: XCTestCase {
             XCTAssertFalse(reg.active)
             let s = try await server.client.get("/rps/signature/\(dave.mpinIDHex)?regOTT=\(dave.regOTT)")
             XCTAssertEqual(s.status, 401)
-            try server.admin().activate(userID: "dave")
+            try await server.admin().activate(userID: "dave")
             try await dave.confirmAndFinish(pin: "2468")
             let v14 = try await dave.authenticate(pin: "2468")
             XCTAssertEqual(v14, 200)
 
             // With the one-time code printed by `user add`, active at once; the code is single use.
-            let code = try server.admin().add(userID: "erin")
+            let code = try await server.admin().add(userID: "erin")
             var erin = MPinTestClient(http: server.client)
             let v15 = try await erin.register("erin", activateCode: "000000000000").active
             XCTAssertFalse(v15)
@@ -136,7 +144,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testActivationLinkMode() async throws {
-        let server = try TestServer { $0.verification = .link }
+        let server = try await TestServer(storage: Self.storage) { $0.verification = .link }
         try await server.start()
         do {
             var lena = MPinTestClient(http: server.client)
@@ -165,7 +173,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testExpiredPass1IsRejected() async throws {
-        let server = try TestServer { $0.pass1ExpireSeconds = 0 }
+        let server = try await TestServer(storage: Self.storage) { $0.pass1ExpireSeconds = 0 }
         try await server.start()
         do {
             var mia = MPinTestClient(http: server.client)
@@ -184,7 +192,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testExpiredAuthOTTIsRejectedWithoutCounting() async throws {
-        let server = try TestServer { $0.authOTTExpireSeconds = 0 }
+        let server = try await TestServer(storage: Self.storage) { $0.authOTTExpireSeconds = 0 }
         try await server.start()
         do {
             var nia = MPinTestClient(http: server.client)
@@ -195,13 +203,14 @@ final class EndToEndTests: XCTestCase {
             let (wrong, _) = try await nia.passes(pin: "0000")
             let v2 = try await nia.finalStep(wrong)
             XCTAssertEqual(v2, 408)
-            XCTAssertEqual(try server.admin().list().first { $0.userId == "nia" }?.failedAttempts, 0)
+            let niaAfter = try await server.user("nia")
+            XCTAssertEqual(niaAfter?.failedAttempts, 0)
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
 
     func testOverlongMpinIDIsRefused() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             let long = String(repeating: "ab", count: 1025)
@@ -220,7 +229,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testRestartedRegistrationAcceptsEitherHexCaseAndRefusesOverlongIdentities() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var rae = MPinTestClient(http: server.client)
@@ -238,8 +247,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testOutOfRangeSettingsAreRefusedAtStart() async throws {
-        let server = try TestServer { $0.authOTTExpireSeconds = Int.max / 2 }
-        defer { try? FileManager.default.removeItem(atPath: server.dataDir) }
+        let server = try await TestServer(storage: Self.storage) { $0.authOTTExpireSeconds = Int.max / 2 }
         do {
             try await server.start()
             XCTFail("a server started with authOTTExpireSeconds = Int.max / 2")
@@ -247,10 +255,11 @@ final class EndToEndTests: XCTestCase {
         } catch let error as SetupError {
             XCTAssertEqual(error, .invalidSetting(server.dataDir + "/config.json", "authOTTExpireSeconds"))
         }
+        await server.shutdown()
     }
 
     func testExpiredAccessNumberIsRefused() async throws {
-        let server = try TestServer { $0.accessNumberExpireSeconds = 0; $0.accessNumberExtendValiditySeconds = 0 }
+        let server = try await TestServer(storage: Self.storage) { $0.accessNumberExpireSeconds = 0; $0.accessNumberExtendValiditySeconds = 0 }
         try await server.start()
         do {
             var olga = MPinTestClient(http: server.client)
@@ -266,7 +275,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testRestartKeepsUsersCountersAndKeys() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var frank = MPinTestClient(http: server.client)
@@ -280,7 +289,7 @@ final class EndToEndTests: XCTestCase {
             XCTAssertEqual(v19, 401)
             let v20 = try await frank.authenticate(pin: "0002")
             XCTAssertEqual(v20, 410)  // third failure across the restart
-            try server.admin().unblock(userID: "frank")
+            try await server.admin().unblock(userID: "frank")
             let v21 = try await frank.authenticate(pin: "1357")
             XCTAssertEqual(v21, 200)
         } catch { await server.shutdown(); throw error }
@@ -288,7 +297,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testAccessNumberFlow() async throws {
-        let server = try TestServer { $0.mobileWaitSeconds = 5 }
+        let server = try await TestServer(storage: Self.storage) { $0.mobileWaitSeconds = 5 }
         try await server.start()
         do {
             var gina = MPinTestClient(http: server.client)
@@ -304,7 +313,8 @@ final class EndToEndTests: XCTestCase {
             let (bad, _) = try await gina.passes(pin: "0000", wid: "6419791")
             let badResult = try await server.client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(bad)))
             XCTAssertEqual(badResult.status, 412)
-            XCTAssertEqual(try server.admin().list().first { $0.userId == "gina" }?.failedAttempts, 0)
+            let ginaAfter = try await server.user("gina")
+            XCTAssertEqual(ginaAfter?.failedAttempts, 0)
 
             let (p2, _) = try await gina.passes(pin: "9999", wid: an.accessNumber)
             let client = server.client!

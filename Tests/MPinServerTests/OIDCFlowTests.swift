@@ -8,7 +8,10 @@ import XCTest
 /// The MFA platform and OpenID Connect code flow of docs/MFA.md over real HTTP on 127.0.0.1:
 /// `/authorize` → codeStatus → an M-Pin authentication (MPinCrypto, as the SDK) carrying the
 /// access code → `/oidc/token` → the ID token verified against `/oidc/jwks`.
-final class OIDCFlowTests: XCTestCase {
+class OIDCFlowTests: XCTestCase {
+    /// The database the tests run on (`PostgresStorageTests.swift` runs them on PostgreSQL).
+    class var storage: TestStorage { .sqlite }
+
     static let redirectURI = "https://wiki.example/cb"
 
     /// A running server with one application and one registered user.
@@ -21,9 +24,9 @@ final class OIDCFlowTests: XCTestCase {
     }
 
     private func fixture(adjust: (inout ServerConfig) -> Void = { _ in }) async throws -> Fixture {
-        let server = try TestServer(adjust: adjust)
+        let server = try await TestServer(storage: Self.storage, adjust: adjust)
         try await server.start()
-        let app = try AppAdmin(storage: try DataDirectory(path: server.dataDir).openStorage())
+        let app = try await server.appAdmin()
             .add(name: "Wiki", redirectURI: Self.redirectURI, logoURL: "https://wiki.example/logo.png")
         var user = MPinTestClient(http: server.client)
         try await user.registerFully("alice@example.com", pin: "1234")
@@ -474,8 +477,7 @@ final class OIDCFlowTests: XCTestCase {
                 XCTAssertEqual(r.status, status, body)
                 XCTAssertNotNil(r.object?["message"]?.string, body)
             }
-            let users = try Admin(storage: try DataDirectory(path: f.server.dataDir).openStorage(),
-                                  config: try DataDirectory(path: f.server.dataDir).loadConfig()).list()
+            let users = try await f.server.admin().list()
             XCTAssertFalse(users.contains { $0.userId == "bob@example.com" }, "refused registrations store nothing")
         } catch {
             await f.server.shutdown()

@@ -5,7 +5,10 @@ import MPinWire
 import XCTest
 
 /// Concurrency of the wrong-PIN counter and bad input on every endpoint.
-final class RobustnessTests: XCTestCase {
+class RobustnessTests: XCTestCase {
+    /// The database the tests run on (`PostgresStorageTests.swift` runs them on PostgreSQL).
+    class var storage: TestStorage { .sqlite }
+
     /// Prepares `n` pass-2 results with a wrong PIN (sequentially: one pass-1 per identity).
     private func wrongAttempts(_ client: MPinTestClient, _ n: Int) async throws -> [Pass2Response] {
         let permit = try await client.timePermit()!
@@ -26,7 +29,7 @@ final class RobustnessTests: XCTestCase {
     }
 
     func testFiftyParallelWrongPINsBlockExactlyOnce() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var h = MPinTestClient(http: server.client)
@@ -36,7 +39,7 @@ final class RobustnessTests: XCTestCase {
             // Counts 1 and 2 answer 401; the third blocks; every later attempt sees the block.
             XCTAssertEqual(statuses.filter { $0 == 401 }.count, 2)
             XCTAssertEqual(statuses.filter { $0 == 410 }.count, 48)
-            let summary = try server.admin().list().first { $0.userId == "henry" }
+            let summary = try await server.user("henry")
             XCTAssertEqual(summary?.failedAttempts, 3)
             XCTAssertEqual(summary?.blocked, true)
         } catch { await server.shutdown(); throw error }
@@ -44,20 +47,21 @@ final class RobustnessTests: XCTestCase {
     }
 
     func testParallelWrongPINsLoseNoIncrement() async throws {
-        let server = try TestServer { $0.maxInvalidLoginAttempts = 1000 }
+        let server = try await TestServer(storage: Self.storage) { $0.maxInvalidLoginAttempts = 1000 }
         try await server.start()
         do {
             var h = MPinTestClient(http: server.client)
             try await h.registerFully("ivy", pin: "1234")
             let statuses = try await finalStatuses(server.client, try await wrongAttempts(h, 50))
             XCTAssertEqual(statuses, [Int](repeating: 401, count: 50))
-            XCTAssertEqual(try server.admin().list().first { $0.userId == "ivy" }?.failedAttempts, 50)
+            let ivy = try await server.user("ivy")
+            XCTAssertEqual(ivy?.failedAttempts, 50)
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
 
     func testParallelLoginsOfDifferentIdentitiesAllSucceed() async throws {
-        let server = try TestServer()
+        let server = try await TestServer(storage: Self.storage)
         try await server.start()
         do {
             var clients: [MPinTestClient] = []
@@ -80,7 +84,7 @@ final class RobustnessTests: XCTestCase {
     }
 
     func testBadInputGets4xxJSONAndServerKeepsServing() async throws {
-        let server = try TestServer { $0.maxBodyBytes = 4096 }
+        let server = try await TestServer(storage: Self.storage) { $0.maxBodyBytes = 4096 }
         try await server.start()
         do {
             let http = server.client!
@@ -167,7 +171,7 @@ final class RobustnessTests: XCTestCase {
     }
 
     func testExpiredAndTamperedSignaturesAreRejected() async throws {
-        let server = try TestServer { $0.signatureExpireSeconds = 1 }
+        let server = try await TestServer(storage: Self.storage) { $0.signatureExpireSeconds = 1 }
         try await server.start()
         do {
             var k = MPinTestClient(http: server.client)

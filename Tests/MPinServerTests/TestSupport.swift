@@ -88,15 +88,39 @@ final class HTTPClient: Sendable {
     }
 }
 
-/// A server on 127.0.0.1 with a fresh data directory; always stopped by `shutdown()`.
+/// A server on 127.0.0.1 with a fresh data directory; always stopped by `shutdown()`. Its
+/// database is `DIR/mpin.sqlite`, or with `storage: .postgres` a fresh PostgreSQL database
+/// (created under MPIN_TEST_POSTGRES, dropped by `shutdown()`).
 final class TestServer: @unchecked Sendable {
     let dataDir: String
+    let storage: TestStorage
+    /// The PostgreSQL database's name, nil for SQLite.
+    private(set) var postgresDatabase: String?
     private(set) var running: RunningServer?
     private(set) var client: HTTPClient!
+    /// The database the administrator's helpers use, opened on first use.
+    private var adminDatabase: ServerDatabase?
 
     init(autoActivate: Bool = true, adjust: (inout ServerConfig) -> Void = { _ in }) throws {
         dataDir = NSTemporaryDirectory() + "mpin-test-" + UUID().uuidString
+        storage = .sqlite
         try DataDirectory.initialise(path: dataDir, autoActivate: autoActivate, adjust: adjust)
+    }
+
+    /// A server on `storage`; `.postgres` needs MPIN_TEST_POSTGRES (tests skip before this).
+    init(autoActivate: Bool = true, storage: TestStorage, adjust: (inout ServerConfig) -> Void = { _ in }) async throws {
+        dataDir = NSTemporaryDirectory() + "mpin-test-" + UUID().uuidString
+        self.storage = storage
+        var database: String? = nil
+        if storage == .postgres {
+            let (name, url) = try await TestPostgres.createDatabase()
+            postgresDatabase = name
+            database = url
+        }
+        try DataDirectory.initialise(path: dataDir, autoActivate: autoActivate) { config in
+            config.database = database
+            adjust(&config)
+        }
     }
 
     static var quietLogger: Logger {
@@ -119,12 +143,32 @@ final class TestServer: @unchecked Sendable {
 
     func shutdown() async {
         await stop()
+        await adminDatabase?.close()
+        adminDatabase = nil
+        if let postgresDatabase { try? await TestPostgres.dropDatabase(postgresDatabase) }
         try? FileManager.default.removeItem(atPath: dataDir)
     }
 
-    func admin() throws -> Admin {
-        let dir = DataDirectory(path: dataDir)
-        return Admin(storage: try dir.openStorage(), config: try dir.loadConfig())
+    private func database() async throws -> ServerDatabase {
+        if let adminDatabase { return adminDatabase }
+        var logger = Self.quietLogger
+        logger.logLevel = .critical
+        let d = try await DataDirectory(path: dataDir).openDatabase(logger: logger)
+        adminDatabase = d
+        return d
+    }
+
+    /// `mpin-server user …` on this server's database.
+    func admin() async throws -> Admin {
+        Admin(database: try await database(), config: try DataDirectory(path: dataDir).loadConfig())
+    }
+
+    /// `mpin-server app …` on this server's database.
+    func appAdmin() async throws -> AppAdmin { AppAdmin(database: try await database()) }
+
+    /// The user as `user list` shows it, nil when there is none.
+    func user(_ id: String) async throws -> UserSummary? {
+        try await admin().list().first { $0.userId == id }
     }
 }
 

@@ -2,13 +2,14 @@ import Foundation
 import GRDB
 import MPinWire
 
-/// The server's state in one SQLite file (GRDB). Every multi-step change is one transaction,
+/// The server's state in one SQLite file (GRDB), for one machine (`PostgresStorage` is the
+/// same contract on PostgreSQL, for several). Every multi-step change is one transaction,
 /// so concurrent requests and the `user` command can share the file safely. Secrets that are
 /// only ever compared (regOTT, activation codes, authOTT, webOTT, session tokens) are stored
 /// as SHA-256 hashes. Three values must be handed out again and are stored as they are, for
 /// their short lives: an access-number login's authOTT (for the polling browser), its logout
 /// token (for the waiting mobile) and a pass-2 OTP; the file, like its directory, is owner-only.
-public final class SQLiteStorage: ServerStorage {
+public final class SQLiteStorage: StorageBackend {
     public let queue: DatabaseQueue
 
     /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
@@ -22,7 +23,26 @@ public final class SQLiteStorage: ServerStorage {
         let existed = FileManager.default.fileExists(atPath: path)
         if !existed { FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
         queue = try DatabaseQueue(path: path, configuration: config)
-        try SQLiteStorage.migrator.migrate(queue)
+        try SQLiteStorage.migrate(queue, path: path)
+    }
+
+    /// The schema version this program knows: the number of its migrations. The file records
+    /// its version in `PRAGMA user_version` (and GRDB the applied migrations in
+    /// `grdb_migrations`); a file a newer mpin-server migrated is refused, naming both versions,
+    /// before anything is changed.
+    static var schemaVersion: Int { migrator.migrations.count }
+
+    private static func migrate(_ queue: DatabaseQueue, path: String) throws {
+        let known = schemaVersion
+        let (recorded, found): (Int, Int) = try queue.read { db in
+            let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            let applied = try migrator.appliedIdentifiers(db)
+            let superseded = try migrator.hasBeenSuperseded(db)
+            return (userVersion, superseded ? max(userVersion, applied.count, known + 1) : max(userVersion, applied.count))
+        }
+        if found > known { throw SetupError.schemaTooNew(database: path, found: found, known: known) }
+        try migrator.migrate(queue)
+        if recorded != known { try queue.write { db in try db.execute(sql: "PRAGMA user_version = \(known)") } }
     }
 
     // Transactions run on the calling thread (GRDB's synchronous API): they are short, and the
@@ -39,6 +59,9 @@ public final class SQLiteStorage: ServerStorage {
         }
     }
     func readNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.read(body) }
+
+    /// Nothing to close: the queue closes the file when it goes.
+    func close() async {}
 
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()

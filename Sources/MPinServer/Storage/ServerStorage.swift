@@ -1,11 +1,12 @@
 import Foundation
 import MPinWire
 
-/// The state the RPS keeps between requests, as the handlers need it. `SQLiteStorage` is the
-/// implementation; another (PostgreSQL) must keep the same contract: every method is one
-/// transaction, secrets that are only compared arrive and are kept as hashes, and a method
-/// that reads then writes (the wrong-PIN counter, single-use records) does so atomically
-/// against concurrent calls.
+/// The state the RPS keeps between requests, as the handlers need it. `SQLiteStorage` (one
+/// machine) and `PostgresStorage` (several nodes on one database) implement it with the same
+/// contract: every method is one transaction, secrets that are only compared arrive and are
+/// kept as hashes, and a method that reads then writes (the wrong-PIN counter, single-use
+/// records) does so atomically against concurrent calls, on PostgreSQL also those of other
+/// nodes. A new method needs both implementations (and a schema migration for each).
 protocol ServerStorage: MFAStorage, DVSStorage {
     /// Throws when the database cannot answer a query (`/health`).
     func healthCheck() async throws

@@ -1,0 +1,61 @@
+import Foundation
+
+/// The administrator's operations (`mpin-server user …` and `app …`) on the database. Same
+/// contract as `ServerStorage`: every method is one transaction, secrets arrive as hashes.
+protocol AdminStorage: Sendable {
+    /// Every user, sorted by id; `maxAttempts` decides `blocked`.
+    func listUsers(maxAttempts: Int) async throws -> [UserSummary]
+    /// Creates the user (pending) with this activation-code hash, or gives an existing user the
+    /// new code (a revoked user becomes pending again).
+    func addUser(userID: String, activationCodeHash: String, now: Date) async throws
+    /// Applies `change` to the user; false when there is no such user.
+    func changeUser(userID: String, _ change: UserChange) async throws -> Bool
+    /// Stores a new application (its secret only as a hash).
+    func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
+                now: Date) async throws
+    /// Every application, oldest first.
+    func listApps() async throws -> [AppSummary]
+    /// Deletes the application with its live sessions and unused codes; false when there is none.
+    func deleteApp(clientID: String) async throws -> Bool
+}
+
+/// What `mpin-server user activate|revoke|unblock|delete` does to a user.
+enum UserChange: Sendable, Equatable {
+    /// The user and its pending registrations become active.
+    case activate
+    /// No more time permits or authentications; pending registrations are dropped.
+    case revoke
+    /// The wrong-PIN counters of every identity of the user are cleared.
+    case unblock
+    /// The user, its identities, registrations and sessions are deleted.
+    case delete
+}
+
+/// A data directory's database, opened and migrated: SQLite (`SQLiteStorage`) or PostgreSQL
+/// (`PostgresStorage`).
+protocol StorageBackend: ServerStorage, AdminStorage {
+    /// Closes its connections; the backend is not used afterwards.
+    func close() async
+}
+
+/// A data directory's database as the commands and the server hold it (`DataDirectory.openDatabase`).
+/// Close it when done: a PostgreSQL database keeps a pool of connections.
+public final class ServerDatabase: Sendable {
+    let backend: any StorageBackend
+    /// What `/health` and messages call it: the SQLite file or the PostgreSQL URL.
+    public let name: String
+    /// True for PostgreSQL.
+    public let isShared: Bool
+
+    init(backend: any StorageBackend, name: String, isShared: Bool) {
+        self.backend = backend; self.name = name; self.isShared = isShared
+    }
+
+    /// An SQLite database opened by its caller.
+    public convenience init(sqlite: SQLiteStorage, name: String = "sqlite") {
+        self.init(backend: sqlite, name: name, isShared: false)
+    }
+
+    /// Closes the database's connections (PostgreSQL); nothing for SQLite.
+    public func close() async { await backend.close() }
+}
