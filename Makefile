@@ -85,10 +85,11 @@ endif
 # *PostgresTests classes; test-unit reports them as skipped), the schema-version refusal, and
 # two `mpin-server serve` nodes on one database (MultiNodeTests: 50 parallel wrong PINs over both
 # nodes, 200 parallel logins, a node killed under load; they print their figures).
+# `swift test` with test-unit's flags reuses its build (a `swift build --build-tests` would
+# compile every module again with testability on).
 test-postgres:
 	$(SWIFT) build -c release --product mpin-server
-	$(SWIFT) build -c release --build-tests
-	bash Tests/Integration/postgres.sh run $(SWIFT) test -c release --skip-build --disable-swift-testing \
+	bash Tests/Integration/postgres.sh run $(SWIFT) test -c release --disable-swift-testing \
 		--disable-testable-imports --filter 'PostgresTests|SchemaVersionTests|MultiNodeTests'
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in

@@ -53,7 +53,7 @@ public struct DVSRegisterTokenResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// A signature as it travels (the seeds' `BridgeSignature`, plus the time): every member hex
+/// A signature as it travels (the SDK API reference's `BridgeSignature`, plus the time): every member hex
 /// except `timestamp`, Unix seconds (the T of docs/DVS.md). `hash` is the signed message: the
 /// document's SHA-256.
 public struct DVSSignatureMessage: Codable, Sendable, Equatable {

@@ -2,7 +2,7 @@ import MPinCrypto
 import MPinJSON
 import MPinWire
 
-/// The MIRACL MFA flavour of the client core (the seeds' `MPinMFA`, MIRACL's `MfaSDK`),
+/// The MIRACL MFA flavour of the client core (the SDK API reference's `MPinMFA`, MIRACL's `MfaSDK`),
 /// against the platform side of mpin-server (docs/MFA.md).
 ///
 /// It is a second facade over the same core as `MPinSDK`: it owns an `MPinSDK` and drives
@@ -67,7 +67,7 @@ public final class MPinMFA: @unchecked Sendable {
 
     /// `IsUserExisting(identity, customerId, appId)`: whether a user with this identity is
     /// registered (or registering) for this customer and application id. `appId` is the
-    /// seeds' "for future use": pass "".
+    /// SDK API reference's "for future use": pass "".
     public func isUserExisting(_ id: String, customerId: String, appId: String = "") -> Bool {
         core.users.contains { $0.id == id && $0.customerId == customerId && $0.appId == appId }
     }
@@ -150,7 +150,7 @@ public final class MPinMFA: @unchecked Sendable {
     }
 
     /// `FinishRegistration(user, pin0, pin1)`: stores the token with both factors folded out
-    /// (docs/MFA.md §10); `pin1` is the optional second factor, empty for none (the seeds' nil),
+    /// (docs/MFA.md §10); `pin1` is the optional second factor, empty for none (the SDK API reference's nil),
     /// which stores the Milagro token. The user becomes REGISTERED. The PIN buffers are the
     /// caller's `SecretBytes` and wipe themselves; no copy is kept.
     public func finishRegistration(_ user: MPinUser, pin0: borrowing SecretBytes, pin1: borrowing SecretBytes) -> MPinStatus {

@@ -2,8 +2,8 @@ import MPinJSON
 import MPinWire
 
 /// The Milagro MFA client core (the SDK's `MPinSDK`), over a platform context for HTTP and
-/// storage. Methods return an `MPinStatus` with the SDK's codes and semantics (seeds 003/002,
-/// PROTOCOL.md). One instance is used from one thread at a time.
+/// storage. Methods return an `MPinStatus` with the SDK's codes and semantics (the Milagro SDK API reference,
+/// docs/PROTOCOL.md). One instance is used from one thread at a time.
 public final class MPinSDK: @unchecked Sendable {
     public static let version = "0.1.0"
 

@@ -2,7 +2,7 @@ import MPinCrypto
 import MPinJSON
 import MPinWire
 
-/// A DVS signature as `Sign` returns it (the seeds' `BridgeSignature`, with the time): the
+/// A DVS signature as `Sign` returns it (the SDK API reference's `BridgeSignature`, with the time): the
 /// document hash, the signing mpinId, U, V and the public key Pa, as bytes; `timestamp` is the
 /// epoch time that was signed. Everything here is public: it goes to the relying party.
 public struct MPinSignature: Sendable, Equatable {
@@ -22,7 +22,7 @@ public struct MPinSignature: Sendable, Equatable {
     }
 }
 
-/// Designated verifier signatures (the seeds' DVS methods, docs/MFA.md §14): a REGISTERED
+/// Designated verifier signatures (the SDK API reference's DVS methods, docs/MFA.md §14): a REGISTERED
 /// user enrols a signing key with its own signing PIN, then signs document hashes that only
 /// the platform can verify.
 extension MPinMFA {

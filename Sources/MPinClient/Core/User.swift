@@ -19,11 +19,11 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     /// MFA flavour (MFA.md §1): the customer the user registered with (the backend's `appID`);
     /// empty for a user of the Milagro flavour.
     public internal(set) var customerId = ""
-    /// MFA flavour: the application id the user is scoped to (the seeds' "for future use",
+    /// MFA flavour: the application id the user is scoped to (the SDK API reference's "for future use",
     /// empty today).
     public internal(set) var appId = ""
 
-    /// The seeds' `getBackend`: the backend the user belongs to, as the core keys it (the
+    /// The SDK API reference's `getBackend`: the backend the user belongs to, as the core keys it (the
     /// URL without scheme and trailing `/`).
     public var backend: String { backendKey }
 
@@ -47,7 +47,7 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     /// enrolled and its token stored; empty otherwise. Kept in the user list (not secret).
     public internal(set) var signingMpinIdHex = ""
     public internal(set) var signingPublicKeyHex = ""
-    /// The seeds' `canSign`: whether the user holds a signing key and its token.
+    /// The SDK API reference's `canSign`: whether the user holds a signing key and its token.
     public var canSign: Bool { !signingMpinIdHex.isEmpty && !signingPublicKeyHex.isEmpty }
     /// Between StartRegistrationDVS and FinishRegistrationDVS: the new key's secret z, the
     /// client-secret shares for the signing identity, and its mpinId and Pa. Memory only.

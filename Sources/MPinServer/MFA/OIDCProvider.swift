@@ -232,7 +232,7 @@ struct OIDCProvider: Sendable {
         do { idToken = try await key.sign(claims) } catch {
             throw OAuthError.serverError(.internal("Signing failed"))
         }
-        // The access token is what the seeds' StartRegistrationDVS takes: the relying party hands
+        // The access token is what the SDK API reference's StartRegistrationDVS takes: the relying party hands
         // it to the user's app, which may enrol a signing key with it once (docs/MFA.md §14.1).
         let accessToken = try Self.randomToken()
         _ = try await oauthRun({ try await self.storage.issueDVSToken(
