@@ -178,23 +178,13 @@ struct RegCode: ParsableCommand {
     @Argument var user: String
 
     func run() throws {
-        let (config, account, _) = try global.registeredUser(user)
-        // The MFA flavour's facade over the same store: the user is the one mpinctl registered.
-        let mfa = MPinMFA(context: global.platform(config))
-        for d in config.trustedDomains { mfa.addTrustedDomain(d) }
-        try check(mfa.initialize())
-        try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
-        // The registration on the account's backend: the same identity may be registered on another.
-        let key = Self.backendKey(account.backend)
-        guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.backend == key && $0.state == .registered }) else {
-            throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
-        }
+        let (config, identity, mfa, u) = try global.mfaUser(user)
         try check(mfa.startAuthenticationRegCode(u))
         let pin = try global.readPIN(config.prompt)
         let (status, code) = mfa.finishAuthenticationRegCode(u, pin0: pin, pin1: SecretBytes())
         try check(status)
         try check(code.status)
-        print("\(code.otp) (valid for \(code.ttlSeconds) s; register the other device with it for \(account.identity))")
+        print("\(code.otp) (valid for \(code.ttlSeconds) s; register the other device with it for \(identity))")
     }
 
     /// The core's key of a backend URL, as `MPinUser.backend` holds it: no scheme, no trailing `/`.

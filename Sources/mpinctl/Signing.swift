@@ -10,22 +10,6 @@ import MPinWire
 // Designated verifier signatures from the command line (docs/MFA.md §14): enrol a signing key
 // for a registered Unix user, sign a file with it, and have the backend verify a signature.
 
-/// The MFA facade over the store, set to the account's backend, and the account's registered
-/// user in it.
-private func signingUser(_ global: GlobalOptions, _ unixUser: String) throws
-    -> (config: LoginConfig, identity: String, mfa: MPinMFA, user: MPinUser) {
-    let (config, account, _) = try global.registeredUser(unixUser)
-    let mfa = MPinMFA(context: global.platform(config))
-    for d in config.trustedDomains { mfa.addTrustedDomain(d) }
-    try check(mfa.initialize())
-    try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
-    let key = RegCode.backendKey(account.backend)
-    guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.backend == key && $0.state == .registered }) else {
-        throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
-    }
-    return (config, account.identity, mfa, u)
-}
-
 struct RegisterDVS: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "register-dvs",
@@ -34,7 +18,7 @@ struct RegisterDVS: ParsableCommand {
     @Argument var user: String
 
     func run() throws {
-        let (config, identity, mfa, u) = try signingUser(global, user)
+        let (config, identity, mfa, u) = try global.mfaUser(user)
         let pin = try global.readPIN(config.prompt)
         try check(mfa.startRegistrationDVS(u, pin0: pin, pin1: SecretBytes()))
         let signingPIN = try global.readPIN("New signing PIN for \(identity): ")
@@ -59,7 +43,7 @@ struct Sign: ParsableCommand {
 
     func run() throws {
         let hash = try fileSHA256(file)
-        let (_, identity, mfa, u) = try signingUser(global, user)
+        let (_, identity, mfa, u) = try global.mfaUser(user)
         guard u.canSign else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) has no signing key; run `mpinctl register-dvs \(user)` first")
         }

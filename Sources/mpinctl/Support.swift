@@ -70,6 +70,22 @@ struct GlobalOptions: ParsableArguments {
         return (config, account, try sdk(config))
     }
 
+    /// What a command of the MFA flavour about one registered Unix user starts with (regcode,
+    /// register-dvs, sign): the MFA facade over the same store, set to the account's backend, and
+    /// the account's registration there (the same identity may be registered on another backend).
+    func mfaUser(_ unixUser: String) throws -> (config: LoginConfig, identity: String, mfa: MPinMFA, user: MPinUser) {
+        let (config, account, _) = try registeredUser(unixUser)
+        let mfa = MPinMFA(context: platform(config))
+        for d in config.trustedDomains { mfa.addTrustedDomain(d) }
+        try check(mfa.initialize())
+        try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
+        let key = RegCode.backendKey(account.backend)
+        guard let u = mfa.listUsers().first(where: { $0.id == account.identity && $0.backend == key && $0.state == .registered }) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: no registration for \(account.identity)")
+        }
+        return (config, account.identity, mfa, u)
+    }
+
     /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
     func readPIN(_ prompt: String) throws -> SecretBytes {
         // Bytes, not a String, taken into a SecretBytes that wipes them.

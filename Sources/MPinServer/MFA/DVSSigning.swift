@@ -13,20 +13,12 @@ extension RPS {
     /// `POST /{p}/dvsRegToken`: the final step of an authentication (as `regCode`); a PIN
     /// proof that fails counts toward blocking the identity.
     func issueDVSToken(_ req: AuthenticateRequest) async throws(ServerError) -> DVSRegisterTokenResponse {
-        guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
-            throw ServerError.badRequest("BAD REQUEST. authOTT argument missing")
-        }
-        guard let verdict = try await run({ try await self.storage.evaluate(
-            authOTTHash: Secrets.hash(ott), flow: .direct, maxAttempts: self.config.maxInvalidLoginAttempts, now: Date()) }) else {
-            throw ServerError.expired("Expired authentication request")
-        }
-        logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "dvs registration token"])
-        guard verdict.status == 200 else { throw verdict.status == 410 ? ServerError.blocked : ServerError.wrongPIN }
+        let userID = try await authenticatedUser(req, flow: "dvs registration token")
         let now = Date()
         let ttl = Self.dvsTokenTTLSeconds
         let expires = now.addingTimeInterval(TimeInterval(ttl))
         let token = try Secrets.randomHex(32)
-        guard try await run({ try await self.storage.issueDVSToken(tokenHash: Secrets.hash(token), userID: verdict.userID,
+        guard try await run({ try await self.storage.issueDVSToken(tokenHash: Secrets.hash(token), userID: userID,
                                                                    expires: expires) }) else {
             throw ServerError.internal("Token collision")
         }

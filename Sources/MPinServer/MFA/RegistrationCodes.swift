@@ -11,6 +11,26 @@ extension RPS {
     /// `POST /{p}/regCode` with the final step's envelope: the pass-2 verdict, with the wrong-PIN
     /// counter, exactly as the direct final step; on 200 a new registration code for the user.
     func issueRegCode(_ req: AuthenticateRequest) async throws(ServerError) -> RegCodeResponse {
+        let userID = try await authenticatedUser(req, flow: "registration code")
+        let now = Date()
+        let ttl = config.mfa.regCodeTTLSeconds
+        let expires = now.addingTimeInterval(TimeInterval(ttl))
+        for _ in 0..<10 {
+            guard let code = Secrets.randomDigits(Self.regCodeDigits) else { throw ServerError.internal("Random source failed") }
+            let stored = try await run { try await self.storage.issueRegCode(
+                codeHash: Secrets.hash(code), userID: userID, expires: expires, now: now) }
+            if stored {
+                return RegCodeResponse(regCode: code, expireTime: WireTime.milliseconds(expires), ttlSeconds: ttl,
+                                       nowTime: WireTime.milliseconds(now))
+            }
+        }
+        throw ServerError.unavailable("No registration code available")
+    }
+
+    /// The final step of an authentication at a platform endpoint (`regCode`, `dvsRegToken`):
+    /// evaluates the stored pass-2 result once, with the wrong-PIN counter, and returns the
+    /// authenticated user; 401 for a wrong PIN, 410 once blocked, 408 when expired or used.
+    func authenticatedUser(_ req: AuthenticateRequest, flow: String) async throws(ServerError) -> String {
         guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
             throw ServerError.badRequest("BAD REQUEST. authOTT argument missing")
         }
@@ -19,21 +39,9 @@ extension RPS {
             authOTTHash: Secrets.hash(ott), flow: .direct, maxAttempts: max, now: Date()) }) else {
             throw ServerError.expired("Expired authentication request")
         }
-        logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "registration code"])
+        logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "\(flow)"])
         guard verdict.status == 200 else { throw verdict.status == 410 ? ServerError.blocked : ServerError.wrongPIN }
-        let now = Date()
-        let ttl = config.mfa.regCodeTTLSeconds
-        let expires = now.addingTimeInterval(TimeInterval(ttl))
-        for _ in 0..<10 {
-            guard let code = Secrets.randomDigits(Self.regCodeDigits) else { throw ServerError.internal("Random source failed") }
-            let stored = try await run { try await self.storage.issueRegCode(
-                codeHash: Secrets.hash(code), userID: verdict.userID, expires: expires, now: now) }
-            if stored {
-                return RegCodeResponse(regCode: code, expireTime: WireTime.milliseconds(expires), ttlSeconds: ttl,
-                                       nowTime: WireTime.milliseconds(now))
-            }
-        }
-        throw ServerError.unavailable("No registration code available")
+        return verdict.userID
     }
 
     /// The MFA parts of a registration request (docs/MFA.md §8): a `wid` must name a live session
