@@ -13,6 +13,11 @@ import PackageDescription
 // (`contains(_:)` on strings, `replacing`, `trimmingPrefix`) are written out where needed.
 let moduleSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import", "-Xfrontend", "-disable-implicit-concurrency-module-import"])]
 
+// The static libswiftCore.a that pam_mpin.so links ahead of the toolchain's: `make` builds it
+// (pam/module-stdlib.py) and names it here; a plain `swift build` links the toolchain's own,
+// which gives the same module, only about 0.9 MB larger.
+let moduleStdlib: [String] = ProcessInfo.processInfo.environment["MPIN_MODULE_STDLIB"].map { [$0] } ?? []
+
 let package = Package(
     name: "mpin-pam",
     products: [
@@ -88,8 +93,12 @@ let package = Package(
         // and sudo load no libswift*; only the entry points are exported. -z nodelete: pam_end's
         // dlclose leaves the module mapped, because a statically linked Swift runtime (like
         // OpenSSL, which is NODELETE too) may leave thread-exit or exit handlers pointing into it.
+        // Size (sshd maps the module on every connection): lld with packed relative relocations
+        // (DT_RELR, glibc 2.36) and, under make, the libswiftCore.a copy whose unused functions
+        // --gc-sections may drop (pam/module-stdlib.py, passed as MPIN_MODULE_STDLIB).
         .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinClient", "MPinLogin", "MPinLinux"], swiftSettings: moduleSettings,
-                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe", "-Xlinker", "-z", "-Xlinker", "nodelete",
+                linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
+                                               "-Xlinker", "-z", "-Xlinker", "nodelete", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
         // What mpinctl and mpin share: exit statuses, PIN input, error output.
         .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux"]),
