@@ -146,6 +146,26 @@ class DVSSigningTests: XCTestCase {
         XCTAssertEqual(r, [.flowError, .ok, .ok, .identityNotAuthorized, .identityNotAuthorized, .incorrectPIN, .flowError, .ok])
     }
 
+    /// `user revoke` drops the user's unused DVS registration tokens: one issued before the
+    /// revocation (here the OIDC access token) enrols no signing key after it.
+    func testRevocationVoidsAnUnusedDVSToken() async throws {
+        let server = self.server!
+        let p = try MFAServer.pkce()
+        let r = await blocking { () -> [MPinStatus.Code] in
+            let mfa = server.sdk()
+            mfa.setClientId(server.app.clientId)
+            let (user, _) = server.registered(mfa, "revoked-signer@example.org")
+            let (_, accessCode) = mfa.getAccessCode(authzURL: server.authorizationURL(challenge: p.challenge))
+            _ = mfa.startAuthentication(user, accessCode: accessCode)
+            let (_, authzCode) = mfa.finishAuthenticationAuthzCode(user, pin0: secret("1234"), pin1: SecretBytes(), accessCode: accessCode)
+            let token = server.redeemTokens(code: authzCode, verifier: p.verifier).accessToken
+            do { try server.revoke("revoked-signer@example.org") } catch { XCTFail("revoke: \(error)") }
+            return [mfa.startRegistrationDVS(user, token: token).code,
+                    mfa.finishRegistrationDVS(user, pinDVS: secret("1357"), nfc: SecretBytes()).code]
+        }
+        XCTAssertEqual(r, [.identityNotAuthorized, .flowError])
+    }
+
     /// The signing token is stored apart from the authentication token; DeleteUser removes both.
     func testDeleteUserDeletesBothTokens() async throws {
         let server = self.server!

@@ -55,7 +55,13 @@ final class MFAServer: @unchecked Sendable {
 
     /// `mpin-server user activate`: the administrator verifies the identity.
     /// Synchronous, for the SDK's blocking threads (never a task of the cooperative pool).
-    func activate(_ userID: String) throws {
+    func activate(_ userID: String) throws { try administer { try await $0.activate(userID: userID) } }
+
+    /// `mpin-server user revoke`; synchronous like `activate`.
+    func revoke(_ userID: String) throws { try administer { try await $0.revoke(userID: userID) } }
+
+    /// Runs `change` with the server's `Admin` on its database, waiting for it.
+    private func administer(_ change: @escaping @Sendable (Admin) async throws -> Void) throws {
         let dir = DataDirectory(path: dataDir)
         let config = try dir.loadConfig()
         let done = DispatchSemaphore(value: 0)
@@ -63,7 +69,7 @@ final class MFAServer: @unchecked Sendable {
         Task {
             do {
                 let database = try await dir.openDatabase()
-                do { try await Admin(database: database, config: config).activate(userID: userID) } catch {
+                do { try await change(Admin(database: database, config: config)) } catch {
                     failure = error
                 }
                 await database.close()
