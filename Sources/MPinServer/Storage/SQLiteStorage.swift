@@ -8,7 +8,9 @@ import MPinWire
 /// only ever compared (regOTT, activation codes, authOTT, webOTT, session tokens) are stored
 /// as SHA-256 hashes. Three values must be handed out again and are stored as they are, for
 /// their short lives: an access-number login's authOTT (for the polling browser), its logout
-/// token (for the waiting mobile) and a pass-2 OTP; the file, like its directory, is owner-only.
+/// token (for the waiting mobile) and a pass-2 OTP (of an access-number login: a pass-2 result
+/// without one waits in memory, `PendingAuthStore`, unless that is full); the file, like its
+/// directory, is owner-only.
 public final class SQLiteStorage: StorageBackend {
     public let queue: DatabaseQueue
     /// Pass-2 results without an access number, until the final step consumes them: the file
