@@ -101,7 +101,7 @@ public final class MPinServer: Sendable {
         }
         return Application(
             router: routes.router(logger: logger, metrics: metrics, storage: storage),
-            server: tls.map { .reloadableTLS($0.box) } ?? .http1(),
+            server: tls.map { .reloadableTLS($0.box) } ?? .http1OnEventLoop(),
             configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
             services: services,
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },

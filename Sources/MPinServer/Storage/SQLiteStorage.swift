@@ -8,9 +8,14 @@ import MPinWire
 /// only ever compared (regOTT, activation codes, authOTT, webOTT, session tokens) are stored
 /// as SHA-256 hashes. Three values must be handed out again and are stored as they are, for
 /// their short lives: an access-number login's authOTT (for the polling browser), its logout
-/// token (for the waiting mobile) and a pass-2 OTP; the file, like its directory, is owner-only.
+/// token (for the waiting mobile) and a pass-2 OTP (of an access-number login: a pass-2 result
+/// without one waits in memory, `PendingAuthStore`, unless that is full); the file, like its
+/// directory, is owner-only.
 public final class SQLiteStorage: StorageBackend {
     public let queue: DatabaseQueue
+    /// Pass-2 results without an access number, until the final step consumes them: the file
+    /// has one server, so they need not be written (one write transaction per login, not two).
+    let pendingAuth = PendingAuthStore()
 
     /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
     public init(path: String, busyTimeout: Double = 10) throws {
@@ -298,7 +303,13 @@ public final class SQLiteStorage: StorageBackend {
     @discardableResult
     func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
                   expires: Date, now: Date) async throws -> Bool {
-        try writeNow { db in
+        // Only the final step of this server reads a record without an access number: it waits
+        // in memory (written to the file only if the memory is full).
+        if wid.isEmpty, pendingAuth.save(authOTTHash: authOTTHash, .init(mpinID: mpinID, success: success, otp: otp, expires: expires),
+                                         now: now) {
+            return true
+        }
+        return try writeNow { db in
             if wid.hasPrefix(AccessCode.storedPrefix) {
                 // An access code (MFA.md §6): its session must be live, not finished, and, once
                 // a user was noted, be this identity's user.
@@ -326,7 +337,18 @@ public final class SQLiteStorage: StorageBackend {
     /// Returns nil when no usable record exists.
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
-        try writeNow { db in
+        if case .direct = flow, let pending = pendingAuth.take(authOTTHash: authOTTHash, now: now) {
+            return try writeNow { db in
+                let identity = try Self.identityRow(db, mpinID: pending.mpinID)
+                let userID: String = identity?["user_id"] ?? ""
+                let (status, blockedNow) = try Self.countAttempt(db, identity: identity, mpinID: pending.mpinID,
+                                                                 success: pending.success, maxAttempts: maxAttempts, now: now)
+                if status == 200, let session { try Self.openSession(db, session, userID: userID) }
+                return AuthVerdict(status: status, userID: userID, mpinID: pending.mpinID, otp: status == 200 ? pending.otp : nil,
+                                   blockedNow: blockedNow)
+            }
+        }
+        return try writeNow { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
                 """), arguments: [authOTTHash]) else { return nil }
@@ -339,10 +361,7 @@ public final class SQLiteStorage: StorageBackend {
                 try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
                 return nil
             }
-            let identity = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
-                WHERE i.mpin_id = ?
-                """), arguments: [mpinID])
+            let identity = try Self.identityRow(db, mpinID: mpinID)
             let userID: String = identity?["user_id"] ?? ""
             switch flow {
             case .direct where !wid.isEmpty:
@@ -368,38 +387,12 @@ public final class SQLiteStorage: StorageBackend {
                 return nil
             default: break
             }
-            let success: Bool = row["success"]
-            var status: Int
-            var blockedNow = false
-            if let identity {
-                let state: String? = identity["state"]
-                let attempts: Int = identity["attempts"]
-                if state == nil || state == "revoked" || attempts >= maxAttempts {
-                    status = 410
-                } else if success {
-                    status = 200
-                    if attempts != 0 {
-                        try db.execute(sql: "UPDATE identities SET attempts = 0 WHERE mpin_id = ?", arguments: [mpinID])
-                    }
-                } else {
-                    let n = attempts + 1
-                    status = n >= maxAttempts ? 410 : 401
-                    blockedNow = n >= maxAttempts
-                    try db.execute(sql: """
-                        UPDATE identities SET attempts = ?, blocked_at = CASE WHEN ? THEN ? ELSE blocked_at END
-                        WHERE mpin_id = ?
-                        """, arguments: [n, n >= maxAttempts, now.timeIntervalSince1970, mpinID])
-                }
-            } else {
-                status = 401
-            }
+            let (status, blockedNow) = try Self.countAttempt(db, identity: identity, mpinID: mpinID, success: row["success"],
+                                                             maxAttempts: maxAttempts, now: now)
             switch flow {
             case .direct:
                 try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
-                if status == 200, let session {
-                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)")
-                        .execute(arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
-                }
+                if status == 200, let session { try Self.openSession(db, session, userID: userID) }
             case .mobile(_, let code) where wid.hasPrefix(AccessCode.storedPrefix):
                 try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
                 guard status == 200 else { break }
@@ -423,6 +416,42 @@ public final class SQLiteStorage: StorageBackend {
             return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil,
                                blockedNow: blockedNow)
         }
+    }
+
+    /// The identity's user, wrong-PIN count and user state (nil: no such identity).
+    private static func identityRow(_ db: Database, mpinID: String) throws -> Row? {
+        try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
+            WHERE i.mpin_id = ?
+            """), arguments: [mpinID])
+    }
+
+    /// The verdict on a pass-2 result (200, 401, or 410 for a blocked, revoked or unknown user's
+    /// identity), with the wrong-PIN counter reset on success and counted on failure.
+    private static func countAttempt(_ db: Database, identity: Row?, mpinID: String, success: Bool, maxAttempts: Int,
+                                     now: Date) throws -> (status: Int, blockedNow: Bool) {
+        guard let identity else { return (401, false) }
+        let state: String? = identity["state"]
+        let attempts: Int = identity["attempts"]
+        if state == nil || state == "revoked" || attempts >= maxAttempts { return (410, false) }
+        if success {
+            if attempts != 0 {
+                try db.execute(sql: "UPDATE identities SET attempts = 0 WHERE mpin_id = ?", arguments: [mpinID])
+            }
+            return (200, false)
+        }
+        let n = attempts + 1
+        try db.execute(sql: """
+            UPDATE identities SET attempts = ?, blocked_at = CASE WHEN ? THEN ? ELSE blocked_at END
+            WHERE mpin_id = ?
+            """, arguments: [n, n >= maxAttempts, now.timeIntervalSince1970, mpinID])
+        return (n >= maxAttempts ? 410 : 401, n >= maxAttempts)
+    }
+
+    /// Opens the RPA's session of a successful login.
+    private static func openSession(_ db: Database, _ session: NewSession, userID: String) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)")
+            .execute(arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
     }
 
     /// Whether the browser has completed the access-number login of this authOTT.
@@ -481,6 +510,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// Deletes expired short-lived records.
     func purgeExpired(now: Date) async throws {
+        pendingAuth.purgeExpired(now: now)
         let t = now.timeIntervalSince1970
         try writeNow { db in
             for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes", "dvs_tokens"] {

@@ -52,10 +52,12 @@ extension ReloadableTLSChannel: HTTPChannelHandler where Base: HTTPChannelHandle
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1.1 over TLS, the context taken from `box` at each new connection.
+    /// HTTP/1.1 over TLS, the context taken from `box` at each new connection, each connection
+    /// handled on its event loop (`EventLoopBoundChannel`).
     static func reloadableTLS(_ box: TLSContextBox) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            ReloadableTLSChannel(base: HTTP1Channel(responder: responder, configuration: .init()), box: box)
+            EventLoopBoundChannel(base: ReloadableTLSChannel(base: HTTP1Channel(responder: responder, configuration: .init()),
+                                                             box: box))
         }
     }
 }
