@@ -26,7 +26,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                python3-pexpect dpkg-dev lintian adduser postgresql
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -131,6 +131,15 @@ deb: deps
 # installed server, purges them and checks /etc/pam.d is byte for byte what it was; needs root.
 test-deb: deb
 	DEB_DIR="$(abspath $(DEB_DIR))" VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) bash Tests/Integration/deb-tests.sh
+
+# Constant-time evidence for MPinCrypto's secret paths (docs/CRYPTO.md §11): every conditional
+# jump in their release machine code, sorted and shown with the test that feeds it
+# (Tests/ConstantTime/objdump-check.py), then the instructions valgrind counts for the bench's
+# multiplications by scalars of Hamming weight 1 and 253 (Tests/ConstantTime/instruction-counts.sh).
+ct-check:
+	$(SWIFT) build -c release --product mpin-bench
+	python3 Tests/ConstantTime/objdump-check.py .build/release/mpin-bench
+	bash Tests/ConstantTime/instruction-counts.sh .build/release/mpin-bench
 
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench

@@ -124,6 +124,29 @@ if wanted("dvs_verify") {
 if only.contains("dvs_key_decode") {
     try measure("dvs_key_decode", batch: 10) { consume(try DVSPublicKey(bytes: dvsKey.bytes).bytes) }
 }
+// Constant-time evidence (`make ct-check`, docs/CRYPTO.md §11): the same multiplications with
+// scalars of Hamming weight 1 and 253 (1 and 2^253 − 1, both below r, so reduction mod r
+// keeps them). A method that skipped zero digits or branched on bits would show the gap here;
+// a constant-time one gives equal medians up to noise. For client pass 2 the scalar is
+// k = −(x + y) mod r, so x is chosen to make k the low or the high value (y = 0).
+let lowWeight = UInt256(1)
+let highWeight = UInt256(.max, .max, .max, 0x1FFF_FFFF_FFFF_FFFF)
+for (suffix, scalar) in [("low", lowWeight), ("high", highWeight)] {
+    if wanted("g1_mul_hw_" + suffix) {
+        try measure("g1_mul_hw_" + suffix, batch: 50) { consume(try G1Point.generator.multiplied(by: scalar).encoded()) }
+    }
+    if wanted("g2_mul_hw_" + suffix) {
+        try measure("g2_mul_hw_" + suffix, batch: 20) { consume(try G2Point.generatorMultiple(scalar).encoded()) }
+    }
+    if wanted("g2_mul_point_hw_" + suffix) {
+        try measure("g2_mul_point_hw_" + suffix, batch: 20) { consume(try ss.multipliedInG2(by: scalar).encoded()) }
+    }
+    if wanted("client_pass2_hw_" + suffix) {
+        let xForK = (-Fr(scalar)).value.bigEndianBytes // −(x + 0) = k
+        let zero = [UInt8](repeating: 0, count: 32)
+        try measure("client_pass2_hw_" + suffix, batch: 50) { consume(try MPin.client2(x: xForK, y: zero, sec: pass1.sec)) }
+    }
+}
 if sink == 42 { print("") } // never true in practice; keeps `sink` observable
 
 // Building blocks, printed only when asked for by name (`mpin-bench fp_mul ...`).
