@@ -10,6 +10,7 @@ design), and sorts each conditional jump into one of:
   trap      its target is a `ud2`: a Swift overflow or bounds check, taken only on a bug
             (the process stops), never as a function of a valid secret
   once      its target block calls swift_once: first-use initialisation of a global constant
+  canary    its target block calls __stack_chk_fail: the stack protector's check
   error     it tests %r12 after a call, the register Swift returns a thrown error in: whether
             a decoder or a callee threw (a validity verdict the caller sees anyway)
   loop      a backward jump: a loop's back-edge
@@ -106,6 +107,8 @@ def classify(insns, index):
             return "trap", setter
         if any("swift_once" in o for _, m, o in block if m == "call"):
             return "once", setter
+        if any("__stack_chk_fail" in o for _, m, o in block if m == "call"):
+            return "canary", setter
     return "forward", setter
 
 
@@ -125,7 +128,7 @@ def main():
         for s in found:
             queue.setdefault(s, label)
     seen, external, skipped = set(), {}, set()
-    totals = {"trap": 0, "once": 0, "error": 0, "loop": 0, "forward": 0}
+    totals = {"trap": 0, "once": 0, "canary": 0, "error": 0, "loop": 0, "forward": 0}
     report = []
     while queue:
         symbol, reason = queue.popitem(last=False)
