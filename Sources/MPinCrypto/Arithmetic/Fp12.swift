@@ -21,30 +21,29 @@ public struct Fp12: FieldArithmetic {
     @inlinable
     public var doubled: Fp12 { self + self }
 
-    /// Karatsuba for a cubic extension with t³ = s: six Fp4 multiplications, whose 18 Fp2
-    /// products are combined unreduced and reduced once per output coefficient (WideTower).
+    /// Karatsuba for a cubic extension with t³ = s: six Fp4 multiplications.
     @inlinable
     public static func * (x: Fp12, y: Fp12) -> Fp12 {
-        let aa = Fp4.mulWide(x.a, y.a)
-        let bb = Fp4.mulWide(x.b, y.b)
-        let cc = Fp4.mulWide(x.c, y.c)
-        let c0 = aa + (Fp4.mulWide(x.b + x.c, y.b + y.c) - bb - cc).timesS
-        let c1 = Fp4.mulWide(x.a + x.b, y.a + y.b) - aa - bb + cc.timesS
-        let c2 = Fp4.mulWide(x.a + x.c, y.a + y.c) - aa - cc + bb
-        return Fp12(c0.reduced, c1.reduced, c2.reduced)
+        let aa = x.a * y.a
+        let bb = x.b * y.b
+        let cc = x.c * y.c
+        let c0 = aa + ((x.b + x.c) * (y.b + y.c) - bb - cc).timesS
+        let c1 = (x.a + x.b) * (y.a + y.b) - aa - bb + cc.timesS
+        let c2 = (x.a + x.c) * (y.a + y.c) - aa - cc + bb
+        return Fp12(c0, c1, c2)
     }
 
-    /// Chung–Hasan squaring (SQR2) for a cubic extension, combined unreduced as `*` is.
+    /// Chung–Hasan squaring (SQR2) for a cubic extension.
     @inlinable
     public var squared: Fp12 {
-        let s0 = a.squaredWide
-        let ab = Fp4.mulWide(a, b)
-        let s1 = ab + ab
-        let s2 = (a - b + c).squaredWide
-        let bc = Fp4.mulWide(b, c)
-        let s3 = bc + bc
-        let s4 = c.squaredWide
-        return Fp12((s0 + s3.timesS).reduced, (s1 + s4.timesS).reduced, (s1 + s2 + s3 - s0 - s4).reduced)
+        let s0 = a.squared
+        let ab = a * b
+        let s1 = ab.doubled
+        let s2 = (a - b + c).squared
+        let bc = b * c
+        let s3 = bc.doubled
+        let s4 = c.squared
+        return Fp12(s0 + s3.timesS, s1 + s4.timesS, s1 + s2 + s3 - s0 - s4)
     }
 
     /// 1/x via the adjugate of the multiplication matrix; zero maps to zero.

@@ -24,7 +24,17 @@ public struct Fp2: FieldArithmetic {
     /// (The technique is the lazy reduction of Aranha, Karabina, Longa, Gebotys and López,
     /// "Faster explicit formulas for computing pairings over ordinary curves", EUROCRYPT 2011.)
     @inlinable
-    public static func * (x: Fp2, y: Fp2) -> Fp2 { mulWide(x, y).reduced }
+    public static func * (x: Fp2, y: Fp2) -> Fp2 {
+        let aa = Fp.mulWide(x.a.mont, y.a.mont)
+        let bb = Fp.mulWide(x.b.mont, y.b.mont)
+        let sx = x.a.mont.addingWithCarry(x.b.mont).0
+        let sy = y.a.mont.addingWithCarry(y.b.mont).0
+        let cc = Fp.mulWide(sx, sy)
+        let (d, borrow) = aa.subtractingWithBorrow(bb)
+        let re = d.addingHigh(UInt256.select(0 &- borrow, BN254FieldModulus.modulus, .zero))
+        let im = cc.subtractingWithBorrow(aa).0.subtractingWithBorrow(bb).0
+        return Fp2(Fp(mont: Fp.montReduce(re)), Fp(mont: Fp.montReduce(im)))
+    }
 
     /// (a+bi)² = (a+b)(a-b) + 2ab·i.
     @inlinable

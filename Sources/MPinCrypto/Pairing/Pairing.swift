@@ -180,17 +180,15 @@ extension Fp12 {
     ///   a′ = a·ya + s·(c·yb),  b′ = a·yb + b·ya,  c′ = b·yb + c·ya,
     /// and b′ by Karatsuba, (a + b)(ya + yb) − a·ya − b·yb: thirteen Fp2 multiplications
     /// (a·ya, c·ya, (a + b)(ya + yb) three each, b·yb and c·yb two) instead of fifteen.
-    /// The products are combined unreduced and each of the twelve output coefficients is
-    /// reduced once (WideTower): 12 Montgomery reductions instead of 26.
     @inline(__always)
     func multipliedBySparse(_ l: Pairing.Line) -> Fp12 {
         let ya = Fp4(l.l0, l.l3)
-        let aya = Fp4.mulWide(a, ya)
-        let cya = Fp4.mulWide(c, ya)
-        let byb = b.scaledWide(by: l.l1)
-        let cyb = c.scaledWide(by: l.l1)
-        let sum = Fp4.mulWide(a + b, Fp4(l.l0 + l.l1, l.l3))
-        return Fp12((aya + cyb.timesS).reduced, (sum - aya - byb).reduced, (byb + cya).reduced)
+        let aya = a * ya
+        let cya = c * ya
+        let byb = b.scaled(by: l.l1)
+        let cyb = c.scaled(by: l.l1)
+        let sum = (a + b) * Fp4(l.l0 + l.l1, l.l3)
+        return Fp12(aya + cyb.timesS, sum - aya - byb, byb + cya)
     }
 
     /// Squaring for elements of the cyclotomic subgroup (norm 1 over Fp6, as every value is
