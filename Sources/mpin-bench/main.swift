@@ -10,8 +10,9 @@ func now() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-/// Median microseconds per call of `body` over `rounds` rounds of `batch` calls.
-@MainActor func measure(_ name: String, rounds: Int = 7, batch: Int, _ body: () throws -> Void) rethrows {
+/// Median microseconds per call of `body` over `rounds` rounds of `batch` calls. Never inlined,
+/// so that Tests/ConstantTime/instruction-counts.sh can count the instructions inside it.
+@MainActor @inline(never) func measure(_ name: String, rounds: Int = 7, batch: Int, _ body: () throws -> Void) rethrows {
     var samples = [Double]()
     try body() // warm-up: lazily initialised constants, caches
     for _ in 0..<rounds {
@@ -131,21 +132,19 @@ if only.contains("dvs_key_decode") {
 // k = −(x + y) mod r, so x is chosen to make k the low or the high value (y = 0).
 let lowWeight = UInt256(1)
 let highWeight = UInt256(.max, .max, .max, 0x1FFF_FFFF_FFFF_FFFF)
-for (suffix, scalar) in [("low", lowWeight), ("high", highWeight)] {
-    if wanted("g1_mul_hw_" + suffix) {
-        try measure("g1_mul_hw_" + suffix, batch: 50) { consume(try G1Point.generator.multiplied(by: scalar).encoded()) }
+/// `name`_hw_low then `name`_hw_high, one right after the other so that both see the same load.
+@MainActor func measureWeights(_ name: String, batch: Int, _ body: (UInt256) throws -> Void) rethrows {
+    for (suffix, scalar) in [("_hw_low", lowWeight), ("_hw_high", highWeight)] where wanted(name + suffix) {
+        try measure(name + suffix, batch: batch) { try body(scalar) }
     }
-    if wanted("g2_mul_hw_" + suffix) {
-        try measure("g2_mul_hw_" + suffix, batch: 20) { consume(try G2Point.generatorMultiple(scalar).encoded()) }
-    }
-    if wanted("g2_mul_point_hw_" + suffix) {
-        try measure("g2_mul_point_hw_" + suffix, batch: 20) { consume(try ss.multipliedInG2(by: scalar).encoded()) }
-    }
-    if wanted("client_pass2_hw_" + suffix) {
-        let xForK = (-Fr(scalar)).value.bigEndianBytes // −(x + 0) = k
-        let zero = [UInt8](repeating: 0, count: 32)
-        try measure("client_pass2_hw_" + suffix, batch: 50) { consume(try MPin.client2(x: xForK, y: zero, sec: pass1.sec)) }
-    }
+}
+try measureWeights("g1_mul", batch: 50) { consume(try G1Point.generator.multiplied(by: $0).encoded()) }
+try measureWeights("g2_mul", batch: 20) { consume(try G2Point.generatorMultiple($0).encoded()) }
+try measureWeights("g2_mul_point", batch: 20) { consume(try ss.multipliedInG2(by: $0).encoded()) }
+let zeroY = [UInt8](repeating: 0, count: 32)
+try measureWeights("client_pass2", batch: 50) { k in
+    let xForK = (-Fr(k)).value.bigEndianBytes // −(x + 0) = k
+    consume(try MPin.client2(x: xForK, y: zeroY, sec: pass1.sec))
 }
 if sink == 42 { print("") } // never true in practice; keeps `sink` observable
 
