@@ -1,6 +1,7 @@
 # mpin-pam: M-Pin zero-knowledge PIN authentication for Linux logins.
 #   make test    installs what it needs (apt-get, idempotent), builds, runs every test
 #   make bench   release build, one line per operation: NAME MICROSECONDS
+#   make ct-check  constant-time evidence for the crypto's secret paths (docs/CRYPTO.md §11)
 #   make demo    the M-Pin protocol end to end
 #   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
 #   make deb     the Debian packages libpam-mpin and mpin-server in .build/deb, checked by lintian
