@@ -1,6 +1,7 @@
 # mpin-pam: M-Pin zero-knowledge PIN authentication for Linux logins.
 #   make test    installs what it needs (apt-get, idempotent), builds, runs every test
 #   make bench   release build, one line per operation: NAME MICROSECONDS
+#   make ct-check  constant-time evidence for the crypto's secret paths (docs/CRYPTO.md §11)
 #   make demo    the M-Pin protocol end to end
 #   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
 #   make deb     the Debian packages libpam-mpin and mpin-server in .build/deb, checked by lintian
@@ -26,7 +27,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                python3-pexpect dpkg-dev lintian adduser postgresql
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -145,6 +146,15 @@ deb: deps
 # installed server, purges them and checks /etc/pam.d is byte for byte what it was; needs root.
 test-deb: deb
 	DEB_DIR="$(abspath $(DEB_DIR))" VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) bash Tests/Integration/deb-tests.sh
+
+# Constant-time evidence for MPinCrypto's secret paths (docs/CRYPTO.md §11): every conditional
+# jump in their release machine code, sorted and shown with the test that feeds it
+# (Tests/ConstantTime/objdump-check.py), then the instructions valgrind counts for the bench's
+# multiplications by scalars of Hamming weight 1 and 253 (Tests/ConstantTime/instruction-counts.sh).
+ct-check:
+	$(SWIFT) build -c release --product mpin-bench
+	python3 Tests/ConstantTime/objdump-check.py .build/release/mpin-bench
+	bash Tests/ConstantTime/instruction-counts.sh .build/release/mpin-bench
 
 bench: deps
 	$(SWIFT) build -c release --product mpin-bench

@@ -10,8 +10,9 @@ func now() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-/// Median microseconds per call of `body` over `rounds` rounds of `batch` calls.
-@MainActor func measure(_ name: String, rounds: Int = 7, batch: Int, _ body: () throws -> Void) rethrows {
+/// Median microseconds per call of `body` over `rounds` rounds of `batch` calls. Never inlined,
+/// so that Tests/ConstantTime/instruction-counts.sh can count the instructions inside it.
+@MainActor @inline(never) func measure(_ name: String, rounds: Int = 7, batch: Int, _ body: () throws -> Void) rethrows {
     var samples = [Double]()
     try body() // warm-up: lazily initialised constants, caches
     for _ in 0..<rounds {
@@ -123,6 +124,27 @@ if wanted("dvs_verify") {
 // Decoding and validating a 128-byte Pa (subgroup check, lines prepared), by name only.
 if only.contains("dvs_key_decode") {
     try measure("dvs_key_decode", batch: 10) { consume(try DVSPublicKey(bytes: dvsKey.bytes).bytes) }
+}
+// Constant-time evidence (`make ct-check`, docs/CRYPTO.md §11): the same multiplications with
+// scalars of Hamming weight 1 and 253 (1 and 2^253 − 1, both below r, so reduction mod r
+// keeps them). A method that skipped zero digits or branched on bits would show the gap here;
+// a constant-time one gives equal medians up to noise. For client pass 2 the scalar is
+// k = −(x + y) mod r, so x is chosen to make k the low or the high value (y = 0).
+let lowWeight = UInt256(1)
+let highWeight = UInt256(.max, .max, .max, 0x1FFF_FFFF_FFFF_FFFF)
+/// `name`_hw_low then `name`_hw_high, one right after the other so that both see the same load.
+@MainActor func measureWeights(_ name: String, batch: Int, _ body: (UInt256) throws -> Void) rethrows {
+    for (suffix, scalar) in [("_hw_low", lowWeight), ("_hw_high", highWeight)] where wanted(name + suffix) {
+        try measure(name + suffix, batch: batch) { try body(scalar) }
+    }
+}
+try measureWeights("g1_mul", batch: 50) { consume(try G1Point.generator.multiplied(by: $0).encoded()) }
+try measureWeights("g2_mul", batch: 20) { consume(try G2Point.generatorMultiple($0).encoded()) }
+try measureWeights("g2_mul_point", batch: 20) { consume(try ss.multipliedInG2(by: $0).encoded()) }
+let zeroY = [UInt8](repeating: 0, count: 32)
+try measureWeights("client_pass2", batch: 50) { k in
+    let xForK = (-Fr(k)).value.bigEndianBytes // −(x + 0) = k
+    consume(try MPin.client2(x: xForK, y: zeroY, sec: pass1.sec))
 }
 if sink == 42 { print("") } // never true in practice; keeps `sink` observable
 

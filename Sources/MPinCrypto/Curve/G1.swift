@@ -88,6 +88,27 @@ extension ProjectivePoint where C == BN254G1Curve {
         return out
     }
 
+    /// The affine coordinates of several points with one field inversion for all (the
+    /// simultaneous inversion of `encoded(_:)`); nil for a point at infinity, as `affine`
+    /// gives. A point at infinity enters the product as z = 1 (by mask), so the others'
+    /// inverses stay right. Whether a point is at infinity is the only branch, as in `affine`.
+    static func affine(of points: [G1Point]) -> [(x: Fp, y: Fp)?] {
+        if points.count == 1 { return [points[0].affine] } // nothing to share
+        let zs = points.map { Fp.select($0.isInfinityMask, .one, $0.z) }
+        var prefix = [Fp]() // prefix[i] = z_0 ⋯ z_i
+        prefix.reserveCapacity(zs.count)
+        var running = Fp.one
+        for z in zs { running = running * z; prefix.append(running) }
+        var inverse = running.inverse
+        var out = [(x: Fp, y: Fp)?](repeating: nil, count: points.count)
+        for i in stride(from: points.count - 1, through: 0, by: -1) {
+            let zi = i > 0 ? inverse * prefix[i - 1] : inverse // z_i⁻¹
+            inverse = inverse * zs[i]
+            if !points[i].isInfinity { out[i] = (points[i].x * zi, points[i].y * zi) }
+        }
+        return out
+    }
+
     /// Milagro's `ECP_mapit`: read the 32 hash bytes as an integer mod p and try x, x+1, ...
     /// until x³ + 2 is a square; take the even square root. Not constant-time (public input).
     /// Like Milagro it reads the first 32 bytes; a shorter input is padded on the left.

@@ -14,8 +14,14 @@ enum G1GLV {
     /// ⌊2^256·b2/r⌋ and ⌊2^256·|b1|/r⌋, so that c1 = ⌊k·g1/2^256⌋ ≈ k·b2/r, c2 ≈ k·|b1|/r.
     static let g1 = UInt256(0x8e38e38d98e070c0, 0x0000000000000003, 0, 0)
     static let g2 = UInt256(0x3febd450b1ada3ac, 0xaaaaaaaa5aa91bee, 0x0000000000000002, 0)
-    /// Windows of 4 bits covering 132 bits; the split values stay below 2^128.
+    /// Signed 4-bit digits of a split value (below 2^128): 32 digits in [−8, 7] and a top
+    /// digit 0 or 1.
     static let windows = 33
+    /// 8·(1 + 16 + ⋯ + 16^31). For k < 2^128, the 4-bit windows w_i of k + offset give k's
+    /// signed digits: w_i − 8 for i < 32, and w_32 (0 or 1) on top, since
+    /// k = Σ_{i<32} (w_i − 8)·16^i + w_32·16^32. No carry to propagate, so the digits can be read
+    /// from the top down, in fixed time. (The usual offset form of signed-window recoding.)
+    static let signedOffset = UInt256(0x8888_8888_8888_8888, 0x8888_8888_8888_8888, 0, 0)
 
     /// (|k1|, k1 < 0 mask, |k2|, k2 < 0 mask) with k ≡ k1 + k2·λ (mod r).
     static func split(_ scalar: UInt256) -> (UInt256, UInt64, UInt256, UInt64) {
@@ -32,20 +38,26 @@ enum G1GLV {
 }
 
 extension ProjectivePoint where C == BN254G1Curve {
-    /// k·P for a secret scalar (any 256-bit value) with the GLV split: two 4-bit window
-    /// tables (for ±P and ±φ(P)) scanned in full, 33 windows of 4 doublings and 2 additions.
+    /// k·P for a secret scalar (any 256-bit value) with the GLV split and signed 4-bit digits:
+    /// two tables of 0·P ... 8·P (for ±P and ±φ(P)) scanned in full, the sign applied by
+    /// masked negation, 33 windows of 4 doublings and 2 additions. Signed digits halve the
+    /// tables (8 multiples to build instead of 15, 9 entries to scan instead of 16).
     public func multiplied(by k: UInt256) -> G1Point {
         let (k1, neg1, k2, neg2) = G1GLV.split(k)
         let p1 = G1Point.select(neg1, -self, self)
         let phi = G1Point(x: x * G1GLV.beta, y: y, z: z)
         let p2 = G1Point.select(neg2, -phi, phi)
-        let t1 = FixedTable16<G1Point>(multiplesOf: p1)
-        let t2 = FixedTable16<G1Point>(multiplesOf: p2)
+        let t1 = FixedTable16<G1Point>(multiplesOf: p1, through: 8)
+        let t2 = FixedTable16<G1Point>(multiplesOf: p2, through: 8)
+        let r1 = k1.addingWithCarry(G1GLV.signedOffset).0
+        let r2 = k2.addingWithCarry(G1GLV.signedOffset).0
         var acc = G1Point.infinity
         for window in stride(from: G1GLV.windows - 1, through: 0, by: -1) {
             acc = acc.doubled.doubled.doubled.doubled
-            acc = acc + t1.select(k1.bits(at: 4 * window, width: 4))
-            acc = acc + t2.select(k2.bits(at: 4 * window, width: 4))
+            // Digit + 8, in [0, 16]; the top window holds the digit itself (public position).
+            let bias: UInt64 = window == G1GLV.windows - 1 ? 8 : 0
+            acc = acc + t1.selectSigned(r1.bits(at: 4 * window, width: 4) &+ bias)
+            acc = acc + t2.selectSigned(r2.bits(at: 4 * window, width: 4) &+ bias)
         }
         return acc
     }

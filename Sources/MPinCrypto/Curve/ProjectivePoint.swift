@@ -207,6 +207,36 @@ extension FixedTable16 {
         for i in 2..<16 { self[i] = (i & 1 == 0) ? self[i / 2].doubled : self[i - 1] + p }
     }
 
+    /// The multiples 0·P, 1·P, ..., n·P (n < 16); the other entries stay at infinity and are
+    /// never read by `selectSigned`.
+    @inlinable
+    init<C>(multiplesOf p: ProjectivePoint<C>, through n: Int) where T == ProjectivePoint<C> {
+        self.init(repeating: .infinity)
+        self[1] = p
+        for i in 2...n { self[i] = (i & 1 == 0) ? self[i / 2].doubled : self[i - 1] + p }
+    }
+
+    /// d·P for a secret signed digit d = biased − 8 in [−8, 8], from a table of 0·P ... 8·P:
+    /// reads entries 0 to 8 whatever d is, keeps |d|·P by mask and negates it by mask when
+    /// d < 0.
+    @inlinable
+    func selectSigned<C>(_ biased: UInt64) -> T where T == ProjectivePoint<C> {
+        let d = biased &- 8
+        let negative = 0 &- (d >> 63) // all-ones when d < 0
+        let magnitude = (d ^ negative) &- negative
+        let point: ProjectivePoint<C> = withUnsafeBytes(of: storage) { raw in
+            let entries = raw.assumingMemoryBound(to: T.self)
+            var out = ProjectivePoint<C>.infinity
+            for i in 0...8 {
+                let diff = UInt64(i) ^ magnitude
+                let mask = ((diff | (0 &- diff)) >> 63) &- 1 // all-ones when diff == 0
+                out = ProjectivePoint<C>.select(mask, entries[i], out)
+            }
+            return out
+        }
+        return ProjectivePoint<C>.select(negative, -point, point)
+    }
+
     /// The entry at a secret index, reading all sixteen entries and keeping one by mask.
     /// The storage is borrowed once for the whole scan (reading it entry by entry through
     /// the subscript copies the tuple at every read).

@@ -44,11 +44,13 @@ extension Pairing {
         finalExponentiation(millerLoop(prepared: [(q, p)]))
     }
 
-    /// `millerLoop` with every pair's lines read from its table.
+    /// `millerLoop` with every pair's lines read from its table. The points P are made affine
+    /// with one inversion for all of them.
     static func millerLoop(prepared pairs: [(PreparedG2, G1Point)]) -> Fp12 {
         var states: [(lines: [LineCoefficients], px: Fp, py: Fp)] = []
-        for (q, p) in pairs {
-            guard !q.lines.isEmpty, let (px, py) = p.affine else { continue }
+        let affine = G1Point.affine(of: pairs.map { $0.1 })
+        for (i, (q, _)) in pairs.enumerated() {
+            guard !q.lines.isEmpty, let (px, py) = affine[i] else { continue }
             states.append((q.lines, px, py))
         }
         if states.isEmpty { return .one }
