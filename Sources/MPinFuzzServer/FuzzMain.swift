@@ -12,6 +12,7 @@ import Dispatch
 import Foundation
 import Hummingbird
 import MPinServer
+import NIOEmbedded
 
 /// libFuzzer's driver, which its own `main` would call (see Sources/MPinFuzz/Harnesses.swift).
 @_extern(c, "LLVMFuzzerRunDriver")
@@ -44,8 +45,9 @@ let logs = LogCapture()
 @main
 enum FuzzServerMain {
     static func main() {
+        nonisolated(unsafe) let channel = EmbeddedChannel()
         let started = runBlocking { () -> Result<InProcessServer, any Error> in
-            do { return .success(try await InProcessServer(logs: logs)) } catch { return .failure(error) }
+            do { return .success(try await InProcessServer(logs: logs, channel: channel)) } catch { return .failure(error) }
         }
         switch started {
         case .success(let s): server = s

@@ -16,14 +16,16 @@ final class InProcessServer: Sendable {
     let clientID: String
     let dataDirectory: String
     /// The channel every request's context names: an `EmbeddedChannel`, which has no peer
-    /// address, so the client address is "unknown". One for the process: a channel left open
-    /// per request would be reported as a leak (its pipeline and it refer to each other).
-    let channel: any Channel
+    /// address, so the client address is "unknown". One for the process (a channel left open
+    /// per request would be reported as a leak: its pipeline and it refer to each other),
+    /// made and read on libFuzzer's thread only (NIO's embedded loop is not thread-safe), so
+    /// contexts are made there (`context()`) before the request goes to the concurrency pool.
+    nonisolated(unsafe) let channel: EmbeddedChannel
 
     /// `mobileWaitSeconds` is 0 so that the mobile's access-number poll answers at once
     /// (it would wait 10 s for the browser), and the access-number rate limit is out of the
     /// way (every request comes from one address; its 429 is tested by the server tests).
-    init(logs: LogCapture) async throws {
+    init(logs: LogCapture, channel: EmbeddedChannel) async throws {
         // On tmpfs where there is one: registrations write to SQLite, and a disk's syncs would
         // slow every such input down to the disk's pace.
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
@@ -39,13 +41,17 @@ final class InProcessServer: Sendable {
         guard let database = server.database else { throw SetupError.io("no database") }
         clientID = try await AppAdmin(database: database)
             .add(name: "fuzz", redirectURI: "https://127.0.0.1/callback").clientId
-        channel = EmbeddedChannel()
+        self.channel = channel
         responder = server.routes.router(logger: logger, metrics: server.metrics, storage: server.storage).buildResponder()
     }
 
+    /// A request context as the server makes one per request; on the thread that made `channel`.
+    func context() -> ServerRequestContext {
+        ServerRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+    }
+
     /// The response to `request` with its body collected.
-    func respond(_ request: Request) async throws -> (Response, [UInt8]) {
-        let context = ServerRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+    func respond(_ request: Request, context: ServerRequestContext) async throws -> (Response, [UInt8]) {
         let response = try await responder.respond(to: request, context: context)
         let collector = BodyCollector()
         var head = response

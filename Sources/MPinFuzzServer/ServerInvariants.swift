@@ -21,8 +21,9 @@ enum ServerInvariants {
     static func run(_ input: FuzzRequest) {
         _ = logs.take()
         let request = input.request
+        let context = server.context()
         let outcome = runBlocking { () -> Result<(Response, [UInt8]), any Error> in
-            do { return .success(try await server.respond(request)) } catch { return .failure(error) }
+            do { return .success(try await server.respond(request, context: context)) } catch { return .failure(error) }
         }
         let (response, body): (Response, [UInt8])
         switch outcome {
@@ -82,7 +83,8 @@ enum ServerInvariants {
                 guard let input = FuzzRequest([UInt8(index), method] + Array((parameter + "\n\n\n").utf8),
                                               clientID: server.clientID) else { continue }
                 let request = input.request
-                let outcome = runBlocking { () -> (Response, [UInt8])? in try? await server.respond(request) }
+                let context = server.context()
+                let outcome = runBlocking { () -> (Response, [UInt8])? in try? await server.respond(request, context: context) }
                 guard let outcome else { fail("route table: \(route.pattern) threw") }
                 let (response, body) = outcome
                 let notFound = response.status.code == 404 && String(decoding: body, as: UTF8.self).contains("URI NOT FOUND")
