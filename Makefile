@@ -171,8 +171,11 @@ demo-crypto: deps
 # $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears); replay with
 #   MPIN_FUZZ_HARNESS=HARNESS $(FUZZ_DIR)/release/mpin-fuzz FILE     (server: mpin-fuzz-server FILE)
 # `make test` runs each harness briefly (test-fuzz). On a 2-core machine the sanitized build
-# of mpin-fuzz takes about 45 s; mpin-fuzz-server's first build, which compiles the server's
-# dependencies in release, about FUZZ_SERVER_COLD (see README, Fuzzing), then seconds.
+# of mpin-fuzz takes about 45 s. mpin-fuzz-server's first build compiles the server's
+# dependencies in release once more, in $(FUZZ_DIR): 16.5 min of CPU (27.7 min wall on a
+# 2-core VM that three other builds shared; two idle cores would need at least 8.3 min,
+# the CPU time over two, not measured); later builds
+# recompile only what changed.
 FUZZ_SECONDS   ?= 10
 FUZZ_DIR       ?= .build-fuzz
 FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config server
