@@ -168,7 +168,9 @@ demo-crypto: deps
 # and Tests/Fuzz/seeds, gathered into $(FUZZ_DIR)/corpus/HARNESS, which keeps what each run
 # finds; make-corpus.py also stops when the server harness's route table and the server's
 # routes differ. A crash or broken property stops `make fuzz` and leaves the input in
-# $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears); replay with
+# $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears). The
+# sanitizer prints the stack: Swift's own backtracer is off (SWIFT_BACKTRACE), because under
+# AddressSanitizer it hung for minutes after a harness's fatalError, and `make fuzz` with it. Replay with
 #   MPIN_FUZZ_HARNESS=HARNESS $(FUZZ_DIR)/release/mpin-fuzz FILE     (server: mpin-fuzz-server FILE)
 # `make test` runs each harness briefly (test-fuzz). On a 2-core machine the sanitized build
 # of mpin-fuzz takes about 45 s. mpin-fuzz-server's first build compiles the server's
@@ -188,7 +190,7 @@ fuzz: deps
 	  echo "== fuzz $$h: $(FUZZ_SECONDS) s"; \
 	  mkdir -p $(FUZZ_DIR)/findings/$$h; \
 	  bin=mpin-fuzz; [ $$h = server ] && bin=mpin-fuzz-server; \
-	  MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	  SWIFT_BACKTRACE=enable=no MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/findings/$$h/ \
 	    $(FUZZ_DIR)/corpus/$$h 2>$(FUZZ_DIR)/findings/$$h.log \
 	  || { tail -40 $(FUZZ_DIR)/findings/$$h.log; exit 1; }; \

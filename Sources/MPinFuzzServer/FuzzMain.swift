@@ -45,7 +45,7 @@ let logs = LogCapture()
 @main
 enum FuzzServerMain {
     static func main() {
-        nonisolated(unsafe) let channel = EmbeddedChannel()
+        let channel = EmbeddedChannel()
         let started = runBlocking { () -> Result<InProcessServer, any Error> in
             do { return .success(try await InProcessServer(logs: logs, channel: channel)) } catch { return .failure(error) }
         }

@@ -20,7 +20,7 @@ final class InProcessServer: Sendable {
     /// per request would be reported as a leak: its pipeline and it refer to each other),
     /// made and read on libFuzzer's thread only (NIO's embedded loop is not thread-safe), so
     /// contexts are made there (`context()`) before the request goes to the concurrency pool.
-    nonisolated(unsafe) let channel: EmbeddedChannel
+    let channel: EmbeddedChannel
 
     /// `mobileWaitSeconds` is 0 so that the mobile's access-number poll answers at once
     /// (it would wait 10 s for the browser), and the access-number rate limit is out of the
