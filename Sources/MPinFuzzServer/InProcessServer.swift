@@ -29,6 +29,7 @@ final class InProcessServer: Sendable {
         // On tmpfs where there is one: registrations write to SQLite, and a disk's syncs would
         // slow every such input down to the disk's pace.
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
+        Self.removeStaleDataDirectories(in: base)
         dataDirectory = base + "mpin-fuzz-server-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         _ = try DataDirectory.initialise(path: dataDirectory, autoActivate: true) { config in
             config.mobileWaitSeconds = 0
@@ -58,6 +59,17 @@ final class InProcessServer: Sendable {
         head.body = ResponseBody()
         try await response.body.write(collector)
         return (head, collector.bytes)
+    }
+
+    /// Removes the data directories of harness processes that are gone: a run that ends in a
+    /// finding (libFuzzer's crash exit) or is killed runs no exit handler, and its directory
+    /// holds keys (mode 0700, but nothing should keep them).
+    static func removeStaleDataDirectories(in base: String) {
+        let prefix = "mpin-fuzz-server-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: base + name) }
+        }
     }
 
     func removeDataDirectory() {
