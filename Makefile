@@ -181,30 +181,40 @@ demo-crypto: deps
 	$(SWIFT) build -c release --product mpin-demo
 	.build/release/mpin-demo
 
-# libFuzzer harnesses (Sources/MPinFuzz) with AddressSanitizer. How the build works: the
-# harness target exists only when MPIN_FUZZ=1 (see the end of Package.swift), so a plain
-# `swift build` never sees it; here it is built, with the package modules it reads, in its own
-# scratch path with -sanitize=fuzzer,address (the harness's @main starts libFuzzer's driver), -enable-testing
-# (the HTTP harness reaches MPinLinux's internal HTTPResponseReader), linked with lld (gold stops
-# with an internal error on the sanitized objects). One binary holds every harness;
-# MPIN_FUZZ_HARNESS picks one. Seeds come from ../shared (recorded traffic, vectors)
+# libFuzzer harnesses with AddressSanitizer: Sources/MPinFuzz (the parsers and decoders, one
+# binary, MPIN_FUZZ_HARNESS picks one) and Sources/MPinFuzzServer (harness `server`: every
+# route of the server in process, over a SQLite data directory in a temporary directory; its
+# invariants are in ServerInvariants.swift). How the build works: the harness targets exist
+# only when MPIN_FUZZ=1 (see the end of Package.swift), so a plain `swift build` never sees
+# them; then only this package's modules get -sanitize=fuzzer,address and -enable-testing (per
+# target), and the dependencies (Hummingbird, NIO, GRDB, BoringSSL) build plain in release, in
+# the scratch path $(FUZZ_DIR). Seeds come from ../shared (recorded traffic, vectors)
 # and Tests/Fuzz/seeds, gathered into $(FUZZ_DIR)/corpus/HARNESS, which keeps what each run
-# finds. A crash or broken round trip stops `make fuzz` and leaves the input in
-# $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears); replay with
-#   MPIN_FUZZ_HARNESS=HARNESS $(FUZZ_DIR)/release/mpin-fuzz FILE
-# `make test` runs each harness briefly (test-fuzz): the sanitized build of the modules the
-# harnesses read takes about 45 s on a 2-core machine, the runs 5 s each.
+# finds; make-corpus.py also stops when the server harness's route table and the server's
+# routes differ. A crash or broken property stops `make fuzz` and leaves the input in
+# $(FUZZ_DIR)/findings/HARNESS/ (not under $(FUZZ_DIR)/artifacts, which SwiftPM clears). The
+# sanitizer prints the stack: Swift's own backtracer is off (SWIFT_BACKTRACE), because under
+# AddressSanitizer it hung for minutes after a harness's fatalError, and `make fuzz` with it. Replay with
+#   MPIN_FUZZ_HARNESS=HARNESS $(FUZZ_DIR)/release/mpin-fuzz FILE     (server: mpin-fuzz-server FILE)
+# `make test` runs each harness briefly (test-fuzz). On a 2-core machine the sanitized build
+# of mpin-fuzz takes about 45 s. mpin-fuzz-server's first build compiles the server's
+# dependencies in release once more, in $(FUZZ_DIR): 16.5 min of CPU (27.7 min wall on a
+# 2-core VM that three other builds shared; two idle cores would need at least 8.3 min,
+# the CPU time over two, not measured); later builds
+# recompile only what changed.
 FUZZ_SECONDS   ?= 10
 FUZZ_DIR       ?= .build-fuzz
-FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config
+FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config server
+FUZZ_BUILD      = MPIN_FUZZ=1 $(SWIFT) build -c release --scratch-path $(FUZZ_DIR)
 fuzz: deps
-	MPIN_FUZZ=1 $(SWIFT) build -c release --scratch-path $(FUZZ_DIR) --product mpin-fuzz \
-		-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld
+	$(FUZZ_BUILD) --product mpin-fuzz
+	$(if $(filter server,$(FUZZ_HARNESSES)),$(FUZZ_BUILD) --product mpin-fuzz-server)
 	python3 Tests/Fuzz/make-corpus.py "$(SHARED_DIR)" $(FUZZ_DIR)/corpus
 	@for h in $(FUZZ_HARNESSES); do \
 	  echo "== fuzz $$h: $(FUZZ_SECONDS) s"; \
 	  mkdir -p $(FUZZ_DIR)/findings/$$h; \
-	  MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/mpin-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	  bin=mpin-fuzz; [ $$h = server ] && bin=mpin-fuzz-server; \
+	  SWIFT_BACKTRACE=enable=no MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/findings/$$h/ \
 	    $(FUZZ_DIR)/corpus/$$h 2>$(FUZZ_DIR)/findings/$$h.log \
 	  || { tail -40 $(FUZZ_DIR)/findings/$$h.log; exit 1; }; \

@@ -205,13 +205,36 @@ let package = Package(
     ]
 )
 
-// `make fuzz` only (it sets MPIN_FUZZ=1 and builds in .build-fuzz with -sanitize=fuzzer,address):
-// the libFuzzer harnesses. Declared only then, because its `main` calls libFuzzer's driver,
-// which only -sanitize=fuzzer links in, and it reads MPinLinux internals through @testable
-// import, so it would neither link nor compile in a plain `swift build`.
+// `make fuzz` only (it sets MPIN_FUZZ=1 and builds in .build-fuzz): the libFuzzer harnesses.
+// Declared only then, because their `main` calls libFuzzer's driver, which only
+// -sanitize=fuzzer links in, and they read internals through @testable import, so they would
+// neither link nor compile in a plain `swift build`.
+// Only this package's own modules are instrumented (-sanitize=fuzzer,address per target,
+// -enable-testing for the @testable imports); the dependencies (Hummingbird, NIO, GRDB,
+// BoringSSL, …) build plain, as in a release build: sanitizing them all does not fit a small
+// machine, and the fuzzers look for faults in our code, not theirs. The link flags go on the
+// executables (lld: gold stops with an internal error on the sanitized objects).
 if ProcessInfo.processInfo.environment["MPIN_FUZZ"] == "1" {
+    let instrumented: Set<String> = ["MPinCrypto", "MPinJSON", "MPinWire", "MPinClient", "MPinPOSIX",
+                                     "MPinLinux", "MPinLogin", "MPinServer"]
+    let fuzzCompile: [String] = ["-sanitize=fuzzer,address", "-enable-testing"]
+    for target in package.targets where instrumented.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(fuzzCompile)]
+    }
+    let harnessSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"] + fuzzCompile), .enableExperimentalFeature("Extern")]
+    let harnessLink: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
+    // The parsers and decoders (MPIN_FUZZ_HARNESS picks one).
     package.targets.append(.executableTarget(name: "mpin-fuzz", dependencies: [
         "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin",
-    ], path: "Sources/MPinFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"]), .enableExperimentalFeature("Extern")]))
+    ], path: "Sources/MPinFuzz", swiftSettings: harnessSettings, linkerSettings: harnessLink))
     package.products.append(.executable(name: "mpin-fuzz", targets: ["mpin-fuzz"]))
+    // The server's request handling in process, every route (harness `server`).
+    package.targets.append(.executableTarget(name: "mpin-fuzz-server", dependencies: [
+        "MPinServer", "MPinWire", "MPinJSON",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+    ], path: "Sources/MPinFuzzServer", swiftSettings: harnessSettings, linkerSettings: harnessLink))
+    package.products.append(.executable(name: "mpin-fuzz-server", targets: ["mpin-fuzz-server"]))
 }
