@@ -111,27 +111,19 @@ final class PostgresStorage: StorageBackend {
 
     /// Runs `body` between BEGIN and COMMIT on one pooled connection; ROLLBACK when it throws,
     /// rethrowing its error as it is. `durable`: the commit waits for the WAL to be on disk.
-    func transaction<T: Sendable>(durable: Bool = true, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(durable: Bool = true, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let logger = logger
         return try await client.withConnection { connection in
-            try await connection.rows("BEGIN", logger)
-            do {
-                if durable { try await connection.rows(Self.durableCommit, logger) }
-                let value = try await body(connection)
-                try await connection.rows("COMMIT", logger)
-                return value
-            } catch {
-                _ = try? await connection.rows("ROLLBACK", logger)
-                throw error
-            }
+            try await Self.transaction(on: connection, logger: logger, durable: durable, body)
         }
     }
 
-    /// The same on a connection of its own (the migration's).
-    static func transaction<T: Sendable>(on connection: PostgresConnection, logger: Logger,
+    /// The same on a given connection (the migration's own, or a pooled one).
+    static func transaction<T: Sendable>(on connection: PostgresConnection, logger: Logger, durable: Bool = false,
                                          _ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await connection.rows("BEGIN", logger)
         do {
+            if durable { try await connection.rows(Self.durableCommit, logger) }
             let value = try await body(connection)
             try await connection.rows("COMMIT", logger)
             return value
