@@ -182,27 +182,10 @@ rm -f "/etc/sudoers.d/$TESTUSER"
 # --- sshd (keyboard-interactive): a private service "sshd" that includes the common-auth
 # pam-auth-update wrote (libpam-wrapper reads both from its own directory) -----------------------
 SSH_PORT=$(free_port)
-mkdir -p "$WORK/sshpam" /run/sshd
+mkdir -p "$WORK/sshpam"
 cp /etc/pam.d/common-auth "$WORK/sshpam/common-auth"
 printf '@include common-auth\naccount required pam_permit.so\nsession required pam_permit.so\n' > "$WORK/sshpam/sshd"
-ssh-keygen -q -t ed25519 -N '' -f "$WORK/hostkey"
-cat > "$WORK/sshd_config" <<CONF
-Port $SSH_PORT
-ListenAddress 127.0.0.1
-HostKey $WORK/hostkey
-PidFile $WORK/sshd.pid
-UsePAM yes
-KbdInteractiveAuthentication yes
-PasswordAuthentication no
-PubkeyAuthentication no
-AuthenticationMethods keyboard-interactive
-StrictModes no
-CONF
-LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/sshpam" \
-  /usr/sbin/sshd -D -e -f "$WORK/sshd_config" > "$WORK/sshd.log" 2>&1 &
-SSHD_PID=$!
-PIDS+=("$SSHD_PID")
-for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$SSH_PORT") 2>/dev/null && break; sleep 0.1; done
+start_sshd "$SSH_PORT" "$WORK/sshpam" sshd
 # ssh_login PIN: keyboard-interactive on a pty; prints in, denied or error.
 ssh_login() {
   python3 - "$SSH_PORT" "$TESTUSER" "$1" <<'PY'

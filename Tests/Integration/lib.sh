@@ -149,3 +149,29 @@ build_thread_check() {
 threads_of() {
   LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" "$@" 2>/dev/null
 }
+
+# start_sshd PORT PAM_DIR NAME: a real sshd on 127.0.0.1:PORT, keyboard-interactive through PAM
+# only, whose PAM files libpam_wrapper reads from PAM_DIR; its log is $WORK/NAME.log. Sets
+# SSHD_PID (also added to PIDS) and returns once sshd accepts connections.
+start_sshd() {
+  local port=$1 pamdir=$2 name=$3
+  mkdir -p /run/sshd
+  [ -e "$WORK/hostkey" ] || ssh-keygen -q -t ed25519 -N '' -f "$WORK/hostkey"
+  cat > "$WORK/$name.config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $WORK/hostkey
+PidFile $WORK/$name.pid
+UsePAM yes
+KbdInteractiveAuthentication yes
+PasswordAuthentication no
+PubkeyAuthentication no
+AuthenticationMethods keyboard-interactive
+StrictModes no
+CONF
+  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$pamdir" \
+    /usr/sbin/sshd -D -e -f "$WORK/$name.config" > "$WORK/$name.log" 2>&1 &
+  SSHD_PID=$!
+  PIDS+=("$SSHD_PID")
+  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+}

@@ -33,26 +33,10 @@ check "the throwaway user is registered" [ "$?" -eq 0 ]
 
 # --- sshd -------------------------------------------------------------------------------
 SSH_PORT=$(free_port)
-mkdir -p "$WORK/sshpam" /run/sshd
+mkdir -p "$WORK/sshpam"
 printf 'auth required %s config=%s\naccount required pam_permit.so\nsession required pam_permit.so\n' \
   "$MODULE" "$WORK/mpin.conf" > "$WORK/sshpam/sshd"
-ssh-keygen -q -t ed25519 -N '' -f "$WORK/hostkey"
-cat > "$WORK/sshd_config" <<CONF
-Port $SSH_PORT
-ListenAddress 127.0.0.1
-HostKey $WORK/hostkey
-PidFile $WORK/sshd.pid
-UsePAM yes
-KbdInteractiveAuthentication yes
-PasswordAuthentication no
-PubkeyAuthentication no
-AuthenticationMethods keyboard-interactive
-StrictModes no
-CONF
-LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/sshpam" \
-  /usr/sbin/sshd -D -e -f "$WORK/sshd_config" > "$WORK/sshd.log" 2>&1 &
-SSHD_PID=$!
-for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$SSH_PORT") 2>/dev/null && break; sleep 0.1; done
+start_sshd "$SSH_PORT" "$WORK/sshpam" sshd
 
 # ssh_login PIN: drives keyboard-interactive on a pty; prints in|denied|error.
 ssh_login() {
@@ -91,12 +75,8 @@ check "device mode: the user's device is registered and the host linked" [ "$?" 
 printf 'auth required %s config=%s\naccount required pam_permit.so\nsession required pam_permit.so\n' \
   "$MODULE" "$WORK/mpin-device.conf" > "$WORK/devpam/sshd"
 DEV_SSH_PORT=$(free_port)
-sed -e "s/^Port .*/Port $DEV_SSH_PORT/" -e "s|^PidFile .*|PidFile $WORK/sshd-dev.pid|" "$WORK/sshd_config" > "$WORK/sshd_config_dev"
-LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/devpam" \
-  /usr/sbin/sshd -D -e -f "$WORK/sshd_config_dev" > "$WORK/sshd-dev.log" 2>&1 &
-DEV_SSHD_PID=$!
-PIDS+=("$DEV_SSHD_PID")
-for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$DEV_SSH_PORT") 2>/dev/null && break; sleep 0.1; done
+start_sshd "$DEV_SSH_PORT" "$WORK/devpam" sshd-dev
+DEV_SSHD_PID=$SSHD_PID
 # ssh_device_login PIN: ssh waits at the module's prompt while `mpin approve` runs with PIN.
 ssh_device_login() {
   python3 - "$DEV_SSH_PORT" "$TESTUSER" "$1" "$BIN/mpin" "$WORK/devhome" <<'PY'

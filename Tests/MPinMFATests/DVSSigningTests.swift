@@ -40,6 +40,16 @@ class DVSSigningTests: XCTestCase {
         return (user, [start.code, finish.code])
     }
 
+    /// The OIDC access token a relying party redeems after `user` (login PIN 1234) signs in
+    /// through the code flow; the SDK has the app's client id set.
+    private static func accessToken(_ server: MFAServer, _ mfa: MPinMFA, _ user: MPinUser) -> String {
+        guard let p = try? MFAServer.pkce() else { XCTFail("no PKCE pair"); return "" }
+        let (_, accessCode) = mfa.getAccessCode(authzURL: server.authorizationURL(challenge: p.challenge))
+        _ = mfa.startAuthentication(user, accessCode: accessCode)
+        let (_, authzCode) = mfa.finishAuthenticationAuthzCode(user, pin0: secret("1234"), pin1: SecretBytes(), accessCode: accessCode)
+        return server.redeemTokens(code: authzCode, verifier: p.verifier).accessToken
+    }
+
     private static let document = "Change request 42: open port 443 on web-1"
 
     func testEnrolSignAndVerify() async throws {
@@ -123,15 +133,11 @@ class DVSSigningTests: XCTestCase {
     /// at /oidc/token; tokens are single use; the wrong states are FLOW_ERROR.
     func testTokensAndStates() async throws {
         let server = self.server!
-        let p = try MFAServer.pkce()
         let r = await blocking { () -> [MPinStatus.Code] in
             let mfa = server.sdk()
             mfa.setClientId(server.app.clientId)
             let (user, _) = server.registered(mfa, "oidc-signer@example.org")
-            let (_, accessCode) = mfa.getAccessCode(authzURL: server.authorizationURL(challenge: p.challenge))
-            _ = mfa.startAuthentication(user, accessCode: accessCode)
-            let (_, authzCode) = mfa.finishAuthenticationAuthzCode(user, pin0: secret("1234"), pin1: SecretBytes(), accessCode: accessCode)
-            let token = server.redeemTokens(code: authzCode, verifier: p.verifier).accessToken
+            let token = Self.accessToken(server, mfa, user)
             var out = [mfa.finishRegistrationDVS(user, pinDVS: secret("1357"), nfc: SecretBytes()).code]  // nothing started
             out.append(mfa.startRegistrationDVS(user, token: token).code)
             out.append(mfa.finishRegistrationDVS(user, pinDVS: secret("1357"), nfc: SecretBytes()).code)
@@ -150,15 +156,11 @@ class DVSSigningTests: XCTestCase {
     /// revocation (here the OIDC access token) enrols no signing key after it.
     func testRevocationVoidsAnUnusedDVSToken() async throws {
         let server = self.server!
-        let p = try MFAServer.pkce()
         let r = await blocking { () -> [MPinStatus.Code] in
             let mfa = server.sdk()
             mfa.setClientId(server.app.clientId)
             let (user, _) = server.registered(mfa, "revoked-signer@example.org")
-            let (_, accessCode) = mfa.getAccessCode(authzURL: server.authorizationURL(challenge: p.challenge))
-            _ = mfa.startAuthentication(user, accessCode: accessCode)
-            let (_, authzCode) = mfa.finishAuthenticationAuthzCode(user, pin0: secret("1234"), pin1: SecretBytes(), accessCode: accessCode)
-            let token = server.redeemTokens(code: authzCode, verifier: p.verifier).accessToken
+            let token = Self.accessToken(server, mfa, user)
             do { try server.revoke("revoked-signer@example.org") } catch { XCTFail("revoke: \(error)") }
             return [mfa.startRegistrationDVS(user, token: token).code,
                     mfa.finishRegistrationDVS(user, pinDVS: secret("1357"), nfc: SecretBytes()).code]

@@ -27,8 +27,11 @@ final class PendingAuthStore: Sendable {
     /// Keeps `record` under its authOTT hash; false when full of live records.
     func save(authOTTHash: String, _ record: Record, now: Date) -> Bool {
         state.withLock { s in
+            // Expired records go every 1024 saves, not on every save once full: a full store
+            // (a flood of pass 2s) must not cost a scan of it per request; it sends the
+            // overflow to the database until the next prune.
             s.insertsSincePrune += 1
-            if s.insertsSincePrune >= 1024 || s.records.count >= capacity {
+            if s.insertsSincePrune >= 1024 {
                 s.records = s.records.filter { $0.value.expires > now }
                 s.insertsSincePrune = 0
             }
