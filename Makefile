@@ -27,11 +27,14 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                python3-pexpect dpkg-dev lintian adduser postgresql
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
 PAMDIR      ?= /lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/security
+# mpin-pam-helper, where pam_mpin.so runs it from unless its pam.d line says helper=PATH. Fixed
+# like PAMDIR (the module has it compiled in), not under PREFIX.
+HELPERDIR   ?= /usr/libexec/mpin
 CONFDIR     ?= /etc/mpin
 STOREDIR    ?= /var/lib/mpin
 MANDIR      ?= $(PREFIX)/share/man
@@ -41,12 +44,12 @@ MAN8        = man/pam_mpin.8 man/mpinctl.8 man/mpin-server.8
 
 all: build
 
-# What every build needs: the system packages, and the libswiftCore.a copy pam_mpin.so links.
+# What every build needs: the system packages, and the libswiftCore.a copy mpin-pam-helper links.
 deps: packages $(MODULE_STDLIB)
 
-# pam_mpin.so links a copy of the toolchain's static libswiftCore.a in which --gc-sections may
-# drop the standard library functions the module never calls (pam/module-stdlib.py says why
-# that is safe); about 0.9 MB less for sshd to map. Package.swift reads its path from
+# mpin-pam-helper links a copy of the toolchain's static libswiftCore.a in which --gc-sections may
+# drop the standard library functions it never calls (pam/module-stdlib.py says why that is
+# safe); about 0.9 MB less to load on every login. Package.swift reads its path from
 # MPIN_MODULE_STDLIB, exported to every `swift` this Makefile runs so that all of them see one
 # manifest. Rebuilt when the script or the toolchain changes.
 MODULE_STDLIB := $(CURDIR)/.build/module-stdlib/libswiftCore.a
@@ -67,8 +70,20 @@ packages:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-build: deps
+build: deps module
 	$(SWIFT) build -c release
+
+# pam_mpin.so (pam/pam_mpin.c): C, about 20 KB, with the toolchain's clang. It runs
+# mpin-pam-helper (Swift) for each call; the tests name the helper in the build tree with
+# helper=PATH. Exports only pam_sm_* (pam/pam_mpin.map); full RELRO, hardened like Debian's.
+MODULE_SO     := .build/pam/pam_mpin.so
+MODULE_CC     ?= $(shell command -v clang || command -v cc)
+MODULE_CFLAGS ?= -O2 -g -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2
+module: $(MODULE_SO)
+$(MODULE_SO): pam/pam_mpin.c pam/pam_mpin.map Sources/CPAMProtocol/mpin_pam_protocol.h | packages
+	mkdir -p $(@D)
+	$(MODULE_CC) $(MODULE_CFLAGS) -fPIC -shared -ISources/CPAMProtocol -DMPIN_PAM_HELPER='"$(HELPERDIR)/mpin-pam-helper"' \
+		-o $@ pam/pam_mpin.c -lpam -Wl,--version-script=pam/pam_mpin.map -Wl,-z,relro,-z,now -Wl,--as-needed
 
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
@@ -109,8 +124,8 @@ test-postgres: $(MODULE_STDLIB)
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
 # token mode and in device mode (approved by the per-user `mpin` command).
-test-pam: $(MODULE_STDLIB)
-	$(call release_product,pam_mpin)
+test-pam: $(MODULE_STDLIB) module
+	$(call release_product,mpin-pam-helper)
 	$(call release_product,mpinctl)
 	$(call release_product,mpin-server)
 	$(call release_product,mpin)
@@ -134,8 +149,8 @@ DEB_DIR      ?= .build/deb
 # The programs link the Swift runtime statically, so the packages need no Swift toolchain
 # (going from a `make test-pam` build to this one and back relinks the products, it does not
 # recompile their dependencies).
-deb: deps
-	$(call release_product,pam_mpin,--static-swift-stdlib)
+deb: deps module
+	$(call release_product,mpin-pam-helper,--static-swift-stdlib)
 	$(call release_product,mpinctl,--static-swift-stdlib)
 	$(call release_product,mpin,--static-swift-stdlib)
 	$(call release_product,mpin-server,--static-swift-stdlib)
@@ -156,12 +171,12 @@ ct-check:
 	python3 Tests/ConstantTime/objdump-check.py .build/release/mpin-bench
 	bash Tests/ConstantTime/instruction-counts.sh .build/release/mpin-bench
 
-bench: deps
+bench: deps module
 	$(SWIFT) build -c release --product mpin-bench
 	$(SWIFT) build -c release --product mpin-server-bench
 	.build/release/mpin-bench
 	bash Tests/Integration/postgres.sh run .build/release/mpin-server-bench
-	$(SWIFT) build -c release --product pam_mpin
+	$(SWIFT) build -c release --product mpin-pam-helper
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
 	bash Tests/Integration/pam-bench.sh
@@ -170,8 +185,8 @@ bench: deps
 
 # The main job on the embedded backend: server (HTTPS with a self-signed certificate;
 # `make demo PLAIN_HTTP=1` for plain HTTP on 127.0.0.1), registration, two PAM logins.
-demo: deps
-	$(SWIFT) build -c release --product pam_mpin
+demo: deps module
+	$(SWIFT) build -c release --product mpin-pam-helper
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
 	PLAIN_HTTP="$(PLAIN_HTTP)" bash pam/demo.sh
@@ -225,15 +240,16 @@ TEST_FUZZ_SECONDS ?= 5
 test-fuzz:
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
-# Installs the module (stripped), the CLI, the server and the manual pages; keeps an existing
+# Installs the module and its helper (stripped), the CLI, the server and the manual pages; keeps an existing
 # configuration.
-install: deps
-	$(SWIFT) build -c release --product pam_mpin
+install: deps module
+	$(SWIFT) build -c release --product mpin-pam-helper
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin
 	$(SWIFT) build -c release --product mpin-server
-	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
-	install -m 0644 -s --strip-program=strip .build/release/libpam_mpin.so $(DESTDIR)$(PAMDIR)/pam_mpin.so
+	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(HELPERDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
+	install -m 0644 -s --strip-program=strip $(MODULE_SO) $(DESTDIR)$(PAMDIR)/pam_mpin.so
+	install -m 0755 -s --strip-program=strip .build/release/mpin-pam-helper $(DESTDIR)$(HELPERDIR)/mpin-pam-helper
 	install -m 0755 .build/release/mpinctl $(DESTDIR)$(PREFIX)/sbin/mpinctl
 	install -m 0755 .build/release/mpin $(DESTDIR)$(PREFIX)/bin/mpin
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server

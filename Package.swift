@@ -4,16 +4,17 @@ import PackageDescription
 
 // Layers, dependencies pointing one way:
 //   MPinCrypto, MPinJSON  <-  MPinWire  <-  MPinClient (SDK core + platform protocols)
-//     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  pam_mpin.so, mpinctl
+//     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  mpin-pam-helper, mpinctl
+//   pam_mpin.so (pam/pam_mpin.c, C) runs mpin-pam-helper for each call
 //   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer (SQLite or PostgreSQL)  <-  mpin-server
-// The client side links without Foundation so that pam_mpin.so stays small.
-// The modules linked into pam_mpin.so do not import _StringProcessing (Swift's regex and
+// The client side links without Foundation so that mpin-pam-helper stays small and starts fast.
+// The modules linked into mpin-pam-helper do not import _StringProcessing (Swift's regex and
 // string-algorithm module) implicitly: statically linked, it and its regex parser cost the
 // module about a megabyte that sshd maps on every connection. Its few conveniences
 // (`contains(_:)` on strings, `replacing`, `trimmingPrefix`) are written out where needed.
 let moduleSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import", "-Xfrontend", "-disable-implicit-concurrency-module-import"])]
 
-// The static libswiftCore.a that pam_mpin.so links ahead of the toolchain's: `make` builds it
+// The static libswiftCore.a that mpin-pam-helper links ahead of the toolchain's: `make` builds it
 // (pam/module-stdlib.py) and names it here; a plain `swift build` links the toolchain's own,
 // which gives the same module, only about 0.9 MB larger.
 let moduleStdlib: [String] = ProcessInfo.processInfo.environment["MPIN_MODULE_STDLIB"].map { [$0] } ?? []
@@ -28,8 +29,8 @@ let package = Package(
         .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .library(name: "MPinLogin", targets: ["MPinLogin"]),
         .library(name: "MPinServer", targets: ["MPinServer"]),
-        // The PAM module: `make install` copies libpam_mpin.so to the PAM directory as pam_mpin.so.
-        .library(name: "pam_mpin", type: .dynamic, targets: ["PAMModule"]),
+        // The work of pam_mpin.so (pam/pam_mpin.c, C, built by the Makefile), in its own process.
+        .executable(name: "mpin-pam-helper", targets: ["mpin-pam-helper"]),
         .executable(name: "mpinctl", targets: ["mpinctl"]),
         .executable(name: "mpin", targets: ["mpin"]),
         .executable(name: "mpin-server", targets: ["mpin-server"]),
@@ -87,19 +88,18 @@ let package = Package(
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
         .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX"], swiftSettings: moduleSettings),
-        // libpam's conversation and pam_syslog behind non-variadic C functions.
-        .target(name: "CPAMShim", linkerSettings: [.linkedLibrary("pam")]),
-        // pam_sm_* entry points. The Swift runtime is linked in (-static-stdlib) so that sshd
-        // and sudo load no libswift*; only the entry points are exported. -z nodelete: pam_end's
-        // dlclose leaves the module mapped, because a statically linked Swift runtime (like
-        // OpenSSL, which is NODELETE too) may leave thread-exit or exit handlers pointing into it.
-        // Size (sshd maps the module on every connection): lld with packed relative relocations
-        // (DT_RELR, glibc 2.36) and, under make, the libswiftCore.a copy whose unused functions
-        // --gc-sections may drop (pam/module-stdlib.py, passed as MPIN_MODULE_STDLIB).
-        .target(name: "PAMModule", dependencies: ["CPAMShim", "MPinClient", "MPinLogin", "MPinLinux"], swiftSettings: moduleSettings,
-                linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
-                                               "-Xlinker", "-z", "-Xlinker", "nodelete", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                                               "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_mpin.map"])]),
+        // The frames pam_mpin.so and mpin-pam-helper exchange, and PAM's constants (headers only).
+        .systemLibrary(name: "CPAMProtocol", path: "Sources/CPAMProtocol"),
+        // One pam_mpin.so call (pam/pam_mpin.c runs it, as pam_unix runs unix_chkpwd), so that
+        // sshd and sudo map an 18 KB module instead of a static Swift runtime. Linked small
+        // all the same (it is started on every login): the Swift runtime statically (nothing
+        // to resolve at start), lld with packed relative relocations (DT_RELR, glibc 2.36) and,
+        // under make, the libswiftCore.a copy whose unused functions --gc-sections may drop
+        // (pam/module-stdlib.py, passed as MPIN_MODULE_STDLIB).
+        .executableTarget(name: "mpin-pam-helper", dependencies: ["CPAMProtocol", "MPinClient", "MPinCrypto", "MPinLogin", "MPinLinux"],
+                          swiftSettings: moduleSettings,
+                          linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
+                                                         "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         // What mpinctl and mpin share: exit statuses, PIN input, error output.
         .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux"]),
         // The admin CLI: registration and user management over the same store and config.

@@ -7,6 +7,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/.build/release"
+# pam_mpin.so (make module) with the build tree's mpin-pam-helper.
+MODULE_LINE="$ROOT/.build/pam/pam_mpin.so helper=$BIN/mpin-pam-helper"
 WORK=$(mktemp -d /tmp/mpin-demo.XXXXXX); chmod 700 "$WORK"
 SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -36,7 +38,7 @@ echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register demo --identity d
 "$BIN/mpinctl" --config "$WORK/mpin.conf" list
 
 mkdir "$WORK/pam.d"
-printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/mpin.conf" > "$WORK/pam.d/mpin-demo"
+printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/mpin-demo"
 login() {
   echo "\$ echo $1 | pamtester mpin-demo demo authenticate"
   echo "$1" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" PAM_WRAPPER_DEBUGLEVEL=2 \

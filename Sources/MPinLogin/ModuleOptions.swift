@@ -12,6 +12,9 @@ public struct ModuleOptions: Sendable, Equatable {
     public var useFirstPass = false
     /// Log each step to syslog (never the PIN).
     public var debug = false
+    /// The mpin-pam-helper pam_mpin.so runs (`helper=PATH`), if the line names one; pam_mpin.so
+    /// reads it, and mpinctl doctor checks it.
+    public var helperPath: String?
     /// Arguments that were not understood, for the log.
     public var unknown: [String] = []
 
@@ -20,7 +23,7 @@ public struct ModuleOptions: Sendable, Equatable {
     public static func == (a: ModuleOptions, b: ModuleOptions) -> Bool {
         a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
             && a.nouserok == b.nouserok && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
-            && a.debug == b.debug && a.unknown == b.unknown
+            && a.debug == b.debug && a.helperPath == b.helperPath && a.unknown == b.unknown
     }
 
     /// Module-line names that map to config keys.
@@ -41,6 +44,7 @@ public struct ModuleOptions: Sendable, Equatable {
             case ("try_first_pass", nil): tryFirstPass = true
             case ("use_first_pass", nil): useFirstPass = true
             case ("debug", nil): debug = true
+            case ("helper", let v?): helperPath = v
             case (let n, let v?) where Self.configKeys[n] != nil: overrides.append((Self.configKeys[n]!, v))
             default: unknown.append(arg)
             }

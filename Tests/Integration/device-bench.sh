@@ -19,7 +19,7 @@ json.dump(c, open(sys.argv[1], "w"))
 PY
 restart_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
-printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/mpin.conf" > "$WORK/pam.d/device"
+printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/device"
 mpin() { env -u XDG_DATA_HOME HOME="$WORK/home" "$BIN/mpin" "$@"; }
 echo 1234 | mpin register --backend "$BACKEND" --identity bench@example.org --pin-stdin >/dev/null || exit 1
 "$BIN/mpinctl" --config "$WORK/mpin.conf" link bench --identity bench@example.org >/dev/null || exit 1

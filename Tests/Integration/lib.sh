@@ -2,6 +2,10 @@
 # Sourced by the *-tests.sh scripts; they set ROOT (the package) before sourcing.
 
 BIN="$ROOT/.build/release"
+# pam_mpin.so as `make module` builds it, and the pam.d words that load it with the build
+# tree's mpin-pam-helper (the module's compiled-in helper is the installed one).
+PAM_SO="$ROOT/.build/pam/pam_mpin.so"
+MODULE_LINE="$PAM_SO helper=$BIN/mpin-pam-helper"
 # Nothing may depend on the working directory or the checkout's place: it can sit under a
 # directory only root may enter (a 0700 home). Everything runs from /, with absolute paths, and
 # whatever runs as another user must live in a directory that user can reach (not the checkout).
@@ -122,7 +126,7 @@ millis() { date +%s%3N; }
 # ($SERVICES) and the host's store (0700), and where libpam-wrapper's pam_set_items.so is
 # ($PAM_SET_ITEMS: it sets PAM items such as PAM_RHOST from PAM_* variables).
 pam_setup() {
-  MODULE="$BIN/libpam_mpin.so"
+  MODULE=$MODULE_LINE
   SERVICES="$WORK/pam.d"
   mkdir -p "$SERVICES" && mkdir -m 700 "$WORK/store"
   local multiarch

@@ -5,7 +5,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
-MODULE="$BIN/libpam_mpin.so"
+MODULE=$MODULE_LINE
 
 if [ "$(id -u)" != 0 ]; then echo "login tests need root"; echo "0 passed, 1 failed"; exit 1; fi
 TESTUSER="mpint$$"

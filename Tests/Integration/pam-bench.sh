@@ -14,10 +14,10 @@ mkdir -m 700 "$WORK/store" "$WORK/pam.d"
 start_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register bench --identity bench@example.org --pin-stdin >/dev/null || exit 1
-printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/mpin.conf" > "$WORK/pam.d/mpin"
+printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/mpin"
 printf 'auth required pam_permit.so\naccount required pam_permit.so\n' > "$WORK/pam.d/permit"
 printf 'auth sufficient %s config=%s nouserok\nauth required pam_permit.so\naccount required pam_permit.so\n' \
-  "$BIN/libpam_mpin.so" "$WORK/mpin.conf" > "$WORK/pam.d/nouser"
+  "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/nouser"
 
 # median_us SERVICE [USER]: median wall time of RUNS pamtester authentications, in microseconds.
 median_us() {
@@ -52,8 +52,8 @@ fi
 start_tls_server || exit 1
 write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/tls.conf" register benchtls --identity benchtls@example.org --pin-stdin >/dev/null || exit 1
-printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$BIN/libpam_mpin.so" "$WORK/tls.conf" > "$WORK/pam.d/tls"
+printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/tls.conf" > "$WORK/pam.d/tls"
 tls=$(median_us tls benchtls) || exit 1
 awk -v a="$tls" -v b="$permit" 'BEGIN { printf "pam_added_tls_ms %.1f\n", (a - b) / 1000 }'
-cp "$BIN/libpam_mpin.so" "$WORK/pam_mpin.so" && strip --strip-unneeded "$WORK/pam_mpin.so"
+cp "$PAM_SO" "$WORK/pam_mpin.so" && strip --strip-unneeded "$WORK/pam_mpin.so"
 echo "pam_so_bytes $(stat -c %s "$WORK/pam_mpin.so")"

@@ -62,15 +62,23 @@ check "the thread-check harness builds" [ -x "$WORK/pam-thread-check" ]
 check "a login through plain HTTP starts no thread (1 before, after and at the end)" \
   [ "$(threads_of mpin alice 1234)" = "rc=0 threads=1,1,1" ]
 
-# The transport: plain http to an IP address is the module's own; a host name goes through
-# libcurl (LD_DEBUG=files lists every library the process loads).
-LD_DEBUG=files pamt mpin alice 1234
+# The transport: plain http to an IP address is the helper's own; a host name goes through
+# libcurl. LD_DEBUG=files lists every library a process loads; pam_mpin.so gives its helper an
+# environment of its own, so the helper is run here by helper-harness.py (the module's side
+# of the protocol) with LD_DEBUG set.
+helper_run() {
+  local user=$1 pin=$2; shift 2
+  OUT=$(LD_DEBUG=files timeout 60 python3 "$ROOT/Tests/Integration/helper-harness.py" "$BIN/mpin-pam-helper" \
+        authenticate "$user" "$pin" "$@" 2>&1)
+  RC=$?
+}
+helper_run alice 1234 "config=$WORK/mpin.conf"
 check_all "an IP-address backend logs in without loading libcurl" \
-  '[ "$RC" -eq 0 ] && grep -q "file=.*libpam_mpin.so" <<<"$OUT" && ! grep -q "file=libcurl" <<<"$OUT"'
+  '[ "$RC" -eq 0 ] && grep -qx "result 0" <<<"$OUT" && grep -q "file=libc.so.6" <<<"$OUT" && ! grep -q "file=libcurl" <<<"$OUT"'
 echo 5678 | ctl register dora --identity dora@example.org --backend "http://localhost:$PORT" --pin-stdin >/dev/null
 check "mpinctl registers dora on a host-name backend" [ "$?" -eq 0 ]
-LD_DEBUG=files pamt mpin dora 5678
-check_all "a host-name backend logs in through libcurl" '[ "$RC" -eq 0 ] && grep -q "file=libcurl.so.4" <<<"$OUT"'
+helper_run dora 5678 "config=$WORK/mpin.conf"
+check_all "a host-name backend logs in through libcurl" '[ "$RC" -eq 0 ] && grep -qx "result 0" <<<"$OUT" && grep -q "file=libcurl.so.4" <<<"$OUT"'
 pamt mpin dora 5679
 check_all "a wrong PIN through libcurl is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
 check "delete dora" [ "$(ctl delete dora >/dev/null 2>&1; echo $?)" -eq 0 ]
@@ -87,9 +95,9 @@ check_all "init --self-signed writes the key 0600 and a certificate for IP 127.0
   '[ "$(stat -c %a "$TLSDATA/tls.key")" = 600 ] && openssl x509 -in "$CACERT" -noout -ext subjectAltName | grep -q "IP Address:127.0.0.1"'
 echo 2468 | "$BIN/mpinctl" --config "$WORK/tls.conf" register erin --identity erin@example.org --pin-stdin >/dev/null
 check "mpinctl registers erin on mpin-server's own https (cacert)" [ "$?" -eq 0 ]
-LD_DEBUG=files pamt mpin-tls erin 2468
+helper_run erin 2468 "config=$WORK/tls.conf"
 check_all "an https backend logs in through libcurl with the configured CA" \
-  '[ "$RC" -eq 0 ] && grep -q "file=libcurl.so.4" <<<"$OUT" && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
+  '[ "$RC" -eq 0 ] && grep -qx "result 0" <<<"$OUT" && grep -q "file=libcurl.so.4" <<<"$OUT" && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
 check "a login through libcurl and TLS starts no thread either" [ "$(threads_of mpin-tls erin 2468)" = "rc=0 threads=1,1,1" ]
 pamt mpin-tls erin 2469
 check_all "a wrong PIN over https is refused" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
@@ -389,9 +397,34 @@ pamt mpin $'mallory\noutcome=OK' 1234
 check_all "control characters in the user name are masked in syslog" \
   'grep -q "user=mallory?outcome=OK" <<<"$OUT" && ! grep -q "^outcome=OK" <<<"$OUT"'
 
+# pam_mpin.so and its helper (pam/pam_mpin.c): a helper that is missing, not trusted, ends
+# without a result or stays silent costs one failed call (PAM_SERVICE_ERR), logged.
+"$BIN/mpin-pam-helper" </dev/null >/dev/null 2>&1
+check "mpin-pam-helper run by hand (fd 0 not a socket) refuses with status 2" [ "$?" -eq 2 ]
+cp -p "$BIN/mpin-pam-helper" "$WORK/helper-gw" && chmod 775 "$WORK/helper-gw"
+printf '#!/bin/sh\nexec sleep 60\n' > "$WORK/helper-silent" && chmod 755 "$WORK/helper-silent"
+service mpin-nohelper "auth required $PAM_SO helper=$WORK/missing-helper config=$WORK/mpin.conf" "account required pam_permit.so"
+service mpin-relhelper "auth required $PAM_SO helper=bin/mpin-pam-helper config=$WORK/mpin.conf" "account required pam_permit.so"
+service mpin-gwhelper "auth required $PAM_SO helper=$WORK/helper-gw config=$WORK/mpin.conf" "account required pam_permit.so"
+service mpin-falsehelper "auth required $PAM_SO helper=/bin/false config=$WORK/mpin.conf" "account required pam_permit.so"
+service mpin-silenthelper "auth required $PAM_SO helper=$WORK/helper-silent config=$WORK/mpin.conf" "account required pam_permit.so"
+pamt mpin-nohelper alice 1234
+check_all "a missing helper is PAM_SERVICE_ERR, logged with its path" \
+  '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT" && grep -q "cannot run $WORK/missing-helper" <<<"$OUT"'
+pamt mpin-relhelper alice 1234
+check_all "a relative helper path is refused" '[ "$RC" -ne 0 ] && grep -q "helper=bin/mpin-pam-helper: not an absolute path" <<<"$OUT"'
+pamt mpin-gwhelper alice 1234
+check_all "a group-writable helper is refused" '[ "$RC" -ne 0 ] && grep -q "refusing to run $WORK/helper-gw" <<<"$OUT"'
+pamt mpin-falsehelper alice 1234
+check_all "a helper that ends without a result is PAM_SERVICE_ERR" \
+  '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT" && grep -q "/bin/false stopped: it ended without a result" <<<"$OUT"'
+T0=$(millis); pamt mpin-silenthelper alice 1234; T1=$(millis)
+check_all "a silent helper is stopped after 10 s (its first watchdog), nothing left running ($((T1 - T0)) ms)" \
+  '[ "$RC" -ne 0 ] && grep -q "stopped: it did not answer in time" <<<"$OUT" && [ $((T1 - T0)) -lt 13000 ] && ! pgrep -f "sleep 60" >/dev/null'
+
 # The tools' own failures must fail these checks, so their output is taken only if they succeed.
-LDD_OUT=$(ldd "$MODULE") && LDD_RC=0 || LDD_RC=$?
-NM_OUT=$(nm -D --defined-only "$MODULE" | awk '$2 ~ /[A-Z]/ {print $3}') && NM_RC=0 || NM_RC=$?
+LDD_OUT=$(ldd "$PAM_SO") && LDD_RC=0 || LDD_RC=$?
+NM_OUT=$(nm -D --defined-only "$PAM_SO" | awk '$2 ~ /[A-Z]/ {print $3}') && NM_RC=0 || NM_RC=$?
 check_all "the module links no libswift" '[ "$LDD_RC" -eq 0 ] && grep -q "libc.so" <<<"$LDD_OUT" && ! grep -q libswift <<<"$LDD_OUT"'
 # libcurl is loaded on first use: not when sudo or sshd load the module.
 check_all "the module does not link libcurl at load time" '[ "$LDD_RC" -eq 0 ] && ! grep -q libcurl <<<"$LDD_OUT"'

@@ -1,4 +1,4 @@
-import CPAMShim
+import CPAMProtocol
 import MPinClient
 import MPinCrypto
 import MPinLinux
@@ -7,44 +7,15 @@ import MPinLogin
 import Glibc
 #endif
 
-// pam_mpin.so: the PAM entry points. The module lives inside sshd and sudo, so it never
-// traps, prints nothing to stdout/stderr, starts no threads, and speaks only through the
-// PAM conversation and syslog. The work is in MPinLogin; this file maps it to PAM.
-
-@_cdecl("pam_sm_authenticate")
-public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guard let pamh else { return PAM_SERVICE_ERR }
-    return PAMSession(handle: pamh, arguments: arguments(argc, argv)).authenticate()
-}
-
-@_cdecl("pam_sm_setcred")
-public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    PAM_SUCCESS
-}
-
-/// Account management refuses identities the store marks BLOCKED; for anyone else it has no
-/// opinion (PAM_IGNORE), so it can be stacked after pam_unix.
-@_cdecl("pam_sm_acct_mgmt")
-public func pam_sm_acct_mgmt(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                             _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guard let pamh else { return PAM_SERVICE_ERR }
-    return PAMSession(handle: pamh, arguments: arguments(argc, argv)).accountStatus()
-}
-
-func arguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
-    guard let argv, argc > 0 else { return [] }
-    return (0..<Int(argc)).compactMap { argv[$0].map { String(cString: $0) } }
-}
-
-/// One call into the module.
+/// One call into pam_mpin.so (pam_sm_authenticate or pam_sm_acct_mgmt), served in this
+/// process: PAM items, the conversation and syslog are the module's, over `channel`. The work
+/// is in MPinLogin; this file maps it to PAM.
 struct PAMSession {
-    let handle: OpaquePointer
+    let channel: ModuleChannel
     let options: ModuleOptions
 
-    init(handle: OpaquePointer, arguments: [String]) {
-        self.handle = handle
+    init(channel: ModuleChannel, arguments: [String]) {
+        self.channel = channel
         self.options = ModuleOptions(arguments: arguments)
     }
 
@@ -55,12 +26,12 @@ struct PAMSession {
         for scalar in line.unicodeScalars.prefix(2048) {
             clean.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "?" : scalar)
         }
-        mpin_pam_log(handle, priority, String(clean))
+        channel.log(priority: priority, String(clean))
     }
     func debug(_ line: String) { if options.debug { log(LOG_DEBUG, line) } }
 
     func tell(_ style: Int32, _ message: String) {
-        _ = mpin_pam_converse(handle, style, message, nil)
+        _ = channel.converse(style: style, message)
     }
 
     func loadConfig() -> LoginConfig? {
@@ -76,9 +47,8 @@ struct PAMSession {
     }
 
     func unixUser() -> String? {
-        var status: Int32 = 0
-        guard let name = mpin_pam_user(handle, &status) else { return nil }
-        return String(cString: name)
+        guard let name = channel.item(PAM_USER) else { return nil }
+        return name.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     func platform(_ config: LoginConfig) -> LinuxPlatform {
@@ -93,6 +63,7 @@ struct PAMSession {
     func authenticate() -> Int32 {
         let started = MonotonicInstant.now
         guard let config = loadConfig() else { return PAM_SERVICE_ERR }
+        allowTime(config)
         guard let user = unixUser() else {
             log(LOG_ERR, "could not get the user name")
             return PAM_SERVICE_ERR
@@ -139,26 +110,30 @@ struct PAMSession {
         }
     }
 
+    /// Tells the module how long the login may take from here: the whole login's budget
+    /// (`timeout`; for `mode = device` the wait for the approval too) and a margin for the
+    /// store's lock and the process's own start and exit. Time in the conversation does not
+    /// count; past this the module stops the helper.
+    func allowTime(_ config: LoginConfig) {
+        let seconds = config.timeout + (config.mode == .device ? config.deviceTimeout : 0) + 3
+        channel.watchdog(milliseconds: UInt32(min(seconds * 1000, Double(UInt32.max))))
+    }
+
     /// The PIN from PAM_AUTHTOK (try_first_pass/use_first_pass) or from the conversation,
-    /// echo off, copied straight into a SecretBytes. The conversation's C buffer is wiped and
-    /// freed here; PAM_AUTHTOK belongs to libpam.
+    /// echo off; the module wipes its copy of the answer, this process keeps it only as a
+    /// SecretBytes.
     func readPIN(prompt: String) -> SecretBytes? {
         if options.useFirstPass || options.tryFirstPass {
-            if let token = mpin_pam_authtok(handle), token.pointee != 0 {
-                return SecretBytes(copying: UnsafeRawBufferPointer(start: token, count: strlen(token)))
-            }
+            if let token = channel.item(PAM_AUTHTOK), !token.isEmpty { return token }
             if options.useFirstPass { debug("use_first_pass: no PAM_AUTHTOK"); return nil }
         }
-        var response: UnsafeMutablePointer<CChar>? = nil
-        guard mpin_pam_converse(handle, PAM_PROMPT_ECHO_OFF, prompt, &response) == PAM_SUCCESS, let response else {
-            return nil
-        }
-        defer { mpin_pam_wipe_free(response) }
-        return SecretBytes(copying: UnsafeRawBufferPointer(start: response, count: strlen(response)))
+        return channel.converse(style: PAM_PROMPT_ECHO_OFF, prompt)
     }
 
     func accountStatus() -> Int32 {
-        guard let config = loadConfig(), let user = unixUser() else { return PAM_IGNORE }
+        guard let config = loadConfig() else { return PAM_IGNORE }
+        allowTime(config)
+        guard let user = unixUser() else { return PAM_IGNORE }
         return Login(config: config, platform: platform(config)).isBlocked(unixUser: user) ? PAM_PERM_DENIED : PAM_IGNORE
     }
 }

@@ -1,4 +1,4 @@
-import CPAMShim
+import CPAMProtocol
 import MPinClient
 import MPinLogin
 #if canImport(Glibc)
@@ -35,10 +35,7 @@ extension PAMSession {
             if !asksWithPrompt(remoteHost: remoteHost, tty: tty) {
                 tell(PAM_TEXT_INFO, message)
             } else {
-                var response: UnsafeMutablePointer<CChar>? = nil
-                if mpin_pam_converse(handle, PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ", &response) == PAM_SUCCESS {
-                    mpin_pam_wipe_free(response)
-                }
+                _ = channel.converse(style: PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ")
             }
         }
         var code = pamCode(outcome)
@@ -62,8 +59,8 @@ extension PAMSession {
 
     /// A PAM string item, or "" (PAM_SERVICE, PAM_RHOST, PAM_TTY).
     func item(_ type: Int32) -> String {
-        guard let value = mpin_pam_string_item(handle, type) else { return "" }
-        return String(cString: value)
+        guard let value = channel.item(type) else { return "" }
+        return value.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     func hostName() -> String {

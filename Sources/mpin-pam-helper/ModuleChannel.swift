@@ -1,0 +1,111 @@
+import CPAMProtocol
+import MPinCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The helper's end of the socket pam_mpin.so gives it as file descriptor 0. The frames are
+/// described in Sources/CPAMProtocol/mpin_pam_protocol.h. I/O blocks: the helper is one
+/// thread doing one call, and the module stops it if it stays silent past its budget.
+struct ModuleChannel {
+    /// What the module asked for, and the pam.d line's arguments.
+    struct Start {
+        var call: UInt8
+        var arguments: [String]
+    }
+
+    let fd: Int32
+
+    /// The channel on `fd`, if `fd` is a socket (run from a terminal, the helper refuses).
+    init?(fd: Int32 = 0) {
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        self.fd = fd
+    }
+
+    /// The START frame.
+    func readStart() -> Start? {
+        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_START), let call = frame.payload.first else { return nil }
+        defer { frame.payload.wipe() }
+        let arguments = frame.payload.dropFirst().split(separator: 0, omittingEmptySubsequences: false).dropLast()
+        return Start(call: call, arguments: arguments.map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    /// Asks through the conversation; the answer (to a prompt) comes back as a secret, because
+    /// it may be a PIN.
+    func converse(style: Int32, _ text: String) -> SecretBytes? {
+        send(UInt8(MPIN_PAM_FRAME_CONVERSE), [UInt8(style)] + Array(text.utf8.prefix(Int(MPIN_PAM_MAX_PAYLOAD) - 1)))
+        guard style == PAM_PROMPT_ECHO_OFF || style == PAM_PROMPT_ECHO_ON else { return nil }
+        return reply()
+    }
+
+    /// A PAM item: PAM_USER (pam_get_user), PAM_SERVICE, PAM_RHOST, PAM_TTY or PAM_AUTHTOK.
+    func item(_ type: Int32) -> SecretBytes? {
+        send(UInt8(MPIN_PAM_FRAME_GET_ITEM), [UInt8(type)])
+        return reply()
+    }
+
+    func log(priority: Int32, _ line: String) {
+        send(UInt8(MPIN_PAM_FRAME_LOG), [UInt8(priority)] + Array(line.utf8.prefix(Int(MPIN_PAM_MAX_PAYLOAD) - 1)))
+    }
+
+    /// From now on, the module allows this long without a frame before it stops the helper.
+    func watchdog(milliseconds: UInt32) {
+        let ms = min(milliseconds, UInt32(MPIN_PAM_MAX_WATCHDOG_MS))
+        send(UInt8(MPIN_PAM_FRAME_WATCHDOG), [UInt8(ms >> 24), UInt8(ms >> 16 & 0xFF), UInt8(ms >> 8 & 0xFF), UInt8(ms & 0xFF)])
+    }
+
+    /// The PAM return code; the last frame.
+    func result(_ code: Int32) {
+        send(UInt8(MPIN_PAM_FRAME_RESULT), [UInt8(code)])
+    }
+
+    // MARK: Frames
+
+    private struct Frame {
+        var type: UInt8
+        var payload: [UInt8]
+    }
+
+    /// The answer to CONVERSE or GET_ITEM; nil for no answer. A broken channel ends the helper:
+    /// the module is gone or has given up, so there is no one left to answer.
+    private func reply() -> SecretBytes? {
+        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_REPLY), let status = frame.payload.first else { exit(1) }
+        defer { frame.payload.wipe() }
+        guard status == UInt8(MPIN_PAM_ANSWERED) else { return nil }
+        return SecretBytes(copying: frame.payload.dropFirst())
+    }
+
+    private func send(_ type: UInt8, _ payload: [UInt8]) {
+        let count = UInt32(payload.count)
+        let frame = [type, UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)] + payload
+        var sent = 0
+        while sent < frame.count {
+            let n = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { exit(1) }
+            sent += n
+        }
+    }
+
+    private func receive() -> Frame? {
+        var header = [UInt8](repeating: 0, count: Int(MPIN_PAM_HEADER_SIZE))
+        guard readExactly(&header) else { return nil }
+        let count = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
+        guard count <= Int(MPIN_PAM_MAX_PAYLOAD) else { return nil }
+        var payload = [UInt8](repeating: 0, count: count)
+        guard readExactly(&payload) else { payload.wipe(); return nil }
+        return Frame(type: header[0], payload: payload)
+    }
+
+    private func readExactly(_ buffer: inout [UInt8]) -> Bool {
+        var got = 0
+        while got < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, $0.count - got, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            got += n
+        }
+        return true
+    }
+}
