@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian packages libpam-mpin and mpin-server from the release products in
-# .build/release (`make deb` builds them first), with Debian's own tools: a staging tree per
+# .build/release and pam_mpin.so in .build/pam (`make deb` builds them first), with Debian's own tools: a staging tree per
 # package as debhelper lays it out (OUT/debian/PACKAGE), dpkg-shlibdeps for the library
 # dependencies, dpkg-gencontrol for DEBIAN/control (version from debian/changelog,
 # Installed-Size), dpkg-deb --build --root-owner-group for the archive.
@@ -17,8 +17,9 @@ MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 # Where Debian 12's libpam-modules keeps pam_unix.so (/lib/<multiarch>/security).
 PAMDIR="lib/$MULTIARCH/security"
 
-for f in libpam_mpin.so mpinctl mpin mpin-server; do
-  [ -f "$BIN/$f" ] || { echo "build-deb: $BIN/$f is missing (make deb builds it)" >&2; exit 1; }
+MODULE_SO="$ROOT/.build/pam/pam_mpin.so"
+for f in "$MODULE_SO" "$BIN/mpin-pam-helper" "$BIN/mpinctl" "$BIN/mpin" "$BIN/mpin-server"; do
+  [ -f "$f" ] || { echo "build-deb: $f is missing (make deb builds it)" >&2; exit 1; }
 done
 # The package version and what the programs say must agree (a stale NOBUILD product would not).
 said=$("$BIN/mpinctl" version)
@@ -73,9 +74,12 @@ finish() {
 # --- libpam-mpin ----------------------------------------------------------------------------
 P=debian/libpam-mpin
 common libpam-mpin
-install -d -m 0755 "$P/$PAMDIR" "$P/usr/sbin" "$P/usr/bin" "$P/etc/mpin" "$P/usr/share/pam-configs"
-install -m 0644 "$BIN/libpam_mpin.so" "$P/$PAMDIR/pam_mpin.so"
+install -d -m 0755 "$P/$PAMDIR" "$P/usr/libexec/mpin" "$P/usr/sbin" "$P/usr/bin" "$P/etc/mpin" "$P/usr/share/pam-configs"
+install -m 0644 "$MODULE_SO" "$P/$PAMDIR/pam_mpin.so"
 strip_lib "$P/$PAMDIR/pam_mpin.so"
+# Where pam_mpin.so runs it from (compiled in: make's HELPERDIR).
+install -m 0755 "$BIN/mpin-pam-helper" "$P/usr/libexec/mpin/mpin-pam-helper"
+strip_exe "$P/usr/libexec/mpin/mpin-pam-helper"
 install -m 0755 "$BIN/mpinctl" "$P/usr/sbin/mpinctl"
 install -m 0755 "$BIN/mpin" "$P/usr/bin/mpin"
 strip_exe "$P/usr/sbin/mpinctl"
@@ -84,7 +88,7 @@ install -m 0644 "$ROOT/Config/mpin.conf" "$P/etc/mpin/mpin.conf"
 install -m 0644 "$ROOT/pam/pam-auth-update/mpin" "$P/usr/share/pam-configs/mpin"
 manpages libpam-mpin 5 mpin.conf.5
 manpages libpam-mpin 8 pam_mpin.8 mpinctl.8
-finish libpam-mpin "$PAMDIR/pam_mpin.so" usr/sbin/mpinctl usr/bin/mpin
+finish libpam-mpin "$PAMDIR/pam_mpin.so" usr/libexec/mpin/mpin-pam-helper usr/sbin/mpinctl usr/bin/mpin
 
 # --- mpin-server ----------------------------------------------------------------------------
 P=debian/mpin-server

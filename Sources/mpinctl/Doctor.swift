@@ -61,6 +61,16 @@ struct Doctor: ParsableCommand {
                                                  : "write `pam_mpin.so` (installed) or an absolute path; relative paths are taken from \(moduleDirectory ?? "the module directory")")
         }
 
+        // pam_mpin.so runs mpin-pam-helper for every call; it refuses one it cannot trust.
+        var helpers = Set(references.map(\.helper))
+        if module != nil { helpers.insert(PAMReferences.installedHelper) }
+        for helper in helpers.sorted() {
+            let problem = PAMReferences.helperProblem(helper)
+            report(problem == nil, "helper", "\(helper)" + (problem.map { " \($0)" } ?? ""),
+                   fix: helper == PAMReferences.installedHelper ? "run `make install` (or reinstall libpam-mpin)"
+                                                                 : "chown root \(helper) && chmod 755 \(helper)")
+        }
+
         guard !config.backend.isEmpty else {
             report(true, "backend", "no default backend configured; not checked")
             if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }

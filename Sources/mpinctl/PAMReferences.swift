@@ -15,6 +15,25 @@ struct PAMReferences {
         let written: String
         /// The file libpam loads for it.
         let resolved: String
+        /// The mpin-pam-helper the module runs: the line's `helper=PATH`, else the installed one.
+        var helper: String = PAMReferences.installedHelper
+    }
+
+    /// Where pam_mpin.so runs mpin-pam-helper from unless its line says `helper=PATH` (compiled
+    /// into the module: the Makefile's HELPERDIR, pam/pam_mpin.c's MPIN_PAM_HELPER).
+    static let installedHelper = "/usr/libexec/mpin/mpin-pam-helper"
+
+    /// Why pam_mpin.so would refuse to run `path` (the checks of pam/pam_mpin.c for a root
+    /// login, plus the execute bit), or nil if it would run it.
+    static func helperProblem(_ path: String) -> String? {
+        guard path.hasPrefix("/") else { return "not an absolute path" }
+        var st = stat()
+        guard stat(path, &st) == 0 else { return "does not exist" }
+        guard st.st_mode & S_IFMT == S_IFREG else { return "is not a regular file" }
+        guard st.st_uid == 0 else { return "is owned by uid \(st.st_uid), not root" }
+        guard st.st_mode & 0o022 == 0 else { return "is writable by group or others (mode \(String(st.st_mode & 0o777, radix: 8)))" }
+        guard st.st_mode & 0o100 != 0 else { return "is not executable" }
+        return nil
     }
 
     /// Where the system's PAM modules are: the directory holding pam_permit.so (Debian's
@@ -43,10 +62,18 @@ struct PAMReferences {
                 guard let module = modulePath(of: String(line)), module.split(separator: "/").last?.hasPrefix("pam_mpin") == true
                         || module.split(separator: "/").last?.hasPrefix("libpam_mpin") == true else { continue }
                 let resolved = module.hasPrefix("/") ? module : moduleDirectory + "/" + module
-                found.append(Reference(place: "\(name):\(index + 1)", written: module, resolved: resolved))
+                var reference = Reference(place: "\(name):\(index + 1)", written: module, resolved: resolved)
+                if let helper = helperArgument(of: String(line)) { reference.helper = helper }
+                found.append(reference)
             }
         }
         return found
+    }
+
+    /// The `helper=PATH` argument of a pam.d line, if it has one (the last, as the module reads it).
+    static func helperArgument(of line: String) -> String? {
+        line.prefix { $0 != "#" }.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            .last { $0.hasPrefix("helper=") }.map { String($0.dropFirst("helper=".count)) }
     }
 
     /// The module path of a pam.d line (`[-]type control module [args]`, where control may be a

@@ -104,11 +104,14 @@ check "pam_mpin.so belongs to libpam-mpin" [ "$(dpkg -S "$MODULE" 2>/dev/null)" 
 # Stripped: no .symtab; the global symbols are pam_sm_* alone (pam/pam_mpin.map).
 check_all "pam_mpin.so is stripped and exports only pam_sm_*" \
   '! readelf -S "$MODULE" | grep -q "\.symtab" && [ "$(nm -D --defined-only "$MODULE" | awk "\$2 ~ /^[A-Z]\$/ {print \$3}" | grep -vc "^pam_sm_")" = 0 ] && nm -D --defined-only "$MODULE" | grep -q " T pam_sm_authenticate$"'
+check "/usr/libexec/mpin/mpin-pam-helper (pam_mpin.so's default helper) is 755 root:root and belongs to libpam-mpin" \
+  [ "$(mode_owner /usr/libexec/mpin/mpin-pam-helper) $(dpkg -S /usr/libexec/mpin/mpin-pam-helper 2>/dev/null)" = "755 root:root libpam-mpin: /usr/libexec/mpin/mpin-pam-helper" ]
+check "pam_mpin.so is at most 100 KB" [ "$(stat -c %s "$MODULE")" -le 102400 ]
 check "/usr/sbin/mpinctl is 755 root:root" [ "$(mode_owner /usr/sbin/mpinctl)" = "755 root:root" ]
 check "/usr/bin/mpin is 755 root:root" [ "$(mode_owner /usr/bin/mpin)" = "755 root:root" ]
 check "/usr/bin/mpin-server is 755 root:root" [ "$(mode_owner /usr/bin/mpin-server)" = "755 root:root" ]
 check_all "the programs need no Swift toolchain library" \
-  '! ldd "$MODULE" /usr/sbin/mpinctl /usr/bin/mpin /usr/bin/mpin-server | grep -qiE "swift|not found"'
+  '! ldd "$MODULE" /usr/libexec/mpin/mpin-pam-helper /usr/sbin/mpinctl /usr/bin/mpin /usr/bin/mpin-server | grep -qiE "swift|not found"'
 check "mpinctl version agrees with the package version" [ "$(/usr/sbin/mpinctl version)" = "mpinctl $VERSION" ]
 check "/var/lib/mpin is 700 root:root" [ "$(mode_owner /var/lib/mpin)" = "700 root:root" ]
 check "/etc/mpin/mpin.conf is Config/mpin.conf" cmp -s /etc/mpin/mpin.conf "$ROOT/Config/mpin.conf"
@@ -225,7 +228,7 @@ check "after purge: /etc/pam.d is byte for byte the snapshot" diff "$WORK/pam.d.
 check "after purge: pam-auth-update's state (/var/lib/pam) is the snapshot" diff "$WORK/varlibpam.before" <(snapshot /var/lib/pam)
 check_all "after purge: dpkg knows neither package" '! known libpam-mpin && ! known mpin-server'
 check_all "after purge: no module, profile, configuration, store or server data is left" \
-  '[ ! -e "$MODULE" ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e /var/lib/mpin ] && [ ! -e /var/lib/mpin-server ] && [ ! -e "$UNIT" ]'
+  '[ ! -e "$MODULE" ] && [ ! -e /usr/libexec/mpin ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e /var/lib/mpin ] && [ ! -e /var/lib/mpin-server ] && [ ! -e "$UNIT" ]'
 check "after purge: deb-systemd-helper keeps no state for the unit" \
   [ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name 'mpin-server*' 2>/dev/null)" ]
 

@@ -292,10 +292,18 @@ final class ExitStatusTests: XCTestCase {
             auth [success=done ignore=ignore default=die] .build/release/libpam_mpin.so nouserok
             auth required pam_permit.so
             """, mode: 0o644)
-        _ = try dir.write("pam.d/sudo", "auth\trequired\t\(built) debug\n", mode: 0o644)
+        // The helper each line makes the module run: a root-owned 0755 file passes, a
+        // group-writable one is named with the reason (pam_mpin.so would refuse it).
+        let helper = try dir.write("lib/mpin-pam-helper", "#!/bin/sh\n", mode: 0o755)
+        let writable = try dir.write("lib/writable-helper", "#!/bin/sh\n", mode: 0o644)
+        XCTAssertEqual(chmod(writable, 0o775), 0)
+        _ = try dir.write("pam.d/sudo", "auth\trequired\t\(built) debug helper=\(helper)\n", mode: 0o644)
+        _ = try dir.write("pam.d/su", "auth required \(built) helper=\(writable)\n", mode: 0o644)
         let r = try ctl(["--config", config, "doctor", "--pam-dir", pamDir])
-        let pamLines = r.lines.filter { $0.dropFirst(5).hasPrefix("pam.d:") }
+        let pamLines = r.lines.filter { $0.dropFirst(5).hasPrefix("pam.d:") && !$0.contains("/su:") }
         XCTAssertEqual(pamLines.count, 2, r.stdout)
+        XCTAssertTrue(r.lines.contains("ok   helper: \(helper)"), r.stdout)
+        XCTAssertTrue(r.lines.contains("FAIL helper: \(writable) is writable by group or others (mode 775) -- fix: chown root \(writable) && chmod 755 \(writable)"), r.stdout)
         let moduleDir = try XCTUnwrap(try moduleDirectory(), "no PAM module directory on this machine")
         XCTAssertEqual(pamLines.first,
                        "FAIL pam.d: \(pamDir)/sshd:3: .build/release/libpam_mpin.so loads \(moduleDir)/.build/release/libpam_mpin.so, "

@@ -65,11 +65,14 @@ final class ConfigTests: XCTestCase {
 
     func testModuleOptions() throws {
         let o = ModuleOptions(arguments: ["config=/tmp/x.conf", "nouserok", "use_first_pass", "debug",
-                                          "backend=http://127.0.0.1:9", "timeout=3", "frobnicate", "nouserok=1"])
+                                          "backend=http://127.0.0.1:9", "timeout=3", "frobnicate", "nouserok=1",
+                                          "helper=/opt/mpin/mpin-pam-helper", "helper"])
         XCTAssertEqual(o.configPath, "/tmp/x.conf")
+        // helper=PATH is pam_mpin.so's (which helper it runs); the helper accepts it silently.
+        XCTAssertEqual(o.helperPath, "/opt/mpin/mpin-pam-helper")
         XCTAssertTrue(o.nouserok && o.useFirstPass && o.debug)
         XCTAssertFalse(o.tryFirstPass)
-        XCTAssertEqual(o.unknown, ["frobnicate", "nouserok=1"])
+        XCTAssertEqual(o.unknown, ["frobnicate", "nouserok=1", "helper"])
         let c = try o.loadConfig { path in path == "/tmp/x.conf" ? "backend = http://a\nprompt = Code:" : nil }
         XCTAssertEqual(c.backend, "http://127.0.0.1:9", "module arguments override the file")
         XCTAssertEqual(c.timeout, 3)
