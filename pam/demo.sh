@@ -55,8 +55,9 @@ cat <<'TEXT'
 
 What happened: mpinctl registered the identity with both D-TAs and kept only a token (the
 client secret with the PIN folded out) in the root-owned store. At each login the module
-asked for the PIN through the PAM conversation, fetched time permits, and proved knowledge of
-the PIN in two passes; the PIN never left this process, and the server cannot recover it.
+asked for the PIN through the PAM conversation and handed it to its helper process
+(mpin-pam-helper), which fetched time permits and proved knowledge of the PIN in two passes;
+the PIN never left this machine, and the server cannot recover it.
 
 To do it for real: `sudo make install`, set `backend` in /etc/mpin/mpin.conf, run
 `sudo mpinctl register USER --identity ID`, then add pam_mpin.so to /etc/pam.d (see pam/ and
