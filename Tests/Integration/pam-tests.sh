@@ -403,6 +403,9 @@ check_all "control characters in the user name are masked in syslog" \
 check "mpin-pam-helper run by hand (fd 0 not a socket) refuses with status 2" [ "$?" -eq 2 ]
 cp -p "$BIN/mpin-pam-helper" "$WORK/helper-gw" && chmod 775 "$WORK/helper-gw"
 printf '#!/bin/sh\nexec sleep 60\n' > "$WORK/helper-silent" && chmod 755 "$WORK/helper-silent"
+# (its frames go to fd 0, the module's socket; stdout is /dev/null)
+printf '#!/bin/sh\nprintf "X\\000\\000\\000\\000" >&0\nexec sleep 60\n' > "$WORK/helper-garbage" && chmod 755 "$WORK/helper-garbage"
+service mpin-garbagehelper "auth required $PAM_SO helper=$WORK/helper-garbage config=$WORK/mpin.conf" "account required pam_permit.so"
 service mpin-nohelper "auth required $PAM_SO helper=$WORK/missing-helper config=$WORK/mpin.conf" "account required pam_permit.so"
 service mpin-relhelper "auth required $PAM_SO helper=bin/mpin-pam-helper config=$WORK/mpin.conf" "account required pam_permit.so"
 service mpin-gwhelper "auth required $PAM_SO helper=$WORK/helper-gw config=$WORK/mpin.conf" "account required pam_permit.so"
@@ -418,6 +421,19 @@ check_all "a group-writable helper is refused" '[ "$RC" -ne 0 ] && grep -q "refu
 pamt mpin-falsehelper alice 1234
 check_all "a helper that ends without a result is PAM_SERVICE_ERR" \
   '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT" && grep -q "/bin/false stopped: it ended without a result" <<<"$OUT"'
+T0=$(millis); pamt mpin-garbagehelper alice 1234; T1=$(millis)
+check_all "a helper that breaks the protocol is stopped at once and is PAM_SERVICE_ERR ($((T1 - T0)) ms)" \
+  '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT" && grep -q "helper-garbage stopped: it broke the protocol" <<<"$OUT" && [ $((T1 - T0)) -lt 2000 ]'
+# The helper's side: a START frame longer than the protocol allows ends it (status 1) at once.
+python3 - "$BIN/mpin-pam-helper" <<'PY'
+import socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.Popen([sys.argv[1]], stdin=b, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+b.close()
+a.sendall(b"S\x7f\xff\xff\xff")
+sys.exit(0 if p.wait(timeout=10) == 1 and a.recv(1) == b"" else 1)
+PY
+check "mpin-pam-helper refuses an oversized frame from the module and exits 1" [ "$?" -eq 0 ]
 T0=$(millis); pamt mpin-silenthelper alice 1234; T1=$(millis)
 check_all "a silent helper is stopped after 10 s (its first watchdog), nothing left running ($((T1 - T0)) ms)" \
   '[ "$RC" -ne 0 ] && grep -q "stopped: it did not answer in time" <<<"$OUT" && [ $((T1 - T0)) -lt 13000 ] && ! pgrep -f "sleep 60" >/dev/null'
