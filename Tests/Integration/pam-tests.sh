@@ -378,6 +378,18 @@ check "blocked is PAM_MAXTRIES" grep -q 'Have exhausted maximum number of retrie
 pamt mpin carol 4321
 check "a blocked identity fails even with the right PIN" [ "$RC" -ne 0 ]
 check "mpinctl shows carol BLOCKED" grep -q BLOCKED <<<"$(ctl show carol)"
+# pam_sm_acct_mgmt (its own helper run): a blocked identity is PAM_PERM_DENIED, anyone else
+# PAM_IGNORE, so the stack's next module decides.
+service mpin-account "auth required pam_permit.so" "account required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+acct() {
+  OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+        timeout 30 pamtester mpin-account "$1" acct_mgmt 2>&1)
+  RC=$?
+}
+acct carol
+check_all "account management refuses the blocked identity" '[ "$RC" -ne 0 ] && grep -q "Permission denied" <<<"$OUT"'
+acct alice
+check_all "account management has no opinion on alice (PAM_IGNORE: pam_permit decides)" '[ "$RC" -eq 0 ] && grep -q "account management done" <<<"$OUT"'
 
 # The store must stay private: a world-readable store is refused.
 chmod 755 "$WORK/store"
