@@ -3,8 +3,8 @@ import Foundation
 /// The pam.d lines that load pam_mpin, and where libpam finds each module they name.
 ///
 /// libpam resolves a module path that does not start with `/` against its compiled-in module
-/// directory, whatever the path looks like: `auth required .build/release/libpam_mpin.so`
-/// loads `/lib/x86_64-linux-gnu/security/.build/release/libpam_mpin.so`, which usually does not
+/// directory, whatever the path looks like: `auth required .build/pam/pam_mpin.so`
+/// loads `/lib/x86_64-linux-gnu/security/.build/pam/pam_mpin.so`, which usually does not
 /// exist, and the line then fails in a way that names no file. `mpinctl doctor` shows each
 /// reference with the file it resolves to.
 struct PAMReferences {
