@@ -27,7 +27,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                python3-pexpect dpkg-dev lintian adduser postgresql
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-deb deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -88,7 +88,7 @@ $(MODULE_SO): pam/pam_mpin.c pam/pam_mpin.map Sources/CPAMProtocol/mpin_pam_prot
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-fuzz
+test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-install test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -161,6 +161,12 @@ deb: deps module
 # installed server, purges them and checks /etc/pam.d is byte for byte what it was; needs root.
 test-deb: deb
 	DEB_DIR="$(abspath $(DEB_DIR))" VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) bash Tests/Integration/deb-tests.sh
+
+# `make install DESTDIR=` into a temporary root: files, modes, stripping, no toolchain library
+# needed at run time (Tests/Integration/install-tests.sh); after test-deb, whose statically
+# linked builds it reuses.
+test-install: deps module
+	bash Tests/Integration/install-tests.sh
 
 # Constant-time evidence for MPinCrypto's secret paths (docs/CRYPTO.md §11): every conditional
 # jump in their release machine code, sorted and shown with the test that feeds it
@@ -241,12 +247,14 @@ test-fuzz:
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 # Installs the module and its helper (stripped), the CLI, the server and the manual pages; keeps an existing
-# configuration.
+# configuration. The programs link the Swift runtime statically, as the packages' do: without
+# that, mpinctl, mpin and mpin-server would load the toolchain's libswift*.so from wherever
+# the toolchain was when they were built, and stop working when it moves or goes.
 install: deps module
-	$(SWIFT) build -c release --product mpin-pam-helper
-	$(SWIFT) build -c release --product mpinctl
-	$(SWIFT) build -c release --product mpin
-	$(SWIFT) build -c release --product mpin-server
+	$(SWIFT) build -c release --product mpin-pam-helper --static-swift-stdlib
+	$(SWIFT) build -c release --product mpinctl --static-swift-stdlib
+	$(SWIFT) build -c release --product mpin --static-swift-stdlib
+	$(SWIFT) build -c release --product mpin-server --static-swift-stdlib
 	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(HELPERDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
 	install -m 0644 -s --strip-program=strip $(MODULE_SO) $(DESTDIR)$(PAMDIR)/pam_mpin.so
 	install -m 0755 -s --strip-program=strip .build/release/mpin-pam-helper $(DESTDIR)$(HELPERDIR)/mpin-pam-helper
