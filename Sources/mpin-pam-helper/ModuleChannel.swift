@@ -1,5 +1,6 @@
 import CPAMProtocol
 import MPinCrypto
+import MPinPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,9 +82,8 @@ struct ModuleChannel {
         let frame = [type, UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)] + payload
         var sent = 0
         while sent < frame.count {
-            let n = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { exit(1) }
+            let n = try? retryingOnInterrupt { frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) } }
+            guard let n, n > 0 else { exit(1) }
             sent += n
         }
     }
@@ -101,9 +101,8 @@ struct ModuleChannel {
     private func readExactly(_ buffer: inout [UInt8]) -> Bool {
         var got = 0
         while got < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, $0.count - got, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
+            let n = try? retryingOnInterrupt { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, $0.count - got, 0) } }
+            guard let n, n > 0 else { return false }
             got += n
         }
         return true
