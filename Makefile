@@ -44,9 +44,6 @@ MAN8        = man/pam_mpin.8 man/mpinctl.8 man/mpin-server.8
 
 all: build
 
-# What every build needs: the system packages, and the libswiftCore.a copy mpin-pam-helper links.
-deps: packages $(MODULE_STDLIB)
-
 # mpin-pam-helper links a copy of the toolchain's static libswiftCore.a in which --gc-sections may
 # drop the standard library functions it never calls (pam/module-stdlib.py says why that is
 # safe); about 0.9 MB less to load on every login. Package.swift reads its path from
@@ -57,6 +54,12 @@ export MPIN_MODULE_STDLIB := $(MODULE_STDLIB)
 SWIFTC        := $(shell command -v swiftc)
 $(MODULE_STDLIB): pam/module-stdlib.py $(realpath $(SWIFTC)) | packages
 	python3 pam/module-stdlib.py $@ $(SWIFTC)
+
+# What every build needs: the system packages, and the libswiftCore.a copy mpin-pam-helper links.
+# Make expands a rule's prerequisites when it reads the rule, so this rule must come after
+# MODULE_STDLIB is assigned (issue 30: placed before it, `deps` named no library and a fresh
+# clone's `make demo` failed to link).
+deps: packages $(MODULE_STDLIB)
 
 # Installs only what is missing, so repeated runs do no network work.
 packages:
@@ -195,7 +198,7 @@ demo: deps module
 	$(SWIFT) build -c release --product mpin-pam-helper
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
-	PLAIN_HTTP="$(PLAIN_HTTP)" bash pam/demo.sh
+	PLAIN_HTTP="$(PLAIN_HTTP)" DEMO_RIGHT_PIN="$(DEMO_RIGHT_PIN)" bash pam/demo.sh
 
 # The protocol alone, in one process (no server, no PAM).
 demo-crypto: deps

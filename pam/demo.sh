@@ -29,25 +29,40 @@ fi
 SERVER_PID=$!
 for _ in $(seq 1 100); do grep -q ready "$WORK/server.log" && break; sleep 0.1; done
 cat "$WORK/server.log"
+if ! grep -q ready "$WORK/server.log"; then
+  printf '\033[1;31mFAILED: step 1: mpin-server did not start\033[0m\n'; exit 1
+fi
 
 say "2. Register the Unix user 'demo' as demo@example.org with PIN 1234 (mpinctl, private store)"
 mkdir -m 700 "$WORK/store"
 printf 'backend = %s\nstore = %s/store\ntimeout = 5\n%s\n' "$BACKEND" "$WORK" "$CACERT_LINE" > "$WORK/mpin.conf"
 cat "$WORK/mpin.conf"
-echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register demo --identity demo@example.org --pin-stdin
+echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register demo --identity demo@example.org --pin-stdin \
+  || fail "step 2: mpinctl could not register demo"
 "$BIN/mpinctl" --config "$WORK/mpin.conf" list
 
 mkdir "$WORK/pam.d"
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/mpin-demo"
+# login PIN: one pamtester login; its exit status is pamtester's (0: accepted).
 login() {
   echo "\$ echo $1 | pamtester mpin-demo demo authenticate"
   echo "$1" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" PAM_WRAPPER_DEBUGLEVEL=2 \
-    pamtester mpin-demo demo authenticate 2>&1 | sed 's/PWRAP_DEBUG[^]]*\] - SYSLOG([0-9]*): /\n  syslog: /' | grep -v '^PWRAP\|^$'
+    pamtester mpin-demo demo authenticate >"$WORK/login.out" 2>&1
+  local rc=$?
+  sed 's/PWRAP_DEBUG[^]]*\] - SYSLOG([0-9]*): /\n  syslog: /' "$WORK/login.out" | grep -v '^PWRAP\|^$'
+  return $rc
 }
+# fail STEP: the demo did not show what it is for; make demo exits non-zero, naming the step.
+FAILED=""
+fail() { FAILED="$FAILED\n  - $*"; printf '\033[1;31mFAILED: %s\033[0m\n' "$*"; }
+
+# DEMO_RIGHT_PIN exists only to show that a broken demo fails (issue 30): `make demo
+# DEMO_RIGHT_PIN=1235` must exit non-zero at step 3.
+RIGHT_PIN=${DEMO_RIGHT_PIN:-1234}
 say "3. Log in through pam_mpin.so with the right PIN"
-login 1234
+if login "$RIGHT_PIN"; then echo "accepted, as it should be"; else fail "step 3: the right PIN was not accepted"; fi
 say "4. Log in with a wrong PIN"
-login 9999
+if login 9999; then fail "step 4: the wrong PIN was accepted"; else echo "refused, as it should be"; fi
 say "Server log lines"
 tail -n 8 "$WORK/server.log"
 
@@ -69,3 +84,9 @@ Every request went over TLS to mpin-server, which serves it itself (swift-nio-ss
 against the self-signed certificate that `init --self-signed` made and mpin.conf names as
 `cacert`.
 TEXT
+
+if [ -n "$FAILED" ]; then
+  printf '\n\033[1;31mThe demo FAILED:%b\033[0m\n' "$FAILED"
+  exit 1
+fi
+printf '\n\033[1mThe demo passed: the right PIN was accepted and the wrong one refused.\033[0m\n'

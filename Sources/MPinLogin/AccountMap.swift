@@ -10,8 +10,12 @@ public struct AccountMap {
         public var backend: String
         /// Linked without a token on this host (`mpinctl link`), for `mode = device` logins.
         public var linked: Bool
-        public init(identity: String, backend: String, linked: Bool = false) {
-            self.identity = identity; self.backend = backend; self.linked = linked
+        /// The hex mpinId this account was registered or linked with, pinned so that a device
+        /// approval by another registration of the same identity (issue 24, finding 2) is
+        /// refused. Empty for an account written before pinning existed.
+        public var mpinId: String
+        public init(identity: String, backend: String, linked: Bool = false, mpinId: String = "") {
+            self.identity = identity; self.backend = backend; self.linked = linked; self.mpinId = mpinId
         }
     }
 
@@ -27,7 +31,8 @@ public struct AccountMap {
         }
         return members.compactMap { m in
             guard let id = m.value["identity"]?.stringValue, let backend = m.value["backend"]?.stringValue else { return nil }
-            return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false))
+            return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false,
+                                   mpinId: m.value["mpinId"]?.stringValue ?? ""))
         }
     }
 
@@ -41,6 +46,7 @@ public struct AccountMap {
         let doc = JSONValue.object(entries.map { e -> (key: String, value: JSONValue) in
             var fields: [(key: String, value: JSONValue)] = [("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]
             if e.account.linked { fields.append((key: "linked", value: .bool(true))) }
+            if !e.account.mpinId.isEmpty { fields.append((key: "mpinId", value: .string(e.account.mpinId))) }
             return (key: e.unixUser, value: JSONValue.object(fields))
         })
         try storage.write(Self.document, doc.serialized)

@@ -13,10 +13,13 @@ import Glibc
 struct PAMSession {
     let channel: ModuleChannel
     let options: ModuleOptions
+    /// The flags of the PAM call (PAM_SILENT, PAM_DISALLOW_NULL_AUTHTOK), as the module got them.
+    let flags: Int32
 
-    init(channel: ModuleChannel, arguments: [String]) {
+    init(channel: ModuleChannel, arguments: [String], flags: Int32 = 0) {
         self.channel = channel
         self.options = ModuleOptions(arguments: arguments)
+        self.flags = flags
     }
 
     /// One syslog line. Control characters (a PAM_USER from a remote client may contain line
