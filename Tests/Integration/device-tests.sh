@@ -3,6 +3,9 @@
 # command of a second process (PROTOCOL.md §5.7). The host's store holds no token, only the
 # links of Unix users to identities. Needs the release builds of pam_mpin, mpinctl, mpin and
 # mpin-server (make test-pam).
+# README recipe covered here: "Device mode: approve from your own machine" (mpinctl link,
+# mpin register, the access-number message, mpin approve, Enter at a remote login's prompt,
+# the refusals); and "Security notes" (in device mode the host's store holds no token).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"

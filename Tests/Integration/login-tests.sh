@@ -2,6 +2,10 @@
 # pam_mpin.so inside a real sshd (keyboard-interactive, private PAM service through
 # libpam-wrapper) and a real sudo (setuid, so its /etc/pam.d/sudo is replaced for the test
 # and restored afterwards). A throwaway Unix user is created and removed. Needs root.
+# README recipes covered here: "Put it on sudo" (a pam_mpin.so line in /etc/pam.d/sudo: the
+# right PIN runs the command as root, a wrong one says "Wrong PIN."), "Put it on sshd"
+# (keyboard-interactive, right and wrong PIN, sshd's "Accepted keyboard-interactive/pam") and
+# "Device mode" (ssh and sudo approved with `mpin approve` after mpinctl link and mpin register).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # pam_mpin.so through pamtester and libpam-wrapper: a private PAM service directory, nothing in
 # /etc changes. Needs the release builds of pam_mpin, mpinctl and mpin-server (make test-pam).
+# README recipes covered here: "Register a user" (mpinctl register with --pin-stdin, the right
+# and a wrong PIN, mpinctl delete), "Run mpin-server" (init --auto-activate and serve on
+# 127.0.0.1, through lib.sh's start_server; init --self-signed with cacert on the clients; a
+# SIGHUP reload; two serve nodes on one data directory), "Troubleshooting" (the syslog line and
+# its outcomes, the refusal of an open store, the helper refusals) and "Security notes" (the
+# PIN never logged, store, configuration and helper refused, control characters masked).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"

@@ -8,6 +8,8 @@
 #      The pages' option and key lists are checked the other way too: nothing that the code
 #      does not accept.
 # Run from the repository's root (make test-man).
+# README covered here: "Every option is in the manual pages", the promise that lets the README
+# link man/ instead of repeating the reference.
 set -u
 cd "$(dirname "$0")/../.."
 PAGES="man/pam_mpin.8 man/mpin.conf.5 man/mpinctl.8 man/mpin-server.8"
