@@ -146,7 +146,7 @@ struct Serve: AsyncParsableCommand {
 struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer users.",
-        subcommands: [List.self, Add.self, Activate.self, Revoke.self, Unblock.self, Delete.self])
+        subcommands: [List.self, Add.self, Pending.self, Activate.self, Revoke.self, Unblock.self, Delete.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
@@ -177,12 +177,42 @@ struct User: AsyncParsableCommand {
         }
     }
 
-    struct Activate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Activate a user and its pending registrations.")
+    struct Pending: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List a user's pending registrations: fingerprint, started, expires, device name, address.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() async throws { try await simple(options, json, identity, "activated") { try await $0.activate(userID: identity) } }
+        func run() async throws {
+            let pending = try await withAdmin(options) { try await $0.pending(userID: identity) }
+            if json { return emitJSON(pending) }
+            let format = ISO8601DateFormatter()
+            for r in pending {
+                let device = r.deviceName.isEmpty ? "-" : r.deviceName
+                print("\(r.fingerprint)\tstarted=\(format.string(from: Date(timeIntervalSince1970: r.created)))"
+                      + "\texpires=\(format.string(from: Date(timeIntervalSince1970: r.expires)))\tdevice=\(device)"
+                      + "\tfrom=\(r.source.isEmpty ? "-" : r.source)\(r.active ? "\tACTIVE" : "")")
+            }
+        }
+    }
+
+    struct Activate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Activate a user and the one pending registration named by --registration.",
+            discussion: """
+                Anyone can start a registration for any identity, so activation never covers all of a \
+                user's pending registrations: name the user's own by its fingerprint (`mpin-server user \
+                pending ID` lists them; the user's device shows its own with `mpin list --fingerprints`). \
+                Without --registration the user is activated only when nothing is pending.
+                """)
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Option(name: .long, help: "The registration's fingerprint, or its first 8 or more hex digits.")
+        var registration: String?
+        @Argument(help: "User identity.") var identity: String
+        func run() async throws {
+            try await simple(options, json, identity, "activated") { try await $0.activate(userID: identity, registration: registration) }
+        }
     }
 
     struct Revoke: AsyncParsableCommand {

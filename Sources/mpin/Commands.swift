@@ -6,6 +6,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinLogin
+import MPinWire
 
 struct Register: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Register an M-Pin identity on this device and set its PIN.")
@@ -76,14 +77,19 @@ struct Approve: ParsableCommand {
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the identities registered on this device.")
     @OptionGroup var global: GlobalOptions
+    @Flag(help: "Add each registration's fingerprint, which `mpinctl link --registration` pins on a host.")
+    var fingerprints = false
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
         guard FileManager.default.fileExists(atPath: store.directory) else { return }
         let sdk = try store.sdk()
         for (id, account) in try store.accounts.all() {
-            let state = sdk.listUsers(backend: account.backend).1.first { $0.id == id }?.state.rawValue ?? "MISSING"
-            print("\(id)\t\(account.backend)\t\(state)")
+            let user = sdk.listUsers(backend: account.backend).1.first { $0.id == id }
+            let state = user?.state.rawValue ?? "MISSING"
+            guard fingerprints else { print("\(id)\t\(account.backend)\t\(state)"); continue }
+            let fingerprint = user.flatMap { Hex.decode($0.mpinIdHex) }.map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+            print("\(id)\t\(account.backend)\t\(state)\t\(fingerprint)")
         }
     }
 }

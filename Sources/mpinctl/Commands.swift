@@ -6,6 +6,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinLogin
+import MPinWire
 
 struct Register: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -47,7 +48,8 @@ struct Register: ParsableCommand {
             guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
         }
         try check(sdk.finishRegistration(mpinUser, pin: pin))
-        try accounts.set(.init(identity: identity, backend: node), for: user)
+        let fingerprint = Hex.decode(mpinUser.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
+        try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
         print("REGISTERED \(user) as \(identity) on \(node)")
     }
 

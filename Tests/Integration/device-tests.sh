@@ -88,9 +88,15 @@ check "mpin approve without a registration says USER_UNKNOWN" grep -q "USER_UNKN
 mpin_as nobody approve 4241703 --pin-stdin </dev/null >/dev/null 2>&1
 check "mpin approve without a registration exits 1" [ "$?" -eq 1 ]
 
-ctl link alice --identity alice@example.org >/dev/null
+# The registration each link pins: its fingerprint, as the device shows it.
+ALICE_FP=$(mpin_alice list --fingerprints | cut -f4)
+CAROL_FP=$(mpin_as carol list --fingerprints | cut -f4)
+check_all "mpin list --fingerprints shows a 64-hex fingerprint" '[[ "$ALICE_FP" =~ ^[0-9a-f]{64}$ ]]'
+ctl link alice --identity alice@example.org >/dev/null 2>&1
+check "mpinctl link without --registration is refused" [ "$?" -ne 0 ]
+ctl link alice --identity alice@example.org --registration "$ALICE_FP" >/dev/null
 check "mpinctl link maps alice without a token" [ "$?" -eq 0 ]
-ctl link carol --identity carol@example.org >/dev/null
+ctl link carol --identity carol@example.org --registration "$CAROL_FP" >/dev/null
 check_all "mpinctl list shows the link" 'ctl list | grep -q "^alice	alice@example.org	$BACKEND	LINKED$"'
 check_all "mpinctl show shows the link" 'ctl show alice | grep -q "^state: LINKED$"'
 check_all "the host's store holds no token" '[ -z "$(ls "$WORK/store" | grep secure-)" ]'
