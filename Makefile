@@ -126,7 +126,9 @@ test-postgres: $(MODULE_STDLIB)
 		--disable-testable-imports --filter 'PostgresTests|SchemaVersionTests|MultiNodeTests'
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
-# token mode and in device mode (approved by the per-user `mpin` command).
+# token mode and in device mode (approved by the per-user `mpin` command); then the attacks of
+# issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
+# someone else and a flood of pass 1s (activation-tests.sh).
 test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-pam-helper)
 	$(call release_product,mpinctl)
@@ -134,6 +136,8 @@ test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
 	bash Tests/Integration/device-tests.sh
+	bash Tests/Integration/impostor-tests.sh
+	bash Tests/Integration/activation-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
 # user and sudo's PAM file are restored afterwards.

@@ -30,10 +30,18 @@ struct Register: ParsableCommand {
         let user = sdk.makeNewUser(id: identity)
         try check(sdk.startRegistration(user, activateCode: activationCode ?? ""))
         let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        var said = false
         while true {
             let status = sdk.confirmRegistration(user)
             if status.isOK { break }
             guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
+            if !said {
+                // The administrator activates this registration by its fingerprint (issue 24, finding 2).
+                let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                print("waiting for \(identity) to be verified: registration \(fingerprint)")
+                fflush(nil)
+                said = true
+            }
             Thread.sleep(forTimeInterval: 2)
         }
         let pin = try global.readPIN("New M-Pin PIN for \(identity): ")

@@ -61,7 +61,14 @@ struct Register: ParsableCommand {
             let status = sdk.confirmRegistration(u)
             if status.isOK { if said { print("") }; return }
             guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
-            if !said { print("waiting for \(u.id) to be verified (an administrator activates it) ", terminator: ""); said = true }
+            if !said {
+                // The administrator activates this registration by its fingerprint, not all of
+                // the identity's (issue 24, finding 2): tell it to them.
+                let fingerprint = Hex.decode(u.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                print("waiting for \(u.id) to be verified: an administrator runs "
+                      + "`mpin-server user activate \(u.id) --registration \(fingerprint)` ", terminator: "")
+                said = true
+            }
             print(".", terminator: "")
             fflush(nil)
             Thread.sleep(forTimeInterval: 2)

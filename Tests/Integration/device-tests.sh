@@ -160,6 +160,19 @@ pam_wait
 check_all "an approval by another identity is PAM_AUTH_ERR" '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
 check "the syslog line names the other identity" grep -q 'outcome=FAILED duration_ms=[0-9]* (approved by another identity: bob@example.org)' <<<"$OUT"
 
+# Issue 24, finding 2: somebody else's registration of alice's identity (mallory registered
+# alice@example.org on his own device; this server activates every registration) approves
+# with his own PIN: the host linked alice's registration only, so the login is refused.
+echo 6666 | mpin_as mallory register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
+check "mallory registers alice's identity on his own device" [ "$?" -eq 0 ]
+pam_start device alice
+N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
+echo 6666 | mpin_as mallory approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check_all "an approval by a registration the host did not link is PAM_AUTH_ERR" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
+check "the syslog line says the registration was not linked" grep -q "that this host did not link" <<<"$OUT"
+
 # A wrong PIN is refused; the login then times out.
 pam_start device-short alice
 N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2

@@ -33,7 +33,7 @@ echo 4321 | carol_device register --backend "$BACKEND" --identity carol@example.
 CAROL_FP=$(carol_device list --fingerprints | cut -f4)
 "$BIN/mpinctl" --config "$WORK/device.conf" link carol --identity carol@example.org --registration "$CAROL_FP" >/dev/null
 check "carol is linked for device mode" [ "$?" -eq 0 ]
-check_all "the link pinned the server's verdict key" 'grep -q verdictKey "$WORK/devstore/accounts"'
+check_all "the link pinned the server's verdict key" 'grep -q verdictKey "$WORK/devstore/state-accounts"'
 
 pamt mpin alice 1234
 check "the real server: alice's right PIN logs in" [ "$RC" -eq 0 ]
@@ -82,7 +82,7 @@ check "the real server back on its port: alice's right PIN logs in" [ "$RC" -eq 
 
 # A store whose registration pins no key (made with a backend that does not sign, as a
 # Milagro RPS): plain http is refused before the PIN is asked.
-python3 - "$WORK/store/users" <<'PY'
+python3 - "$WORK/store/state-users" <<'PY'
 import json, sys
 p = sys.argv[1]
 doc = json.load(open(p))
