@@ -179,7 +179,8 @@ test-install: deps module
 # jump in their release machine code, sorted and shown with the test that feeds it
 # (Tests/ConstantTime/objdump-check.py), then the instructions valgrind counts for the bench's
 # multiplications by scalars of Hamming weight 1 and 253 (Tests/ConstantTime/instruction-counts.sh).
-ct-check:
+ct-check: packages
+	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind binutils
 	$(SWIFT) build -c release --product mpin-bench
 	python3 Tests/ConstantTime/objdump-check.py .build/release/mpin-bench
 	bash Tests/ConstantTime/instruction-counts.sh .build/release/mpin-bench
