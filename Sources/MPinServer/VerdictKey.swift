@@ -49,4 +49,7 @@ extension DataDirectory {
         defer { secret.wipe() }
         do { return try VerdictKey(secretKey: secret) } catch { throw SetupError.corruptFile(verdictKeyPath) }
     }
+
+    /// The verdict key's public half (hex), made if there is none yet.
+    public func verdictPublicKey() throws -> String { try loadOrCreateVerdictKey().publicKeyHex }
 }

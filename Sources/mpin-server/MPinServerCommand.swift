@@ -8,7 +8,7 @@ struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",
         abstract: "Milagro-MFA-compatible M-Pin backend on SQLite or PostgreSQL.",
-        subcommands: [Init.self, Serve.self, User.self, App.self])
+        subcommands: [Init.self, Serve.self, VerdictKeyCommand.self, User.self, App.self])
 }
 
 struct DataOption: ParsableArguments {
@@ -75,6 +75,8 @@ struct Init: AsyncParsableCommand {
                     print("database \(PostgresURL(database).map(String.init(describing:)) ?? database)")
                 }
                 print("initialised \(options.data)")
+                // Made now, so that the administrator can record it: hosts pin it at registration.
+                print("verdict key \(try dir.verdictPublicKey())")
             }
             if let host = selfSigned {
                 let certificate = try dir.addSelfSignedCertificate(host: host)
@@ -82,6 +84,20 @@ struct Init: AsyncParsableCommand {
                 print("clients: backend = https://\(host.contains(":") ? "[\(host)]" : host):PORT, cacert = \(certificate)")
             }
         } catch let e as SetupError {
+            throw ValidationError(e.description)
+        }
+    }
+}
+
+/// `mpin-server verdict-key --data DIR`: the public key this server signs login verdicts with
+/// (made on first use), for `mpinctl pin-key` on hosts registered before keys were pinned.
+struct VerdictKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verdict-key",
+        abstract: "Print the public key this server signs login verdicts with (hosts pin it).")
+    @OptionGroup var options: DataOption
+    func run() async throws {
+        do { print(try DataDirectory(path: options.data).verdictPublicKey()) } catch let e as SetupError {
             throw ValidationError(e.description)
         }
     }

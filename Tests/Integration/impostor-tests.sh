@@ -96,4 +96,12 @@ check "no pinned key over plain http: refused" [ "$RC" -ne 0 ]
 check "no pinned key over plain http: the PIN is not asked" bash -c '! grep -q "M-Pin PIN:" <<<"$1"' _ "$OUT"
 check "no pinned key over plain http: the log says why" grep -q "needs an https backend" <<<"$OUT"
 
+# The upgrade path: the admin reads the key on the server and pins it on the host.
+ctl pin-key alice --verdict-key 0400 >/dev/null 2>&1
+check "pin-key refuses what is not a key" [ "$?" -ne 0 ]
+ctl pin-key alice --verdict-key "$("$BIN/mpin-server" verdict-key --data "$WORK/server")" >/dev/null
+check "pin-key pins the server's key" [ "$?" -eq 0 ]
+pamt mpin alice 1234
+check "with the key pinned again, alice logs in over plain http" [ "$RC" -eq 0 ]
+
 summary
