@@ -1,0 +1,114 @@
+// Which helper pam_mpin.so runs. It runs with the caller's privileges (root in sshd and sudo),
+// so it must be a file only root, or the caller itself, can have written, reached through
+// directories only root can change: checked on the descriptor that is then executed, so that
+// nothing can be swapped between the check and the exec (issue 24, finding 3).
+import CPAMModule
+
+enum HelperFile {
+    case opened(Int32)
+    case refused
+    case outOfMemory
+}
+
+private let fileTypeMask: UInt32 = 0o170000
+private let regularFile: UInt32 = 0o100000
+private let directory: UInt32 = 0o040000
+private let symbolicLink: UInt32 = 0o120000
+private let writableByGroupOrOthers: UInt32 = 0o022
+
+/// Opens `path` for execution: an absolute path, each directory from / down owned by root and
+/// writable by nobody else, none a symbolic link, and the file itself a regular file (not a
+/// symbolic link) owned by root or the effective user and writable only by its owner. The
+/// descriptor (O_PATH, close-on-exec) is what the module executes.
+func openTrustedHelper(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>) -> HelperFile {
+    guard path[0] == 47 else {  // "/"
+        var line = LogLine("helper=")
+        line.append(path)
+        line.append(": not an absolute path")
+        line.send(pamh, LOG_ERR)
+        return .refused
+    }
+    let length = strlen(path)
+    // A copy whose slashes become NULs, one directory at a time.
+    guard let copy = malloc(length + 1)?.assumingMemoryBound(to: CChar.self) else { return .outOfMemory }
+    defer { free(copy) }
+    memcpy(copy, path, length + 1)
+
+    var parent = mpin_openat(AT_FDCWD, cString("/"), Int32(MPIN_OPEN_ROOT))
+    guard parent >= 0 else {
+        logError(pamh, "cannot run ", path, errno: mpin_errno())
+        return .refused
+    }
+    guard isTrustedDirectory(parent) else {
+        close(parent)
+        refuse(pamh, path, upTo: 1, "must be owned by root and writable only by root")
+        return .refused
+    }
+    var start = 1
+    while true {
+        while copy[start] == 47 { start += 1 }
+        var end = start
+        while copy[end] != 0 && copy[end] != 47 { end += 1 }
+        if copy[end] == 0 { break }  // copy + start is the file's name
+        copy[end] = 0
+        let next = mpin_openat(parent, copy + start, Int32(MPIN_OPEN_DIR))
+        let failure = mpin_errno()
+        close(parent)
+        guard next >= 0 else {
+            if failure == ENOTDIR || failure == ELOOP {
+                refuse(pamh, path, upTo: end, "is a symbolic link or not a directory")
+            } else {
+                logError(pamh, "cannot run ", path, errno: failure)
+            }
+            return .refused
+        }
+        parent = next
+        guard isTrustedDirectory(parent) else {
+            close(parent)
+            refuse(pamh, path, upTo: end, "must be owned by root and writable only by root")
+            return .refused
+        }
+        start = end + 1
+    }
+    let file = start < length ? mpin_openat(parent, copy + start, Int32(MPIN_OPEN_FILE)) : -1
+    let failure = start < length ? mpin_errno() : EISDIR
+    close(parent)
+    guard file >= 0 else {
+        logError(pamh, "cannot run ", path, errno: failure)
+        return .refused
+    }
+    var st = stat()
+    guard fstat(file, &st) == 0 else {
+        logError(pamh, "cannot run ", path, errno: mpin_errno())
+        close(file)
+        return .refused
+    }
+    let kind = st.st_mode & fileTypeMask
+    guard kind == regularFile, st.st_mode & writableByGroupOrOthers == 0, st.st_uid == 0 || st.st_uid == geteuid() else {
+        var line = LogLine("refusing to run ")
+        line.append(path)
+        line.append(kind == symbolicLink ? ": it is a symbolic link; it must be a regular file owned by root and writable only by its owner"
+                                         : ": it must be a regular file owned by root and writable only by its owner")
+        line.send(pamh, LOG_ERR)
+        close(file)
+        return .refused
+    }
+    return .opened(file)
+}
+
+private func isTrustedDirectory(_ fd: Int32) -> Bool {
+    var st = stat()
+    guard fstat(fd, &st) == 0 else { return false }
+    return st.st_mode & fileTypeMask == directory && st.st_uid == 0 && st.st_mode & writableByGroupOrOthers == 0
+}
+
+/// "refusing to run PATH: DIRECTORY REASON", the directory being the path's first `count` bytes.
+private func refuse(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>, upTo count: Int, _ reason: StaticString) {
+    var line = LogLine("refusing to run ")
+    line.append(path)
+    line.append(": ")
+    line.append(path, count: count)
+    line.append(" ")
+    line.append(reason)
+    line.send(pamh, LOG_ERR)
+}
