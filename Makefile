@@ -77,7 +77,7 @@ build: deps module
 	$(SWIFT) build -c release
 
 # pam_mpin.so (pam/Module/*.swift): Embedded Swift, built with the toolchain's swiftc (no
-# Swift runtime library, no SwiftPM) and linked with its clang; about 30 KB stripped. It runs
+# Swift runtime library, no SwiftPM) and linked with its clang; about 18 KB stripped. It runs
 # mpin-pam-helper (Swift) for each call; the tests name the helper in the build tree with
 # helper=PATH. pam/Module/module.modulemap gives it libc, libpam and the helper protocol
 # (Sources/CPAMProtocol); MPIN_PAM_HELPER, the installed helper's path, reaches it as a C
@@ -243,7 +243,7 @@ demo-crypto: deps
 # recompile only what changed.
 FUZZ_SECONDS   ?= 10
 FUZZ_DIR       ?= .build-fuzz
-FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config server
+FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config server module
 FUZZ_BUILD      = MPIN_FUZZ=1 $(SWIFT) build -c release --scratch-path $(FUZZ_DIR)
 fuzz: deps
 	$(FUZZ_BUILD) --product mpin-fuzz

@@ -91,7 +91,7 @@ let package = Package(
         // The frames pam_mpin.so and mpin-pam-helper exchange, and PAM's constants (headers only).
         .systemLibrary(name: "CPAMProtocol", path: "Sources/CPAMProtocol"),
         // One pam_mpin.so call (pam/Module runs it, as pam_unix runs unix_chkpwd), so that
-        // sshd and sudo map a 27 KB module instead of a static Swift runtime. Linked small
+        // sshd and sudo map an 18 KB module instead of a static Swift runtime. Linked small
         // all the same (it is started on every login): the Swift runtime statically (nothing
         // to resolve at start), lld with packed relative relocations (DT_RELR, glibc 2.36) and,
         // under make, the libswiftCore.a copy whose unused functions --gc-sections may drop
@@ -224,8 +224,10 @@ if ProcessInfo.processInfo.environment["MPIN_FUZZ"] == "1" {
     let harnessSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"] + fuzzCompile), .enableExperimentalFeature("Extern")]
     let harnessLink: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
     // The parsers and decoders (MPIN_FUZZ_HARNESS picks one).
+    // Sources/MPinFuzz/ModuleFrame.swift is a symbolic link to pam/Module/Frame.swift: the
+    // frame parser of pam_mpin.so (harness `module`), compiled here against CPAMProtocol.
     package.targets.append(.executableTarget(name: "mpin-fuzz", dependencies: [
-        "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin",
+        "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin", "CPAMProtocol",
     ], path: "Sources/MPinFuzz", swiftSettings: harnessSettings, linkerSettings: harnessLink))
     package.products.append(.executable(name: "mpin-fuzz", targets: ["mpin-fuzz"]))
     // The server's request handling in process, every route (harness `server`).

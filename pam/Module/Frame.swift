@@ -8,7 +8,8 @@
 #if canImport(CPAMModule)
 import CPAMModule
 #else
-import CPAMProtocol
+import CPAMProtocol  // the fuzz harness: the protocol's header, and Glibc for LOG_DEBUG
+import Glibc
 #endif
 
 /// A frame's type and payload length, from its 5-byte header; nil if the length is over the

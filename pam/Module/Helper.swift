@@ -23,7 +23,7 @@ private let writableByGroupOrOthers: UInt32 = 0o022
 func openTrustedHelper(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>) -> HelperFile {
     guard path[0] == 47 else {  // "/"
         var line = LogLine("helper=")
-        line.append(path)
+        line.append(cString: path)
         line.append(": not an absolute path")
         line.send(pamh, LOG_ERR)
         return .refused
@@ -86,9 +86,12 @@ func openTrustedHelper(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>) -> H
     let kind = st.st_mode & fileTypeMask
     guard kind == regularFile, st.st_mode & writableByGroupOrOthers == 0, st.st_uid == 0 || st.st_uid == geteuid() else {
         var line = LogLine("refusing to run ")
-        line.append(path)
-        line.append(kind == symbolicLink ? ": it is a symbolic link; it must be a regular file owned by root and writable only by its owner"
-                                         : ": it must be a regular file owned by root and writable only by its owner")
+        line.append(cString: path)
+        if kind == symbolicLink {
+            line.append(": it is a symbolic link; it must be a regular file owned by root and writable only by its owner")
+        } else {
+            line.append(": it must be a regular file owned by root and writable only by its owner")
+        }
         line.send(pamh, LOG_ERR)
         close(file)
         return .refused
@@ -105,7 +108,7 @@ private func isTrustedDirectory(_ fd: Int32) -> Bool {
 /// "refusing to run PATH: DIRECTORY REASON", the directory being the path's first `count` bytes.
 private func refuse(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>, upTo count: Int, _ reason: StaticString) {
     var line = LogLine("refusing to run ")
-    line.append(path)
+    line.append(cString: path)
     line.append(": ")
     line.append(path, count: count)
     line.append(" ")

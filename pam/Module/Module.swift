@@ -98,7 +98,7 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
         return code
     case .failed(let why):
         var line = LogLine()
-        line.append(path)
+        line.append(cString: path)
         let signal = status & 0x7f
         if signal != 0 && signal != 0x7f && signal != SIGKILL {
             line.append(" stopped: signal ")
@@ -433,9 +433,9 @@ func mutableCString(_ s: StaticString) -> UnsafeMutablePointer<CChar> {
 
 func logError(_ pamh: OpaquePointer, _ what: StaticString, _ path: UnsafePointer<CChar>?, errno: Int32) {
     var line = LogLine(what)
-    if let path { line.append(path) }
+    line.append(cString: path)
     line.append(": ")
-    line.append(strerror(errno))
+    line.append(cString: strerror(errno))
     line.send(pamh, LOG_ERR)
 }
 
@@ -460,7 +460,7 @@ struct LogLine {
         append(cString(text), count: text.utf8CodeUnitCount)
     }
 
-    mutating func append(_ text: UnsafePointer<CChar>?) {
+    mutating func append(cString text: UnsafePointer<CChar>?) {
         guard let text else { return }
         append(text, count: strlen(text))
     }
