@@ -221,7 +221,8 @@ demo-crypto: deps
 	.build/release/mpin-demo
 
 # libFuzzer harnesses with AddressSanitizer: Sources/MPinFuzz (the parsers and decoders, one
-# binary, MPIN_FUZZ_HARNESS picks one) and Sources/MPinFuzzServer (harness `server`: every
+# binary, MPIN_FUZZ_HARNESS picks one; harness `module` is pam_mpin.so's frame parser,
+# pam/Module/Frame.swift, linked in as Sources/MPinFuzz/ModuleFrame.swift) and Sources/MPinFuzzServer (harness `server`: every
 # route of the server in process, over a SQLite data directory in a temporary directory; its
 # invariants are in ServerInvariants.swift). How the build works: the harness targets exist
 # only when MPIN_FUZZ=1 (see the end of Package.swift), so a plain `swift build` never sees
