@@ -299,7 +299,9 @@ final class ExitStatusTests: XCTestCase {
         // already require to be root's). A root-owned 0755 file there passes; a group-writable
         // one, a symbolic link to the good one, the good one through a symbolically linked
         // directory, and one in /tmp are each named with the reason.
-        let products = try builtExecutable("mpinctl").deletingLastPathComponent().path
+        // The real path: SwiftPM's .build/release is a symbolic link, which the check refuses.
+        let products = try XCTUnwrap(realpath(try builtExecutable("mpinctl").deletingLastPathComponent().path, nil)
+            .map { resolved in defer { free(resolved) }; return String(cString: resolved) })
         var template = Array("\(products)/doctor-helpers-XXXXXX".utf8CString)
         let trusted = try XCTUnwrap(mkdtemp(&template).map { String(cString: $0) }, "mkdtemp in \(products)")
         defer { try? FileManager.default.removeItem(atPath: trusted) }
