@@ -4,7 +4,8 @@
 BIN="$ROOT/.build/release"
 # pam_mpin.so as `make module` builds it, and the pam.d words that load it with the build
 # tree's mpin-pam-helper (the module's compiled-in helper is the installed one).
-PAM_SO="$ROOT/.build/pam/pam_mpin.so"
+# MPIN_PAM_SO=FILE tests another build of the module (pam-bench.sh side by side).
+PAM_SO="${MPIN_PAM_SO:-$ROOT/.build/pam/pam_mpin.so}"
 # The module follows no symbolic link to its helper, and SwiftPM's .build/release is one (to
 # .build/<triple>/release): the helper is named by its real path.
 HELPER_PATH="$(readlink -f "$BIN")/mpin-pam-helper"

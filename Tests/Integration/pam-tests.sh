@@ -557,5 +557,16 @@ check_all "the module links no libswift" '[ "$LDD_RC" -eq 0 ] && grep -q "libc.s
 check_all "the module does not link libcurl at load time" '[ "$LDD_RC" -eq 0 ] && ! grep -q libcurl <<<"$LDD_OUT"'
 check_all "the module exports only pam_sm_*" \
   '[ "$NM_RC" -eq 0 ] && grep -qx pam_sm_authenticate <<<"$NM_OUT" && ! grep -qv "^pam_sm_" <<<"$NM_OUT"'
+# Issue 25: the module is Embedded Swift, as small as the C one was, hardened like it.
+STRIPPED="$WORK/pam_mpin.stripped.so"
+SIZE=$(strip -o "$STRIPPED" "$PAM_SO" && stat -c %s "$STRIPPED") || SIZE=""
+check_all "the stripped module is at most 64 KiB (${SIZE:-?} bytes)" '[ -n "$SIZE" ] && [ "$SIZE" -le 65536 ]'
+DYN=$(readelf -d "$PAM_SO") && PHDRS=$(readelf -lW "$PAM_SO") && SYMS=$(nm -D "$PAM_SO") && ELF_RC=0 || ELF_RC=$?
+check_all "the module has full RELRO (BIND_NOW, GNU_RELRO) and a non-executable stack" \
+  '[ "$ELF_RC" -eq 0 ] && grep -q "BIND_NOW" <<<"$DYN" && grep -q "GNU_RELRO" <<<"$PHDRS" && grep -E "GNU_STACK" <<<"$PHDRS" | grep -qv "RWE"'
+check_all "the module has a stack protector and needs no swift_* symbol" \
+  '[ "$ELF_RC" -eq 0 ] && grep -q " U __stack_chk_fail" <<<"$SYMS" && ! grep -q "swift_" <<<"$SYMS"'
+check "a Swift file defines the PAM entry points; no C file does" \
+  bash -c 'grep -q "@_cdecl(\"pam_sm_authenticate\")" "$1"/pam/Module/*.swift && ! grep -rl pam_sm_authenticate --include="*.c" "$1/pam" "$1/Sources"' _ "$ROOT"
 
 summary
