@@ -545,6 +545,16 @@ a.sendall(b"S\x7f\xff\xff\xff")
 sys.exit(0 if p.wait(timeout=10) == 1 and a.recv(1) == b"" else 1)
 PY
 check "mpin-pam-helper refuses an oversized frame from the module and exits 1" [ "$?" -eq 0 ]
+# A START without the 4 flag bytes (the format before the flags) ends it too, with no frame sent.
+python3 - "$BIN/mpin-pam-helper" <<'PY'
+import socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.Popen([sys.argv[1]], stdin=b, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+b.close()
+a.sendall(b"S\x00\x00\x00\x04a\x00\x00\x00")
+sys.exit(0 if p.wait(timeout=10) == 1 and a.recv(1) == b"" else 1)
+PY
+check "mpin-pam-helper refuses a START too short to hold the flags and exits 1" [ "$?" -eq 0 ]
 T0=$(millis); pamt mpin-silenthelper alice 1234; T1=$(millis)
 check_all "a silent helper is stopped after 10 s (its first watchdog), nothing left running ($((T1 - T0)) ms)" \
   '[ "$RC" -ne 0 ] && grep -q "stopped: it did not answer in time" <<<"$OUT" && [ $((T1 - T0)) -lt 13000 ] && ! pgrep -f "sleep 60" >/dev/null'
