@@ -29,10 +29,20 @@ func openTrustedHelper(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>) -> H
         return .refused
     }
     let length = strlen(path)
-    // A copy whose slashes become NULs, one directory at a time.
+    guard length < Int(PATH_MAX) else {
+        logError(pamh, "cannot run ", path, errno: ENAMETOOLONG)
+        return .refused
+    }
+    // A copy whose slashes become NULs, one directory at a time. malloc, checked:
+    // withUnsafeTemporaryAllocation would take this much from the heap through the runtime,
+    // which does not tell the caller when memory runs out.
     guard let copy = malloc(length + 1)?.assumingMemoryBound(to: CChar.self) else { return .outOfMemory }
     defer { free(copy) }
     memcpy(copy, path, length + 1)
+    return openTrusted(pamh, path, copy, length)
+}
+
+private func openTrusted(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>, _ copy: UnsafeMutablePointer<CChar>, _ length: Int) -> HelperFile {
 
     var parent = mpin_openat(AT_FDCWD, cString("/"), Int32(MPIN_OPEN_ROOT))
     guard parent >= 0 else {

@@ -50,7 +50,8 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
     }
     defer { close(executable) }
 
-    // The START frame: the call, the flags (4 bytes big-endian), the arguments with their NULs.
+    // The START frame's length: the call, the flags (4 bytes big-endian), the arguments with
+    // their NULs. It is sent from the arguments themselves (Helper.sendStart), not a copy.
     let maximum = Int(MPIN_PAM_MAX_PAYLOAD)
     let count = argc > 0 ? Int(argc) : 0
     var length = 1 + Int(MPIN_PAM_FLAGS_SIZE)
@@ -63,21 +64,6 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
         }
         length += n + 1
     }
-    guard let start = malloc(length)?.assumingMemoryBound(to: UInt8.self) else { return PAM_BUF_ERR }
-    defer { free(start) }
-    let bits = UInt32(bitPattern: flags)
-    start[0] = call
-    start[1] = UInt8(truncatingIfNeeded: bits >> 24)
-    start[2] = UInt8(truncatingIfNeeded: bits >> 16)
-    start[3] = UInt8(truncatingIfNeeded: bits >> 8)
-    start[4] = UInt8(truncatingIfNeeded: bits)
-    var at = 1 + Int(MPIN_PAM_FLAGS_SIZE)
-    for i in 0..<count {
-        guard let argument = argv?[i] else { continue }
-        let n = strlen(argument) + 1
-        memcpy(start + at, argument, n)
-        at += n
-    }
 
     var savedChild = sigaction()
     mpin_sigchld_default(&savedChild)
@@ -87,7 +73,7 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
     guard helper.start(pamh, path: path, executable: executable) else { return PAM_SERVICE_ERR }
     helper.deadline = monotonicMilliseconds() &+ Int64(MPIN_PAM_FIRST_WATCHDOG_MS)
     var outcome: Outcome = .failed(.ended)  // a START that cannot be sent: the helper has gone
-    if helper.sendFrame(UInt8(MPIN_PAM_FRAME_START), nil, 0, UnsafeRawPointer(start), length) {
+    if helper.sendStart(call: call, flags: flags, length: length, count: count, argv: argv) {
         outcome = helper.relay(pamh)
     }
     let status: Int32
@@ -303,14 +289,33 @@ struct Helper {
         return true
     }
 
+    /// The START frame of `length` bytes: the call, the flags, then the `count` arguments of
+    /// argv, each with its NUL, sent from where they are.
+    func sendStart(call: UInt8, flags: Int32, length: Int, count: Int, argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Bool {
+        let bits = UInt32(bitPattern: flags)
+        var prefix: (UInt8, UInt8, UInt8, UInt8, UInt8) = (call, UInt8(truncatingIfNeeded: bits >> 24),
+            UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 8), UInt8(truncatingIfNeeded: bits))
+        guard sendHeader(UInt8(MPIN_PAM_FRAME_START), length),
+              withUnsafeBytes(of: &prefix, { sendAll($0.baseAddress!, 1 + Int(MPIN_PAM_FLAGS_SIZE)) }) else { return false }
+        for i in 0..<count {
+            guard let argument = argv?[i] else { continue }
+            guard sendAll(UnsafeRawPointer(argument), strlen(argument) + 1) else { return false }
+        }
+        return true
+    }
+
+    private func sendHeader(_ type: UInt8, _ length: Int) -> Bool {
+        let count = UInt32(truncatingIfNeeded: length)
+        var header: (UInt8, UInt8, UInt8, UInt8, UInt8) = (type, UInt8(truncatingIfNeeded: count >> 24),
+            UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count))
+        return withUnsafeBytes(of: &header) { sendAll($0.baseAddress!, Int(MPIN_PAM_HEADER_SIZE)) }
+    }
+
     /// One frame: header, then the payload in two parts (a status byte and a text, either may
     /// be empty), so that a PIN is never copied into another buffer. The lengths are at most
     /// MPIN_PAM_MAX_PAYLOAD together (the callers' limit).
     func sendFrame(_ type: UInt8, _ first: UnsafeRawPointer?, _ firstCount: Int, _ text: UnsafeRawPointer?, _ textCount: Int) -> Bool {
-        let count = UInt32(truncatingIfNeeded: firstCount + textCount)
-        var header: (UInt8, UInt8, UInt8, UInt8, UInt8) = (type, UInt8(truncatingIfNeeded: count >> 24),
-            UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count))
-        guard withUnsafeBytes(of: &header, { sendAll($0.baseAddress!, Int(MPIN_PAM_HEADER_SIZE)) }) else { return false }
+        guard sendHeader(type, firstCount + textCount) else { return false }
         if firstCount > 0, let first, !sendAll(first, firstCount) { return false }
         if textCount > 0, let text, !sendAll(text, textCount) { return false }
         return true
