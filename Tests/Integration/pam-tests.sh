@@ -524,6 +524,37 @@ check_all "START carries the call, the flags (PAM_SILENT) and the arguments" \
   '[ "$RC" -eq 0 ] && grep -q "start=S call=a flags=32768 args=helper=$TRUSTED/helper-echo,one,two=2 " <<<"$OUT"'
 check_all "the helper gets fds 0-2 and 3 (the script itself, for its interpreter), PATH and SWIFT_BACKTRACE only (python adds LC_CTYPE)" \
   'grep -Eq " fds=0,1,2,3 env=(LC_CTYPE,)?PATH,SWIFT_BACKTRACE$" <<<"$OUT"'
+# A compiled helper (no interpreter) keeps nothing but fds 0-2: the file it runs from is
+# close-on-exec.
+cat > "$WORK/helper-fds.c" <<'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+    unsigned char h[5], buf[4096];
+    if (read(0, h, 5) != 5) return 1;
+    size_t len = (size_t)h[1] << 24 | (size_t)h[2] << 16 | (size_t)h[3] << 8 | h[4];
+    while (len > 0) { ssize_t n = read(0, buf, len < sizeof buf ? len : sizeof buf); if (n <= 0) return 1; len -= (size_t)n; }
+    char line[512] = "fds=";
+    for (int fd = 0; fd < 256; fd++)
+        if (fcntl(fd, F_GETFD) != -1) snprintf(line + strlen(line), sizeof line - strlen(line), "%s%d", line[4] ? "," : "", fd);
+    size_t n = strlen(line);
+    unsigned char frame[600] = {'L', 0, 0, (unsigned char)((n + 1) >> 8), (unsigned char)(n + 1), 6};
+    memcpy(frame + 6, line, n);
+    unsigned char result[6] = {'E', 0, 0, 0, 1, 0};
+    return write(0, frame, n + 6) == (ssize_t)(n + 6) && write(0, result, 6) == 6 ? 0 : 1;
+}
+C
+"$(command -v clang || command -v cc)" -o "$TRUSTED/helper-fds" "$WORK/helper-fds.c" && chmod 755 "$TRUSTED/helper-fds"
+service mpin-fdshelper "auth required $PAM_SO helper=$TRUSTED/helper-fds"
+pamt mpin-fdshelper alice ""
+check_all "a compiled helper gets exactly fds 0, 1 and 2" '[ "$RC" -eq 0 ] && grep -q "fds=0,1,2$" <<<"$OUT"'
+printf '#!/bin/sh\nkill -SEGV $$\n' > "$TRUSTED/helper-crash" && chmod 755 "$TRUSTED/helper-crash"
+service mpin-crashhelper "auth required $PAM_SO helper=$TRUSTED/helper-crash"
+pamt mpin-crashhelper alice ""
+check_all "a helper that crashes is PAM_SERVICE_ERR, logged with its signal" \
+  '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT" && grep -q "helper-crash stopped: signal 11" <<<"$OUT"'
 service mpin-account-echo "auth required pam_permit.so" "account required $PAM_SO helper=$TRUSTED/helper-echo"
 OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
       timeout 30 pamtester mpin-account-echo alice acct_mgmt 2>&1); RC=$?
