@@ -296,9 +296,11 @@ final class ExitStatusTests: XCTestCase {
         // directory above it root's and writable only by root, no symbolic link on the way
         // (issue 24, finding 3). /tmp is writable by everyone, so the trusted helpers live in
         // a directory beside the built mpinctl (whose directories the integration tests
-        // already require to be root's). A root-owned 0755 file there passes; a group-writable
-        // one, a symbolic link to the good one, the good one through a symbolically linked
-        // directory, and one in /tmp are each named with the reason.
+        // already require to be root's). A root-owned 0755 file there passes, and so does one in
+        // root's directories below /tmp (a sticky directory may be passed through); a
+        // group-writable one, a symbolic link to the good one, the good one through a
+        // symbolically linked directory, and one directly in a sticky world-writable directory
+        // are each named with the reason.
         // The real path: SwiftPM's .build/release is a symbolic link, which the check refuses.
         let products = try XCTUnwrap(realpath(try builtExecutable("mpinctl").deletingLastPathComponent().path, nil)
             .map { resolved in defer { free(resolved) }; return String(cString: resolved) })
@@ -318,12 +320,20 @@ final class ExitStatusTests: XCTestCase {
         let linkedDirectory = trusted + "/linked"
         XCTAssertEqual(symlink(trusted, linkedDirectory), 0)
         let inTmp = try dir.write("lib/tmp-helper", "#!/bin/sh\n", mode: 0o755)
+        // A sticky world-writable directory (as /tmp) may be passed through, not hold the helper.
+        let open = trusted + "/open"
+        XCTAssertEqual(mkdir(open, 0o755), 0)
+        XCTAssertEqual(chmod(open, 0o1777), 0)
+        let inOpen = open + "/helper"
+        try Data("#!/bin/sh\n".utf8).write(to: URL(fileURLWithPath: inOpen))
+        XCTAssertEqual(chmod(inOpen, 0o755), 0)
         _ = try dir.write("pam.d/sudo", "auth\trequired\t\(built) debug helper=\(helper)\n", mode: 0o644)
         _ = try dir.write("pam.d/su", """
             auth required \(built) helper=\(writable)
             auth required \(built) helper=\(link)
             auth required \(built) helper=\(linkedDirectory)/mpin-pam-helper
             auth required \(built) helper=\(inTmp)
+            auth required \(built) helper=\(inOpen)
             """, mode: 0o644)
         let r = try ctl(["--config", config, "doctor", "--pam-dir", pamDir])
         let pamLines = r.lines.filter { $0.dropFirst(5).hasPrefix("pam.d:") && !$0.contains("/su:") }
@@ -333,7 +343,8 @@ final class ExitStatusTests: XCTestCase {
         XCTAssertTrue(r.lines.contains("FAIL helper: \(link) is a symbolic link -- fix: name the file itself in helper= (pam_mpin.so follows no symbolic link)"), r.stdout)
         let directoryFix = "keep the helper in directories owned by root, writable only by root, named without symbolic links"
         XCTAssertTrue(r.lines.contains("FAIL helper: \(linkedDirectory)/mpin-pam-helper is reached through \(linkedDirectory), a symbolic link -- fix: \(directoryFix)"), r.stdout)
-        XCTAssertTrue(r.lines.contains("FAIL helper: \(inTmp) is in /tmp, which is writable by group or others (mode 1777) -- fix: \(directoryFix)"), r.stdout)
+        XCTAssertTrue(r.lines.contains("ok   helper: \(inTmp)"), "below /tmp, in root's own directories: \(r.stdout)")
+        XCTAssertTrue(r.lines.contains("FAIL helper: \(inOpen) is in \(open), which is writable by group or others (mode 1777) -- fix: \(directoryFix)"), r.stdout)
         let moduleDir = try XCTUnwrap(try moduleDirectory(), "no PAM module directory on this machine")
         XCTAssertEqual(pamLines.first,
                        "FAIL pam.d: \(pamDir)/sshd:3: .build/release/libpam_mpin.so loads \(moduleDir)/.build/release/libpam_mpin.so, "

@@ -55,7 +55,14 @@ final class MFAServer: @unchecked Sendable {
 
     /// `mpin-server user activate`: the administrator verifies the identity.
     /// Synchronous, for the SDK's blocking threads (never a task of the cooperative pool).
-    func activate(_ userID: String) throws { try administer { try await $0.activate(userID: userID) } }
+    /// It names the one pending registration, as an administrator must (issue 24, finding 2);
+    /// with none or several pending, it activates nothing the user did not name and fails.
+    func activate(_ userID: String) throws {
+        try administer { admin in
+            let pending = try await admin.pending(userID: userID)
+            try await admin.activate(userID: userID, registration: pending.count == 1 ? pending[0].fingerprint : nil)
+        }
+    }
 
     /// `mpin-server user revoke`; synchronous like `activate`.
     func revoke(_ userID: String) throws { try administer { try await $0.revoke(userID: userID) } }
