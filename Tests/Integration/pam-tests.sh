@@ -423,7 +423,9 @@ check_all "control characters in the user name are masked in syslog" \
 check "mpin-pam-helper run by hand (fd 0 not a socket) refuses with status 2" [ "$?" -eq 2 ]
 check "a directory for trusted test helpers" [ -n "$TRUSTED" ]
 cp -p "$BIN/mpin-pam-helper" "$TRUSTED/helper-gw" && chmod 775 "$TRUSTED/helper-gw"
-printf '#!/bin/sh\nexec sleep 60\n' > "$TRUSTED/helper-silent" && chmod 755 "$TRUSTED/helper-silent"
+# (sleep 60.123: a duration no other program on the machine is likely to sleep, so that the
+# check below finds this helper's process, not another suite's)
+printf '#!/bin/sh\nexec sleep 60.123\n' > "$TRUSTED/helper-silent" && chmod 755 "$TRUSTED/helper-silent"
 # (its frames go to fd 0, the module's socket; stdout is /dev/null)
 printf '#!/bin/sh\nprintf "X\\000\\000\\000\\000" >&0\nexec sleep 60\n' > "$TRUSTED/helper-garbage" && chmod 755 "$TRUSTED/helper-garbage"
 FALSE=$(readlink -f /bin/false)  # /bin is a symbolic link on merged-/usr systems: refused
@@ -600,7 +602,7 @@ PY
 check "mpin-pam-helper refuses a START too short to hold the flags and exits 1" [ "$?" -eq 0 ]
 T0=$(millis); pamt mpin-silenthelper alice 1234; T1=$(millis)
 check_all "a silent helper is stopped after 10 s (its first watchdog), nothing left running ($((T1 - T0)) ms)" \
-  '[ "$RC" -ne 0 ] && grep -q "stopped: it did not answer in time" <<<"$OUT" && [ $((T1 - T0)) -lt 13000 ] && ! pgrep -f "sleep 60" >/dev/null'
+  '[ "$RC" -ne 0 ] && grep -q "stopped: it did not answer in time" <<<"$OUT" && [ $((T1 - T0)) -lt 13000 ] && ! pgrep -f "sleep 60.123" >/dev/null'
 
 # The tools' own failures must fail these checks, so their output is taken only if they succeed.
 LDD_OUT=$(ldd "$PAM_SO") && LDD_RC=0 || LDD_RC=$?
