@@ -14,8 +14,11 @@ public struct AccountMap {
         /// approval by another registration of the same identity (issue 24, finding 2) is
         /// refused. Empty for an account written before pinning existed.
         public var mpinId: String
-        public init(identity: String, backend: String, linked: Bool = false, mpinId: String = "") {
-            self.identity = identity; self.backend = backend; self.linked = linked; self.mpinId = mpinId
+        /// The backend answered REVOKED to a login of this identity (Login.run records it), so
+        /// that account management (pam_sm_acct_mgmt) refuses it without asking the backend.
+        public var revoked: Bool
+        public init(identity: String, backend: String, linked: Bool = false, mpinId: String = "", revoked: Bool = false) {
+            self.identity = identity; self.backend = backend; self.linked = linked; self.mpinId = mpinId; self.revoked = revoked
         }
     }
 
@@ -32,23 +35,37 @@ public struct AccountMap {
         return members.compactMap { m in
             guard let id = m.value["identity"]?.stringValue, let backend = m.value["backend"]?.stringValue else { return nil }
             return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false,
-                                   mpinId: m.value["mpinId"]?.stringValue ?? ""))
+                                   mpinId: m.value["mpinId"]?.stringValue ?? "", revoked: m.value["revoked"]?.boolValue ?? false))
         }
     }
 
+    /// The account registered for `unixUser`, whose name must match byte for byte (not by
+    /// Swift's canonical equivalence: `\u{212A}ate` is not `Kate`). The PAM module passes the
+    /// account's `pw_name` (UnixAccount), never the name the client typed.
     public func account(for unixUser: String) throws(StorageError) -> Account? {
-        try all().first { $0.unixUser == unixUser }?.account
+        try all().first { sameUnixName($0.unixUser, unixUser) }?.account
     }
 
     public func set(_ account: Account?, for unixUser: String) throws(StorageError) {
-        var entries = try all().filter { $0.unixUser != unixUser }
+        var entries = try all().filter { !sameUnixName($0.unixUser, unixUser) }
         if let account { entries.append((unixUser, account)) }
         let doc = JSONValue.object(entries.map { e -> (key: String, value: JSONValue) in
             var fields: [(key: String, value: JSONValue)] = [("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]
             if e.account.linked { fields.append((key: "linked", value: .bool(true))) }
             if !e.account.mpinId.isEmpty { fields.append((key: "mpinId", value: .string(e.account.mpinId))) }
+            if e.account.revoked { fields.append((key: "revoked", value: .bool(true))) }
             return (key: e.unixUser, value: JSONValue.object(fields))
         })
         try storage.write(Self.document, doc.serialized)
+    }
+}
+
+extension StorageError {
+    /// The store refused this process (EACCES, EPERM): a caller that is not root (a screen
+    /// locker runs PAM as the user), or a mandatory access control policy. Not a fault of the
+    /// store, and not the user's: the PAM module stays out of the way (issue 24, finding 6).
+    public var isPermissionDenied: Bool {
+        if case .systemError(_, let code) = reason { return code == 13 || code == 1 }  // EACCES, EPERM
+        return false
     }
 }

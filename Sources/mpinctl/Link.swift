@@ -1,4 +1,5 @@
 import ArgumentParser
+import MPinCLI
 import MPinLogin
 
 /// `mpinctl link USER --identity ID [--backend URL]`: maps a Unix user to an identity without a
@@ -18,6 +19,7 @@ struct Link: ParsableCommand {
         guard !identity.isEmpty, identity.utf8.count <= 256 else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: the identity must be 1 to 256 bytes")
         }
+        let user = try unixName(self.user, registering: true)
         let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
         if let existing = try accounts.account(for: user) {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already mapped to \(existing.identity); run `mpinctl delete \(user)` first")

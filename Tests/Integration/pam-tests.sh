@@ -68,7 +68,7 @@ check "a login through plain HTTP starts no thread (1 before, after and at the e
 # of the protocol) with LD_DEBUG set.
 helper_run() {
   local user=$1 pin=$2; shift 2
-  OUT=$(LD_DEBUG=files timeout 60 python3 "$ROOT/Tests/Integration/helper-harness.py" "$BIN/mpin-pam-helper" \
+  OUT=$(LD_DEBUG=files timeout 60 python3 "$ROOT/Tests/Integration/helper-harness.py" "$HELPER" \
         authenticate "$user" "$pin" "$@" 2>&1)
   RC=$?
 }
