@@ -134,6 +134,7 @@ test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
 	bash Tests/Integration/device-tests.sh
+	bash Tests/Integration/host-security-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
 # user and sudo's PAM file are restored afterwards.

@@ -138,7 +138,7 @@ pam_setup() {
 
 # nss_setup: the suites' Unix users without a change to /etc. The helper resolves PAM_USER with
 # getpwnam (issue 24, finding 4), so alice, carol, dora, erin and the names in $NSS_USERS (if
-# set) must exist: Tests/Integration/nss-shim.c, preloaded, answers them from $WORK/passwd.
+# set) must exist: Tests/Integration/nss-shim.c, preloaded, answers them from $OTHERS/passwd.
 # pam_mpin.so gives its helper an environment of its own, so the helper is run through a
 # wrapper script that sets it up: $HELPER (in a directory of root's that only root can write,
 # as the module requires), and $HELPER_NOCASE, the same with names compared without regard to
@@ -149,8 +149,10 @@ nss_setup() {
   NSS_DIR=$(mktemp -d "$ROOT/.build/test-nss.XXXXXX") && chmod 755 "$NSS_DIR" || return 1
   NSS_SO="$NSS_DIR/nss-shim.so"
   "$tcc" -shared -fPIC -O2 -o "$NSS_SO" "$ROOT/Tests/Integration/nss-shim.c" -ldl 2>"$WORK/nss-cc.err" || { cat "$WORK/nss-cc.err"; return 1; }
-  export MPIN_TEST_PASSWD="$WORK/passwd"
-  : > "$MPIN_TEST_PASSWD"
+  # Beside what other users run (0644 in $OTHERS): a helper run by a caller that is not root
+  # reads it too.
+  export MPIN_TEST_PASSWD="$OTHERS/passwd"
+  : > "$MPIN_TEST_PASSWD" && chmod 644 "$MPIN_TEST_PASSWD"
   for name in alice carol dora erin ${NSS_USERS:-}; do
     printf '%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n' "$name" "$uid" "$uid" >> "$MPIN_TEST_PASSWD"
     uid=$((uid + 1))
