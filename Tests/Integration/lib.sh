@@ -159,10 +159,17 @@ nss_setup() {
   done
   HELPER="$NSS_DIR/mpin-pam-helper"
   HELPER_NOCASE="$NSS_DIR/mpin-pam-helper-nocase"
-  printf '#!/bin/sh\nexec /usr/bin/env LD_PRELOAD=%s MPIN_TEST_PASSWD=%s %s\n' "$NSS_SO" "$MPIN_TEST_PASSWD" "$BIN/mpin-pam-helper" > "$HELPER"
-  printf '#!/bin/sh\nexec /usr/bin/env LD_PRELOAD=%s MPIN_TEST_PASSWD=%s MPIN_TEST_NSS_NOCASE=1 %s\n' "$NSS_SO" "$MPIN_TEST_PASSWD" "$BIN/mpin-pam-helper" > "$HELPER_NOCASE"
-  chmod 755 "$HELPER" "$HELPER_NOCASE"
+  nss_wrap "$BIN/mpin-pam-helper" "$HELPER"
+  nss_wrap "$BIN/mpin-pam-helper" "$HELPER_NOCASE" MPIN_TEST_NSS_NOCASE=1
   MODULE="$PAM_SO helper=$HELPER"
+}
+
+# nss_wrap PROGRAM WRAPPER [VARIABLE=VALUE...]: writes WRAPPER (0755), a script that runs
+# PROGRAM under the test name service of nss_setup, with the variables given.
+nss_wrap() {
+  local program=$1 wrapper=$2; shift 2
+  printf '#!/bin/sh\nexec /usr/bin/env LD_PRELOAD=%s MPIN_TEST_PASSWD=%s %s %s\n' \
+    "$NSS_SO" "$MPIN_TEST_PASSWD" "$*" "$program" > "$wrapper" && chmod 755 "$wrapper"
 }
 
 # service NAME LINES...: the PAM service NAME, one line per argument.
