@@ -80,15 +80,23 @@ check_all "a registration for a name the name service does not know logs nobody 
   '[ "$RC" -ne 0 ] && grep -q "User not known" <<<"$OUT" && grep -q "no such Unix account" <<<"$OUT"'
 
 # --- Finding 6: a caller that is not root (a screen locker) ---------------------------------
-# Its PAM files, configuration and test name service must be readable by nobody; the store
-# (0700 root) is not, as on a real host.
+# What nobody runs must be reachable by nobody wherever the checkout is (it may sit under a
+# 0700 home), and pam_mpin.so runs a helper only from directories that only root can write,
+# which /tmp is not: copies in a directory of root's under /run, removed at exit. Its PAM
+# files, configuration and test name service are readable by nobody; the store (0700 root) is
+# not, as on a real host.
+REACH=$(mktemp -d /run/mpin-host-it.XXXXXX) && chmod 755 "$REACH" || { echo "cannot make a directory in /run"; exit 1; }
+trap 'rm -rf "$REACH"; cleanup' EXIT
+cp "$PAM_SO" "$BIN/mpin-pam-helper" "$BIN/mpin" "$NSS_SO" "$REACH/" && chmod 755 "$REACH"/*
+NSS_SO="$REACH/nss-shim.so" nss_wrap "$REACH/mpin-pam-helper" "$REACH/helper"
+REACH_MODULE="$REACH/pam_mpin.so helper=$REACH/helper"
 mkdir -p "$OTHERS/pam.d" && chmod 755 "$OTHERS/pam.d"
 cp "$WORK/mpin.conf" "$OTHERS/mpin.conf" && chmod 644 "$OTHERS/mpin.conf"
-printf '%s\n' "auth [success=done authinfo_unavail=ignore ignore=ignore default=die] $MODULE config=$OTHERS/mpin.conf nouserok" \
-  "auth required pam_permit.so" "account required $MODULE config=$OTHERS/mpin.conf" "account required pam_permit.so" \
+printf '%s\n' "auth [success=done authinfo_unavail=ignore ignore=ignore default=die] $REACH_MODULE config=$OTHERS/mpin.conf nouserok" \
+  "auth required pam_permit.so" "account required $REACH_MODULE config=$OTHERS/mpin.conf" "account required pam_permit.so" \
   > "$OTHERS/pam.d/locker"
 { echo "store = $WORK/store"; echo "mode = device"; echo "timeout = 3"; } > "$OTHERS/device.conf" && chmod 644 "$OTHERS/device.conf"
-printf '%s\n' "auth [success=done authinfo_unavail=ignore ignore=ignore default=die] $MODULE config=$OTHERS/device.conf nouserok" \
+printf '%s\n' "auth [success=done authinfo_unavail=ignore ignore=ignore default=die] $REACH_MODULE config=$OTHERS/device.conf nouserok" \
   "auth required pam_permit.so" "account required pam_permit.so" > "$OTHERS/pam.d/locker-device"
 chmod 644 "$OTHERS/pam.d/"*
 # as_nobody OPERATION SERVICE USER ANSWER
@@ -211,11 +219,11 @@ p.wait()
 print(report)
 PY
 }
-PROBE=$(probe socket nobody "$BIN/mpin-pam-helper")
+PROBE=$(probe socket nobody "$REACH/mpin-pam-helper")
 check_all "the helper, run as a user, is not dumpable and has no core limit while it waits ($PROBE)" \
   '[ "$PROBE" = "owner=0 uid=65534 core=0,0" ]'
 mkdir -m 700 "$OTHERS/nobody-store" && chown nobody:nogroup "$OTHERS/nobody-store"
-PROBE=$(probe pipe nobody "$BIN/mpin" register --backend "$BACKEND" --identity probe@example.org --store "$OTHERS/nobody-store/mpin" --pin-stdin)
+PROBE=$(probe pipe nobody "$REACH/mpin" register --backend "$BACKEND" --identity probe@example.org --store "$OTHERS/nobody-store/mpin" --pin-stdin)
 check_all "mpin, waiting for the new PIN, is not dumpable and has no core limit ($PROBE)" '[ "$PROBE" = "owner=0 uid=65534 core=0,0" ]'
 PROBE=$(probe pipe root env LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/mpin.conf" auth alice --pin-stdin)
 check_all "mpinctl, waiting for the PIN, has no core limit ($PROBE)" '[ "${PROBE#*core=}" = "0,0" ]'
