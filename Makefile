@@ -76,17 +76,32 @@ packages:
 build: deps module
 	$(SWIFT) build -c release
 
-# pam_mpin.so (pam/pam_mpin.c): C, 14 KB stripped, built with the toolchain's clang. It runs
+# pam_mpin.so (pam/Module/*.swift): Embedded Swift, built with the toolchain's swiftc (no
+# Swift runtime library, no SwiftPM) and linked with its clang; about 18 KB stripped. It runs
 # mpin-pam-helper (Swift) for each call; the tests name the helper in the build tree with
-# helper=PATH. Exports only pam_sm_* (pam/pam_mpin.map); full RELRO, hardened like Debian's.
-MODULE_SO     := .build/pam/pam_mpin.so
-MODULE_CC     ?= $(shell command -v clang || command -v cc)
-MODULE_CFLAGS ?= -O2 -g -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2
+# helper=PATH. pam/Module/module.modulemap gives it libc, libpam and the helper protocol
+# (Sources/CPAMProtocol); MPIN_PAM_HELPER, the installed helper's path, reaches it as a C
+# define through that header. Exports only pam_sm_* (pam/pam_mpin.map, which also hides the
+# swift_* functions Embedded Swift compiles into it); stack protector, FORTIFY for the C
+# headers' inline code, full RELRO, no executable stack.
+MODULE_SO       := .build/pam/pam_mpin.so
+MODULE_OBJ      := .build/pam/pam_mpin.o
+MODULE_SOURCES  := $(wildcard pam/Module/*.swift)
+MODULE_HEADERS  := pam/Module/module.modulemap pam/Module/pam_mpin_shim.h Sources/CPAMProtocol/mpin_pam_protocol.h
+MODULE_SWIFTC   ?= $(SWIFTC)
+MODULE_CC       ?= $(shell command -v clang || command -v cc)
+MODULE_SWIFTFLAGS ?= -enable-experimental-feature Embedded -wmo -Osize -parse-as-library \
+                     -Xfrontend -enable-stack-protector -Xfrontend -function-sections \
+                     -Xcc -O2 -Xcc -D_FORTIFY_SOURCE=2 -Xcc -fstack-protector-strong -Xcc -fPIC
 module: $(MODULE_SO)
-$(MODULE_SO): pam/pam_mpin.c pam/pam_mpin.map Sources/CPAMProtocol/mpin_pam_protocol.h | packages
+$(MODULE_OBJ): $(MODULE_SOURCES) $(MODULE_HEADERS) Makefile | packages
 	mkdir -p $(@D)
-	$(MODULE_CC) $(MODULE_CFLAGS) -fPIC -shared -ISources/CPAMProtocol -DMPIN_PAM_HELPER='"$(HELPERDIR)/mpin-pam-helper"' \
-		-o $@ pam/pam_mpin.c -lpam -Wl,--version-script=pam/pam_mpin.map -Wl,-z,relro,-z,now -Wl,--as-needed
+	$(MODULE_SWIFTC) $(MODULE_SWIFTFLAGS) -module-name PAMMpin -module-cache-path $(@D)/module-cache \
+		-Ipam/Module -ISources/CPAMProtocol -Xcc '-DMPIN_PAM_HELPER="$(HELPERDIR)/mpin-pam-helper"' \
+		-c -o $@ $(MODULE_SOURCES)
+$(MODULE_SO): $(MODULE_OBJ) pam/pam_mpin.map
+	$(MODULE_CC) -shared -o $@ $(MODULE_OBJ) -lpam -Wl,--version-script=pam/pam_mpin.map \
+		-Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--gc-sections -Wl,--as-needed
 
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
@@ -126,7 +141,9 @@ test-postgres: $(MODULE_STDLIB)
 		--disable-testable-imports --filter 'PostgresTests|SchemaVersionTests|MultiNodeTests'
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
-# token mode and in device mode (approved by the per-user `mpin` command).
+# token mode and in device mode (approved by the per-user `mpin` command); then the attacks of
+# issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
+# someone else and a flood of pass 1s (activation-tests.sh).
 test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-pam-helper)
 	$(call release_product,mpinctl)
@@ -134,6 +151,8 @@ test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
 	bash Tests/Integration/device-tests.sh
+	bash Tests/Integration/impostor-tests.sh
+	bash Tests/Integration/activation-tests.sh
 	bash Tests/Integration/host-security-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
@@ -176,7 +195,8 @@ test-install: deps module
 # jump in their release machine code, sorted and shown with the test that feeds it
 # (Tests/ConstantTime/objdump-check.py), then the instructions valgrind counts for the bench's
 # multiplications by scalars of Hamming weight 1 and 253 (Tests/ConstantTime/instruction-counts.sh).
-ct-check:
+ct-check: packages
+	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind binutils
 	$(SWIFT) build -c release --product mpin-bench
 	python3 Tests/ConstantTime/objdump-check.py .build/release/mpin-bench
 	bash Tests/ConstantTime/instruction-counts.sh .build/release/mpin-bench
@@ -207,7 +227,8 @@ demo-crypto: deps
 	.build/release/mpin-demo
 
 # libFuzzer harnesses with AddressSanitizer: Sources/MPinFuzz (the parsers and decoders, one
-# binary, MPIN_FUZZ_HARNESS picks one) and Sources/MPinFuzzServer (harness `server`: every
+# binary, MPIN_FUZZ_HARNESS picks one; harness `module` is pam_mpin.so's frame parser,
+# pam/Module/Frame.swift, linked in as Sources/MPinFuzz/ModuleFrame.swift) and Sources/MPinFuzzServer (harness `server`: every
 # route of the server in process, over a SQLite data directory in a temporary directory; its
 # invariants are in ServerInvariants.swift). How the build works: the harness targets exist
 # only when MPIN_FUZZ=1 (see the end of Package.swift), so a plain `swift build` never sees
@@ -229,7 +250,7 @@ demo-crypto: deps
 # recompile only what changed.
 FUZZ_SECONDS   ?= 10
 FUZZ_DIR       ?= .build-fuzz
-FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config server
+FUZZ_HARNESSES ?= json wire wiretext http g1 g2 scalar config server module
 FUZZ_BUILD      = MPIN_FUZZ=1 $(SWIFT) build -c release --scratch-path $(FUZZ_DIR)
 fuzz: deps
 	$(FUZZ_BUILD) --product mpin-fuzz

@@ -5,7 +5,7 @@ import PackageDescription
 // Layers, dependencies pointing one way:
 //   MPinCrypto, MPinJSON  <-  MPinWire  <-  MPinClient (SDK core + platform protocols)
 //     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  mpin-pam-helper, mpinctl
-//   pam_mpin.so (pam/pam_mpin.c, C) runs mpin-pam-helper for each call
+//   pam_mpin.so (pam/Module, Embedded Swift, built by the Makefile) runs mpin-pam-helper for each call
 //   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer (SQLite or PostgreSQL)  <-  mpin-server
 // The client side links without Foundation so that mpin-pam-helper stays small and starts fast.
 // The modules linked into mpin-pam-helper do not import _StringProcessing (Swift's regex and
@@ -29,7 +29,7 @@ let package = Package(
         .library(name: "MPinLinux", targets: ["MPinLinux"]),
         .library(name: "MPinLogin", targets: ["MPinLogin"]),
         .library(name: "MPinServer", targets: ["MPinServer"]),
-        // The work of pam_mpin.so (pam/pam_mpin.c, C, built by the Makefile), in its own process.
+        // The work of pam_mpin.so (pam/Module, Embedded Swift, built by the Makefile), in its own process.
         .executable(name: "mpin-pam-helper", targets: ["mpin-pam-helper"]),
         .executable(name: "mpinctl", targets: ["mpinctl"]),
         .executable(name: "mpin", targets: ["mpin"]),
@@ -92,8 +92,8 @@ let package = Package(
         .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX"], swiftSettings: moduleSettings),
         // The frames pam_mpin.so and mpin-pam-helper exchange, and PAM's constants (headers only).
         .systemLibrary(name: "CPAMProtocol", path: "Sources/CPAMProtocol"),
-        // One pam_mpin.so call (pam/pam_mpin.c runs it, as pam_unix runs unix_chkpwd), so that
-        // sshd and sudo map a 14 KB module instead of a static Swift runtime. Linked small
+        // One pam_mpin.so call (pam/Module runs it, as pam_unix runs unix_chkpwd), so that
+        // sshd and sudo map an 18 KB module instead of a static Swift runtime. Linked small
         // all the same (it is started on every login): the Swift runtime statically (nothing
         // to resolve at start), lld with packed relative relocations (DT_RELR, glibc 2.36) and,
         // under make, the libswiftCore.a copy whose unused functions --gc-sections may drop
@@ -226,8 +226,10 @@ if ProcessInfo.processInfo.environment["MPIN_FUZZ"] == "1" {
     let harnessSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"] + fuzzCompile), .enableExperimentalFeature("Extern")]
     let harnessLink: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
     // The parsers and decoders (MPIN_FUZZ_HARNESS picks one).
+    // Sources/MPinFuzz/ModuleFrame.swift is a symbolic link to pam/Module/Frame.swift: the
+    // frame parser of pam_mpin.so (harness `module`), compiled here against CPAMProtocol.
     package.targets.append(.executableTarget(name: "mpin-fuzz", dependencies: [
-        "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin",
+        "MPinJSON", "MPinWire", "MPinCrypto", "MPinLinux", "MPinLogin", "CPAMProtocol",
     ], path: "Sources/MPinFuzz", swiftSettings: harnessSettings, linkerSettings: harnessLink))
     package.products.append(.executable(name: "mpin-fuzz", targets: ["mpin-fuzz"]))
     // The server's request handling in process, every route (harness `server`).

@@ -13,6 +13,9 @@ WORK=$(mktemp -d /tmp/mpin-demo.XXXXXX); chmod 700 "$WORK"
 SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 
+# fail STEP: the demo did not show what it is for; make demo exits non-zero, naming the step.
+FAILED=""
+fail() { FAILED="$FAILED\n  - $*"; printf '\033[1;31mFAILED: %s\033[0m\n' "$*"; }
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
@@ -52,9 +55,6 @@ login() {
   sed 's/PWRAP_DEBUG[^]]*\] - SYSLOG([0-9]*): /\n  syslog: /' "$WORK/login.out" | grep -v '^PWRAP\|^$'
   return $rc
 }
-# fail STEP: the demo did not show what it is for; make demo exits non-zero, naming the step.
-FAILED=""
-fail() { FAILED="$FAILED\n  - $*"; printf '\033[1;31mFAILED: %s\033[0m\n' "$*"; }
 
 # DEMO_RIGHT_PIN exists only to show that a broken demo fails (issue 30): `make demo
 # DEMO_RIGHT_PIN=1235` must exit non-zero at step 3.

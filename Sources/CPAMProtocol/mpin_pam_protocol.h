@@ -1,14 +1,16 @@
-/* The protocol between pam_mpin.so (pam/pam_mpin.c: C, loaded by sshd, sudo, login) and
- * mpin-pam-helper (Sources/mpin-pam-helper: Swift, one process per PAM call). The module
- * includes this file; the helper imports it as the Swift module CPAMProtocol, which also gives
- * it PAM's constants (from the headers only: the helper does not link libpam).
+/* The protocol between pam_mpin.so (pam/Module: Embedded Swift, loaded by sshd, sudo, login)
+ * and mpin-pam-helper (Sources/mpin-pam-helper: Swift, one process per PAM call). Both import
+ * this file as a Clang module (the module through pam/Module/module.modulemap, the helper as
+ * CPAMProtocol), which also gives the helper PAM's constants (from the headers only: the
+ * helper does not link libpam).
  *
  * The channel is one AF_UNIX stream socket, the helper's file descriptor 0. Each message is
  * a frame: a type byte, the payload length as 4 bytes big-endian, then the payload (at most
  * MPIN_PAM_MAX_PAYLOAD bytes). Styles, items and return codes are PAM's own numbers.
  *
- *   module -> helper   START     a call byte (MPIN_PAM_CALL_*), then each argument of the
- *                                pam.d line followed by a NUL
+ *   module -> helper   START     a call byte (MPIN_PAM_CALL_*), then the flags libpam passed
+ *                                to pam_sm_* (PAM_SILENT, ...) as 4 bytes big-endian, then
+ *                                each argument of the pam.d line followed by a NUL
  *   helper -> module   CONVERSE  a style byte (PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON,
  *                                PAM_ERROR_MSG, PAM_TEXT_INFO), then the text
  *                      GET_ITEM  an item byte: PAM_USER (pam_get_user), PAM_SERVICE,
@@ -48,6 +50,8 @@ enum {
 
 /* A frame's header: type and length. */
 #define MPIN_PAM_HEADER_SIZE 5
+/* The flags in a START frame, after the call byte. */
+#define MPIN_PAM_FLAGS_SIZE 4
 /* PAM's own limit on a message is 512 bytes; log lines are cut at 2 KiB; a pam.d line is
  * shorter than this too. */
 #define MPIN_PAM_MAX_PAYLOAD 16384

@@ -9,6 +9,7 @@
 import Glibc
 #endif
 @testable import MPinLinux   // HTTPResponseReader is internal to MPinLinux.
+import CPAMProtocol
 import MPinCrypto
 import MPinJSON
 import MPinLogin
@@ -24,6 +25,7 @@ let harnesses: [String: @Sendable ([UInt8]) -> Void] = [
     "g2": fuzzG2,
     "scalar": fuzzScalar,
     "config": fuzzConfig,
+    "module": fuzzModuleFrames,
 ]
 
 /// Set once, before the first input; libFuzzer runs inputs on one thread.
@@ -238,4 +240,47 @@ func fuzzConfig(_ bytes: [UInt8]) {
     let options = ModuleOptions(arguments: line.split(separator: " ").map(String.init))
     _ = try? options.loadConfig(readFile: { _ throws(ConfigError) in String(file) })
     _ = try? LoginConfig.parse(String(file), file: "fuzz")
+}
+
+/// pam_mpin.so's frame parser (pam/Module/Frame.swift, the same file the Makefile compiles into
+/// the module, linked here as ModuleFrame.swift): the bytes are what a helper sends, read frame
+/// by frame as the module reads them (a short last frame is parsed as far as it goes). In the
+/// module, a trap in this code would kill sshd's child; here it is a crash libFuzzer keeps.
+/// Properties: a header is refused exactly when its length is over MPIN_PAM_MAX_PAYLOAD, and
+/// each request the parser accepts has the payload length and the field ranges the protocol
+/// gives its type.
+func fuzzModuleFrames(_ bytes: [UInt8]) {
+    let size = Int(MPIN_PAM_HEADER_SIZE)
+    bytes.withUnsafeBytes { all in
+        var at = 0
+        while all.count - at >= size {
+            let headerBytes = UnsafeRawBufferPointer(rebasing: all[at..<(at + size)])
+            let declared = Int(headerBytes[1]) << 24 | Int(headerBytes[2]) << 16 | Int(headerBytes[3]) << 8 | Int(headerBytes[4])
+            guard let header = FrameHeader(headerBytes) else {
+                check(declared > Int(MPIN_PAM_MAX_PAYLOAD), "module: a header of length \(declared) refused")
+                return
+            }
+            check(header.length == declared && header.type == headerBytes[0], "module: header fields")
+            at += size
+            let count = min(header.length, all.count - at)
+            let payload = UnsafeRawBufferPointer(rebasing: all[at..<(at + count)])
+            at += count
+            guard let request = HelperRequest(type: header.type, payload: payload) else { continue }
+            switch request {
+            case .converse(let style):
+                check(header.type == UInt8(MPIN_PAM_FRAME_CONVERSE) && count >= 1 && (PAM_PROMPT_ECHO_OFF...PAM_TEXT_INFO).contains(style),
+                      "module: converse")
+            case .getItem(let item):
+                check(header.type == UInt8(MPIN_PAM_FRAME_GET_ITEM) && count == 1
+                      && [PAM_USER, PAM_SERVICE, PAM_RHOST, PAM_TTY, PAM_AUTHTOK].contains(item), "module: item")
+            case .log(let priority):
+                check(header.type == UInt8(MPIN_PAM_FRAME_LOG) && count >= 1 && (0...LOG_DEBUG).contains(priority), "module: log")
+            case .watchdog(let milliseconds):
+                check(header.type == UInt8(MPIN_PAM_FRAME_WATCHDOG) && count == 4 && milliseconds <= UInt32(MPIN_PAM_MAX_WATCHDOG_MS),
+                      "module: watchdog")
+            case .result(let code):
+                check(header.type == UInt8(MPIN_PAM_FRAME_RESULT) && count == 1 && code >= 0 && code < 256, "module: result")
+            }
+        }
+    }
 }

@@ -1,5 +1,7 @@
 import MPinClient
+import MPinCrypto
 import MPinJSON
+import MPinWire
 
 /// Which M-Pin identity on which backend a Unix user logs in with: the document `accounts`
 /// in the store's non-secure storage, `{"unixUser": {"identity": id, "backend": url}}`.
@@ -10,16 +12,26 @@ public struct AccountMap {
         public var backend: String
         /// Linked without a token on this host (`mpinctl link`), for `mode = device` logins.
         public var linked: Bool
-        /// The hex mpinId this account was registered or linked with, pinned so that a device
-        /// approval by another registration of the same identity (issue 24, finding 2) is
-        /// refused. Empty for an account written before pinning existed.
-        public var mpinId: String
+        /// Which registration of the identity this account trusts: the hex SHA-256 of its mpinId
+        /// (`Account.fingerprint`), pinned by `mpinctl register` and `mpinctl link`, so that a
+        /// device approval by another registration of the same identity (one an attacker
+        /// started) is refused. Empty for an account written before pinning existed.
+        public var mpinIdHash: String
+        /// The backend's verdict-signing public key (hex), pinned when the account was linked:
+        /// a device-mode approval counts only with its signature (PROTOCOL.md §4.5.1).
+        public var verdictKey: String
         /// The backend answered REVOKED to a login of this identity (Login.run records it), so
         /// that account management (pam_sm_acct_mgmt) refuses it without asking the backend.
         public var revoked: Bool
-        public init(identity: String, backend: String, linked: Bool = false, mpinId: String = "", revoked: Bool = false) {
-            self.identity = identity; self.backend = backend; self.linked = linked; self.mpinId = mpinId; self.revoked = revoked
+        public init(identity: String, backend: String, linked: Bool = false, mpinIdHash: String = "", verdictKey: String = "",
+                    revoked: Bool = false) {
+            self.identity = identity; self.backend = backend; self.linked = linked
+            self.mpinIdHash = mpinIdHash; self.verdictKey = verdictKey; self.revoked = revoked
         }
+
+        /// The fingerprint of a registration: the hex SHA-256 of its mpinId's bytes, as `mpin
+        /// list --fingerprints` shows it on the device.
+        public static func fingerprint(mpinID: [UInt8]) -> String { Hex.encode(MPin.hashID(mpinID)) }
     }
 
     public static let document = "accounts"
@@ -35,7 +47,9 @@ public struct AccountMap {
         return members.compactMap { m in
             guard let id = m.value["identity"]?.stringValue, let backend = m.value["backend"]?.stringValue else { return nil }
             return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false,
-                                   mpinId: m.value["mpinId"]?.stringValue ?? "", revoked: m.value["revoked"]?.boolValue ?? false))
+                                   mpinIdHash: m.value["mpinIdHash"]?.stringValue ?? "",
+                                   verdictKey: m.value["verdictKey"]?.stringValue ?? "",
+                                   revoked: m.value["revoked"]?.boolValue ?? false))
         }
     }
 
@@ -52,7 +66,8 @@ public struct AccountMap {
         let doc = JSONValue.object(entries.map { e -> (key: String, value: JSONValue) in
             var fields: [(key: String, value: JSONValue)] = [("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]
             if e.account.linked { fields.append((key: "linked", value: .bool(true))) }
-            if !e.account.mpinId.isEmpty { fields.append((key: "mpinId", value: .string(e.account.mpinId))) }
+            if !e.account.mpinIdHash.isEmpty { fields.append((key: "mpinIdHash", value: .string(e.account.mpinIdHash))) }
+            if !e.account.verdictKey.isEmpty { fields.append((key: "verdictKey", value: .string(e.account.verdictKey))) }
             if e.account.revoked { fields.append((key: "revoked", value: .bool(true))) }
             return (key: e.unixUser, value: JSONValue.object(fields))
         })

@@ -51,6 +51,16 @@ public struct DeviceLogin {
         } catch {
             return (.failed(error.description), "")
         }
+        // Whom this host believes (issue 24, findings 1 and 2): the verdict key and the
+        // registration pinned by `mpinctl link`. Without a pinned key, only an https backend
+        // with a pinned CA may vouch for an approval; without a pinned registration, any
+        // registration of the identity could approve, so the account must be linked again.
+        if account.verdictKey.isEmpty, let refusal = config.unsignedVerdictRefusal(for: [account.backend]) {
+            return (.failed(refusal), account.identity)
+        }
+        guard !account.mpinIdHash.isEmpty else {
+            return (.failed("the link pins no registration; link the user again with mpinctl link --registration"), account.identity)
+        }
         let waitUntil = started + .milliseconds(Int64(config.deviceTimeout * 1000))
         // Each request has the per-request budget (`timeout`); the whole login ends by the wait
         // plus one such budget for the last step.
@@ -79,10 +89,16 @@ public struct DeviceLogin {
             Self.sleep(min(pollInterval, left))
         }
         guard let authOTT else { return (.failed("no approval"), account.identity) }
-        let (verdict, approval) = sdk.completeAccessNumberLogin(authOTT: authOTT, expectedUserId: account.identity)
+        let (verdict, approval) = sdk.completeAccessNumberLogin(authOTT: authOTT, expectedUserId: account.identity,
+                                                                verdictKeyHex: account.verdictKey)
         guard verdict.isOK, let approval else { return (Login.outcome(verdict), account.identity) }
-        guard approval.userId == account.identity else {
+        // Byte for byte: Swift's == would take canonically equivalent spellings as equal.
+        guard Array(approval.userId.utf8) == Array(account.identity.utf8) else {
             return (.failed("approved by another identity: \(approval.userId)"), account.identity)
+        }
+        guard let mpinID = Hex.decode(approval.mpinIdHex),
+              AccountMap.Account.fingerprint(mpinID: mpinID) == account.mpinIdHash.lowercased() else {
+            return (.failed("approved by a registration of \(account.identity) that this host did not link"), account.identity)
         }
         return (.success, account.identity)
     }

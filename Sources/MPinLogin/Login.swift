@@ -80,6 +80,11 @@ public struct Login {
         case .registered: break
         default: return finish(.unknownUser, account.identity)
         }
+        // A verdict that will not be signed is believed only through TLS with a pinned CA:
+        // refused before the PIN is asked (issue 24, finding 1).
+        if firstUser.verdictKeyHex.isEmpty, let refusal = config.unsignedVerdictRefusal(for: nodes) {
+            return finish(.failed(refusal), account.identity)
+        }
         guard let pin = askPIN(), !pin.isEmpty else { return finish(.pinCanceled, account.identity) }
 
         // Failover: a node that failed before FinishAuthentication (which carries the PIN

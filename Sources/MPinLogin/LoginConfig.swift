@@ -95,6 +95,20 @@ public struct LoginConfig: Sendable, Equatable {
         return [registered] + backends.filter { !same($0, registered) }
     }
 
+    /// Why a login whose verdict will not be signed (a registration made with a backend that
+    /// does not sign, such as a Milagro RPS, or before keys were pinned) cannot go through
+    /// `urls`, or nil when it can: then the host believes the verdict only because TLS told it
+    /// who answered, so every node must be https with the CA named here (`cacert` or
+    /// `capath`), not the system's store, which any public CA can satisfy (issue 24, finding 1).
+    public func unsignedVerdictRefusal(for urls: [String]) -> String? {
+        let pinnedCA = !caFile.isEmpty || !caPath.isEmpty
+        guard pinnedCA, urls.allSatisfy({ $0.hasPrefix("https://") }) else {
+            return "the registration pins no verdict key, so a login needs an https backend and cacert or capath "
+                + "in mpin.conf (or register the user again with a backend that signs its verdicts)"
+        }
+        return nil
+    }
+
     /// Sets `key` from text, as the file or a module argument gives it; the error says why not.
     public mutating func set(_ key: String, _ value: String) -> String? {
         guard let setter = Self.keys[key] else { return "unknown key \"\(key)\"" }

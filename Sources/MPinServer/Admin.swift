@@ -17,15 +17,64 @@ public struct UserSummary: Codable, Sendable, Equatable {
     public var blocked: Bool
 }
 
+/// A registration waiting for its client-secret share, as `mpin-server user pending` shows it:
+/// enough for the admin to tell the user's own registration from one somebody else started for
+/// the same identity (issue 24, finding 2).
+public struct PendingRegistration: Codable, Sendable, Equatable {
+    /// The registration's fingerprint: hex SHA-256 of its mpinId, as `mpin list --fingerprints`
+    /// shows it on the user's device. `user activate --registration` takes it (or a prefix).
+    public var fingerprint: String
+    /// When it was started and when it expires (seconds since the epoch).
+    public var created: Double
+    public var expires: Double
+    public var deviceName: String
+    /// The client address it came from.
+    public var source: String
+    /// Whether it is active already (waiting only for the client to fetch its share).
+    public var active: Bool
+    /// The mpinId, lower-case hex (not shown; what the storage activates).
+    var mpinID: String
+
+    enum CodingKeys: String, CodingKey { case fingerprint, created, expires, deviceName, source, active }
+
+    init(mpinID: String, created: Double, expires: Double, deviceName: String, source: String, active: Bool) {
+        self.mpinID = mpinID
+        fingerprint = Hex.decode(mpinID).map { Hex.encode(MPin.hashID($0)) } ?? ""
+        self.created = created; self.expires = expires; self.deviceName = deviceName; self.source = source
+        self.active = active
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        fingerprint = try c.decode(String.self, forKey: .fingerprint)
+        created = try c.decode(Double.self, forKey: .created)
+        expires = try c.decode(Double.self, forKey: .expires)
+        deviceName = try c.decode(String.self, forKey: .deviceName)
+        source = try c.decode(String.self, forKey: .source)
+        active = try c.decode(Bool.self, forKey: .active)
+        mpinID = ""
+    }
+}
+
 /// Administration failures, shown to the operator.
 public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchUser(String)
     case randomFailure
+    /// `user activate` without `--registration` while registrations are pending: which one?
+    case registrationNotNamed(String, [PendingRegistration])
+    /// `--registration` names no live registration of the user, or more than one.
+    case noSuchRegistration(String, String)
 
     public var description: String {
         switch self {
         case .noSuchUser(let u): return "no such user: \(u)"
         case .randomFailure: return "the random source failed"
+        case .registrationNotNamed(let u, let pending):
+            return "\(u) has \(pending.count) pending registration(s); activate the user's own with "
+                + "--registration FINGERPRINT (the user's device shows it: mpin list --fingerprints). "
+                + "See them with: mpin-server user pending \(u)"
+        case .noSuchRegistration(let u, let f):
+            return "\(u) has no live pending registration whose fingerprint starts with \(f) (or more than one does)"
         }
     }
 }
@@ -60,8 +109,28 @@ public struct Admin: Sendable {
         return code
     }
 
-    /// Marks the user active and activates its pending registrations.
-    public func activate(userID: String) async throws { try await change(userID, .activate) }
+    /// The user's pending registrations, oldest first.
+    public func pending(userID: String) async throws -> [PendingRegistration] {
+        try await storage.pendingRegistrations(userID: userID, now: Date())
+    }
+
+    /// Activates the user and, with `registration` (a fingerprint or a prefix of at least 8 hex
+    /// digits), that one pending registration. Never all of them: anyone on the network can
+    /// start a registration for any identity, so the admin names the user's own (issue 24,
+    /// finding 2). Without `registration` the user is activated only when nothing is pending.
+    public func activate(userID: String, registration: String? = nil) async throws {
+        let pending = try await pending(userID: userID)
+        guard let registration else {
+            guard pending.isEmpty else { throw AdminError.registrationNotNamed(userID, pending) }
+            return try await change(userID, .activate)
+        }
+        let prefix = registration.lowercased()
+        let matches = pending.filter { $0.fingerprint.hasPrefix(prefix) }
+        guard prefix.utf8.count >= 8, matches.count == 1, let chosen = matches.first,
+              try await storage.activateRegistration(userID: userID, mpinID: chosen.mpinID, now: Date()) else {
+            throw AdminError.noSuchRegistration(userID, registration)
+        }
+    }
 
     /// Revokes the user: no more time permits (clients see REVOKED) or authentications.
     public func revoke(userID: String) async throws { try await change(userID, .revoke) }

@@ -77,7 +77,7 @@ public final class MPinServer: Sendable {
                 }
                 let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
                                         storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
-                                        metrics: metrics)
+                                        metrics: metrics, verdictKey: try dir.loadOrCreateVerdictKey())
                 let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
                                         logger: logger)
                 routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)

@@ -2,40 +2,106 @@ import Foundation
 import MPinCrypto
 import Synchronization
 
-/// Pass-1 state (U, UT, y) between pass 1 and pass 2: 15 seconds, consumed by pass 2. Kept in
-/// memory: it is worthless after a restart (the client just redoes pass 1) and this saves two
-/// database writes per authentication. One pending pass 1 per identity, as in the original,
-/// keyed by the mpinId's SHA-256 so that an entry's size does not depend on the client.
+/// Pass-1 state (U, UT, y) between pass 1 and pass 2: 15 seconds, consumed by the pass 2 it
+/// belongs to. Kept in memory: it is worthless after a restart (the client just redoes pass 1)
+/// and this saves two database writes per authentication.
+///
+/// Several logins of one identity may be under way at once (issue 24, finding 5: with one slot
+/// per identity, the next pass 1 overwrote the state of a login in flight, whose right PIN was
+/// then counted as wrong). Each pass 1 gets its own entry and a random id, which mpin-server's
+/// clients echo in pass 2 (`pass1Id`); the original SDK echoes nothing, so its pass 2 is
+/// checked against each pending entry of its identity. A pass 2 that finds no entry is refused
+/// without being counted. Bounded without authentication: at most `perIdentity` entries per
+/// identity (a new one evicts the oldest, so a flood cannot keep the owner out), at most
+/// `perSource` per client address (beyond it that address is refused, nobody else), and
+/// `capacity` in all.
 final class Pass1Store: Sendable {
-    private struct Entry { var u: [UInt8]; var ut: [UInt8]; var y: [UInt8]; var expires: Date }
-    private struct State { var entries: [[UInt8]: Entry] = [:]; var insertsSincePrune = 0 }
+    struct Entry: Sendable {
+        var id: [UInt8]
+        var u: [UInt8]
+        var ut: [UInt8]
+        var y: [UInt8]
+        var source: String
+        var expires: Date
+    }
+    enum SaveOutcome: Equatable { case saved(id: [UInt8]), sourceFull, full }
+
+    private struct State {
+        var entries: [[UInt8]: [Entry]] = [:]
+        var count = 0
+        var perSource: [String: Int] = [:]
+        var insertsSincePrune = 0
+
+        mutating func forget(_ e: Entry) {
+            count -= 1
+            let left = (perSource[e.source] ?? 1) - 1
+            perSource[e.source] = left > 0 ? left : nil
+        }
+
+        mutating func prune(now: Date) {
+            for (key, list) in entries {
+                let live = list.filter { $0.expires > now }
+                for e in list where e.expires <= now { forget(e) }
+                entries[key] = live.isEmpty ? nil : live
+            }
+            insertsSincePrune = 0
+        }
+    }
     private let state = Mutex(State())
-    /// Above this many pending entries new pass 1s are refused (memory bound under abuse).
     private let capacity: Int
+    let perIdentity: Int
+    let perSource: Int
 
-    init(capacity: Int = 100_000) { self.capacity = capacity }
+    init(capacity: Int = 100_000, perIdentity: Int = 8, perSource: Int = 1_000) {
+        self.capacity = capacity; self.perIdentity = perIdentity; self.perSource = perSource
+    }
 
-    /// Stores the state; false when full of live entries.
-    func save(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], expires: Date, now: Date) -> Bool {
+    /// Stores a pass 1's state for `mpinID` from `source`; returns its id, or why not.
+    func save(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], source: String, expires: Date, now: Date) -> SaveOutcome {
         let key = MPin.hashID(mpinID)
+        guard let id = try? SystemRandom.bytes(16) else { return .full }
         return state.withLock { s in
             s.insertsSincePrune += 1
-            if s.insertsSincePrune >= 1024 || s.entries.count >= capacity {
-                s.entries = s.entries.filter { $0.value.expires > now }
-                s.insertsSincePrune = 0
+            if s.insertsSincePrune >= 1024 || s.count >= capacity || (s.perSource[source] ?? 0) >= perSource {
+                s.prune(now: now)
             }
-            guard s.entries.count < capacity || s.entries[key] != nil else { return false }
-            s.entries[key] = Entry(u: u, ut: ut, y: y, expires: expires)
+            guard (s.perSource[source] ?? 0) < perSource else { return .sourceFull }
+            var list = s.entries[key] ?? []
+            if list.count >= perIdentity {
+                s.forget(list.removeFirst())
+            } else if s.count >= capacity {
+                return .full
+            }
+            list.append(Entry(id: id, u: u, ut: ut, y: y, source: source, expires: expires))
+            s.entries[key] = list
+            s.count += 1
+            s.perSource[source, default: 0] += 1
+            return .saved(id: id)
+        }
+    }
+
+    /// The live entries a pass 2 of `mpinID` may belong to: the one with `id` when the client
+    /// echoed it, else every pending one, newest first. Nothing is removed.
+    func candidates(mpinID: [UInt8], id: [UInt8]?, now: Date) -> [Entry] {
+        let key = MPin.hashID(mpinID)
+        return state.withLock { s in
+            let live = (s.entries[key] ?? []).filter { $0.expires > now }
+            guard let id else { return live.reversed() }
+            return live.filter { $0.id == id }
+        }
+    }
+
+    /// Removes the entry `id` of `mpinID`; false when it is gone (another pass 2 took it).
+    func take(mpinID: [UInt8], id: [UInt8]) -> Bool {
+        let key = MPin.hashID(mpinID)
+        return state.withLock { s in
+            guard var list = s.entries[key], let index = list.firstIndex(where: { $0.id == id }) else { return false }
+            s.forget(list.remove(at: index))
+            s.entries[key] = list.isEmpty ? nil : list
             return true
         }
     }
 
-    /// Removes and returns the state of `mpinID`, nil if none or expired.
-    func take(mpinID: [UInt8], now: Date) -> (u: [UInt8], ut: [UInt8], y: [UInt8])? {
-        let key = MPin.hashID(mpinID)
-        return state.withLock { s in
-            guard let e = s.entries.removeValue(forKey: key), e.expires > now else { return nil }
-            return (e.u, e.ut, e.y)
-        }
-    }
+    /// How many entries are pending (tests and metrics).
+    var count: Int { state.withLock { $0.count } }
 }

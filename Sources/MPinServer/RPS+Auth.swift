@@ -11,7 +11,9 @@ struct Reply<Body: Encodable & Sendable>: Sendable {
 extension RPS {
     // MARK: Pass 1 and pass 2 (§4.3–§4.4)
 
-    func pass1(_ req: Pass1Request) async throws(ServerError) -> Pass1Response {
+    /// `source` is the client's address: pending pass 1s are bounded per address, so that a
+    /// flood from one address does not keep anyone else from logging in.
+    func pass1(_ req: Pass1Request, source: String = "") async throws(ServerError) -> Pass1Response {
         let mpinBytes = try Self.mpinID(req.mpin_id)
         guard let u = Hex.decode(req.U, length: 65), (try? G1Point(bytes: u)) != nil else {
             throw ServerError.invalidData("U is not a G1 point")
@@ -22,10 +24,13 @@ extension RPS {
         guard let y = try? SystemRandom.scalar() else { throw ServerError.internal("Random source failed") }
         let now = Date()
         let expires = now.addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
-        guard pass1Store.save(mpinID: mpinBytes, u: u, ut: ut, y: y, expires: expires, now: now) else {
-            throw ServerError.unavailable("Too many pending authentications")
+        switch pass1Store.save(mpinID: mpinBytes, u: u, ut: ut, y: y, source: source, expires: expires, now: now) {
+        case .saved(let id): return Pass1Response(y: Hex.encode(y), pass1Id: Hex.encode(id))
+        case .sourceFull:
+            logger.notice("pass 1 refused", metadata: ["reason": "too many pending from one address"])
+            throw ServerError.tooManyRequests
+        case .full: throw ServerError.unavailable("Too many pending authentications")
         }
-        return Pass1Response(y: Hex.encode(y))
     }
 
     func pass2(_ req: Pass2Request) async throws(ServerError) -> Pass2Response {
@@ -39,16 +44,32 @@ extension RPS {
         if !wid.isEmpty, AccessCode.isAccessCode(wid) { wid = AccessCode.storedPrefix + Secrets.hash(wid) }
         let mpinID = Hex.encode(mpinBytes)
         let now = Date()
-        // Pass-1 state is consumed here: a replayed pass 2 finds nothing.
-        guard let p1 = pass1Store.take(mpinID: mpinBytes, now: now) else {
-            throw ServerError.noPass1State
+        // The pass 1 this pass 2 belongs to: the one it names (mpin-server's clients), else each
+        // pending one of the identity (the original SDK names none). Found nothing: refused and
+        // not counted, so that a concurrent login or a flood cannot turn a right PIN into a
+        // wrong one (issue 24, finding 5).
+        var named: [UInt8]? = nil
+        if let text = req.pass1Id {
+            guard let id = Hex.decode(text, length: 16) else { throw ServerError.invalidData("pass1Id is not 16 bytes of hex") }
+            named = id
         }
-        let success = verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now)
+        let pending = pass1Store.candidates(mpinID: mpinBytes, id: named, now: now)
+        guard !pending.isEmpty else { throw ServerError.noPass1State }
+        var success = false
+        var consumed: [UInt8]? = named
+        for p1 in pending where verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now) {
+            success = true
+            consumed = p1.id
+            break
+        }
+        // Pass-1 state is consumed here: a replayed (or concurrent second) pass 2 finds it gone.
+        // An unnamed failure consumes nothing: it cannot tell which login it was.
+        if let consumed, !pass1Store.take(mpinID: mpinBytes, id: consumed) { throw ServerError.noPass1State }
         let otp = req.OTP ? try digits(6) : nil
         let authOTT = try Secrets.randomHex(16)
         let expires = now.addingTimeInterval(TimeInterval(config.authOTTExpireSeconds))
-        let recordedWID = wid
-        _ = try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: success,
+        let recordedWID = wid, verified = success
+        _ = try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: verified,
                                                         wid: recordedWID, otp: otp, expires: expires, now: now) }
         return Pass2Response(authOTT: authOTT, otp: otp)
     }
@@ -107,9 +128,14 @@ extension RPS {
             let now = WireTime.milliseconds(Date())
             timing = OTPTiming(expireTime: now + Int64(ttl) * 1000, ttlSeconds: ttl, nowTime: now)
         }
+        // The verdict is signed over the client's nonce (§4.5.1): a host that pinned this
+        // server's key believes nothing else, whoever answers on the backend's address.
+        let signature = verdictKey.sign(nonceHex: req.verdictNonce, mpinIDHex: verdict.mpinID, userID: verdict.userID,
+                                        status: verdict.status)
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200
-                         ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing))
+                         ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing,
+                         verdictSignature: signature))
     }
 
     /// RPA → RPS private `POST /authenticate`.
@@ -118,8 +144,10 @@ extension RPS {
         // The RPA's logout data goes to a waiting mobile (access-number login), in the verdict's transaction.
         let v = try await evaluateDirect(authOTT: ott, logoutData: req.logoutData)
         let message = v.status == 200 ? "Authentication successful" : (v.status == 410 ? "Blocked." : "Wrong PIN.")
+        let signature = verdictKey.sign(nonceHex: req.verdictNonce, mpinIDHex: v.mpinID, userID: v.userID, status: v.status)
         return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
-                                                                       status: v.status, message: message, otp: v.otp))
+                                                                       status: v.status, message: message, otp: v.otp,
+                                                                       verdictSignature: signature))
     }
 
     private func evaluateDirect(authOTT: String, session: NewSession? = nil,

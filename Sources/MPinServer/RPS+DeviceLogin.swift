@@ -5,13 +5,13 @@ import MPinWire
 /// requester's description, its lookup by the approving device, the per-address rate limit.
 extension RPS {
     /// `POST /{p}/getAccessNumber`, with the requester's optional description, counted against
-    /// `client`'s rate limit.
+    /// the rate limit of the requester (`client` and its description) and of `client`.
     func getAccessNumber(_ req: AccessNumberRequest?, client: String) async throws(ServerError) -> AccessNumberResponse {
         let description = req?.description ?? ""
         guard AccessNumberDescription.isValid(description) else {
             throw ServerError.badRequest("Invalid description: at most \(AccessNumberDescription.maxScalars) characters, no control characters")
         }
-        guard accessNumberLimit.admit(client) else {
+        guard issueLimit.admit(client + "\n" + description), issueHostLimit.admit(client) else {
             logger.notice("access number refused", metadata: ["reason": "rate limit"])
             throw ServerError.tooManyRequests
         }

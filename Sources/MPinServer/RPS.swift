@@ -22,15 +22,28 @@ final class RPS: Sendable {
     let identityHashes = IdentityHashCache()
     let timePermits = TimePermitCache()
     let metrics: ServerMetrics
-    /// `getAccessNumber` requests per client address and minute (§5.1).
+    /// Access-number look-ups (`GET accessnumber/{n}`) per client address and minute (§5.1).
     let accessNumberLimit: AccessNumberRateLimit
+    /// Access numbers issued per requester and minute: per client address and description, so
+    /// that logins failing for one user of a PAM host (which asks for every user of its own)
+    /// do not use up the others' (issue 24, finding 7).
+    let issueLimit: AccessNumberRateLimit
+    /// And per client address, ten times that, so that varied descriptions cannot issue
+    /// numbers without bound.
+    let issueHostLimit: AccessNumberRateLimit
+    /// Signs the final verdicts of logins whose client sent a nonce (PROTOCOL.md §4.5.1).
+    let verdictKey: VerdictKey
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: any ServerStorage, spool: MailSpool, logger: Logger,
-         metrics: ServerMetrics = ServerMetrics()) async throws(ServerError) {
+         metrics: ServerMetrics = ServerMetrics(), verdictKey: VerdictKey) async throws(ServerError) {
         self.config = config; self.appKey = appKey; self.dta1 = dta1; self.certivoxURL = certivoxURL
         self.storage = storage; self.spool = spool; self.logger = logger; self.metrics = metrics
-        accessNumberLimit = AccessNumberRateLimit(perMinute: config.accessNumberRequestsPerMinute ?? ServerConfig.defaultAccessNumberRequestsPerMinute)
+        self.verdictKey = verdictKey
+        let perMinute = config.accessNumberRequestsPerMinute ?? ServerConfig.defaultAccessNumberRequestsPerMinute
+        accessNumberLimit = AccessNumberRateLimit(perMinute: perMinute)
+        issueLimit = AccessNumberRateLimit(perMinute: perMinute)
+        issueHostLimit = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 10).partialValue)
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
         let expires = WireTime.signatureExpires(Date().addingTimeInterval(60))
         let sig = WireSignature.sign(WireSignature.serverSecretMessage(appID: config.appID, expires: expires), key: appKey)
@@ -58,10 +71,11 @@ final class RPS: Sendable {
             certivoxURL: certivoxURL, accessNumberUseCheckSum: true, registerURL: prefix + "/user",
             appID: config.appID, cSum: 1, signatureURL: prefix + "/signature",
             getAccessNumberURL: prefix + "/getAccessNumber", mobileAuthenticateURL: prefix + "/authenticate",
-            codeStatusURL: prefix + "/codeStatus")
+            codeStatusURL: prefix + "/codeStatus", verdictKey: verdictKey.publicKeyHex)
     }
 
-    func register(_ req: RegisterRequest, mpinIDSuffix: String?) async throws(ServerError) -> RegisterResponse {
+    /// `source`: the client's address, kept with the registration for the admin (`user pending`).
+    func register(_ req: RegisterRequest, mpinIDSuffix: String?, source: String = "") async throws(ServerError) -> RegisterResponse {
         let userID = req.userId
         guard !userID.isEmpty, userID.utf8.count <= 256 else { throw ServerError.badRequest("BAD REQUEST. INVALID USERID") }
         let now = Date()
@@ -97,7 +111,8 @@ final class RPS: Sendable {
         let outcome = try await run { try await self.storage.saveRegistration(
             mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
             expires: expires, mode: self.config.verification,
-            activateCodeHash: req.activateCode.map(Secrets.hash), regCodeHash: regCodeHash, now: now) }
+            activateCodeHash: req.activateCode.map(Secrets.hash), regCodeHash: regCodeHash,
+            details: RegistrationDetails(deviceName: req.deviceName, source: source), now: now) }
         switch outcome {
         case .refused:
             logger.info("registration refused", metadata: ["reason": "revoked"])

@@ -27,6 +27,9 @@ public struct ClientSettings: Codable, Sendable, Equatable {
     public var usePermits: Bool?
     /// The MFA platform's session-status endpoint (§5.5); absent on a Milagro RPS.
     public var codeStatusURL: String?
+    /// mpin-server's verdict-signing public key (hex, 65-byte G1 point; §4.5.1), which a host
+    /// pins at registration; absent on a Milagro RPS, which cannot sign its verdicts.
+    public var verdictKey: String?
 
     public init(requestOTP: Bool, mpinAuthServerURL: String, timePermitsURL: String, useWebSocket: Bool,
                 useNFC: Bool?, setDeviceName: Bool, seedValue: String, accessNumberDigits: Int,
@@ -34,7 +37,7 @@ public struct ClientSettings: Codable, Sendable, Equatable {
                 authenticateURL: String, certivoxURL: String, accessNumberUseCheckSum: Bool?,
                 registerURL: String, appID: String, cSum: Int, signatureURL: String,
                 getAccessNumberURL: String?, mobileAuthenticateURL: String, usePermits: Bool? = nil,
-                codeStatusURL: String? = nil) {
+                codeStatusURL: String? = nil, verdictKey: String? = nil) {
         self.requestOTP = requestOTP; self.mpinAuthServerURL = mpinAuthServerURL
         self.timePermitsURL = timePermitsURL; self.useWebSocket = useWebSocket; self.useNFC = useNFC
         self.setDeviceName = setDeviceName; self.seedValue = seedValue
@@ -44,7 +47,7 @@ public struct ClientSettings: Codable, Sendable, Equatable {
         self.accessNumberUseCheckSum = accessNumberUseCheckSum; self.registerURL = registerURL
         self.appID = appID; self.cSum = cSum; self.signatureURL = signatureURL
         self.getAccessNumberURL = getAccessNumberURL; self.mobileAuthenticateURL = mobileAuthenticateURL
-        self.usePermits = usePermits; self.codeStatusURL = codeStatusURL
+        self.usePermits = usePermits; self.codeStatusURL = codeStatusURL; self.verdictKey = verdictKey
     }
 }
 
@@ -164,7 +167,10 @@ public struct Pass1Response: Codable, Sendable, Equatable {
     public var message: String
     public var version: String
     public var pass: Int
-    public init(y: String) { self.y = y; message = "OK"; version = "0.3"; pass = 1 }
+    /// Which pending pass 1 this is (hex; mpin-server only): echoed in pass 2, it lets several
+    /// logins of one identity run at once (§4.3). The original SDK ignores it.
+    public var pass1Id: String?
+    public init(y: String, pass1Id: String? = nil) { self.y = y; message = "OK"; version = "0.3"; pass = 1; self.pass1Id = pass1Id }
 }
 
 /// `POST {mpinAuthServerURL}/pass2` request (§4.4). `OTP` is a JSON boolean from the SDK; a
@@ -176,12 +182,14 @@ public struct Pass2Request: Codable, Sendable, Equatable {
     public var WID: String
     public var V: String
     public var mpin_id: String
+    /// The `pass1Id` of the pass-1 answer, echoed (absent from the original SDK's requests).
+    public var pass1Id: String?
 
-    public init(mpinId: String, v: String, wid: String = "0", otp: Bool = false) {
-        pass = 2; OTP = otp; WID = wid; V = v; mpin_id = mpinId
+    public init(mpinId: String, v: String, wid: String = "0", otp: Bool = false, pass1Id: String? = nil) {
+        pass = 2; OTP = otp; WID = wid; V = v; mpin_id = mpinId; self.pass1Id = pass1Id
     }
 
-    enum CodingKeys: String, CodingKey { case pass, OTP, WID, V, mpin_id }
+    enum CodingKeys: String, CodingKey { case pass, OTP, WID, V, mpin_id, pass1Id }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -199,6 +207,7 @@ public struct Pass2Request: Codable, Sendable, Equatable {
         WID = try c.decode(String.self, forKey: .WID)
         V = try c.decode(String.self, forKey: .V)
         mpin_id = try c.decode(String.self, forKey: .mpin_id)
+        pass1Id = try c.decodeIfPresent(String.self, forKey: .pass1Id)
     }
 }
 
@@ -233,7 +242,12 @@ public struct MPinResponse: Codable, Sendable, Equatable {
 /// fields that server added.
 public struct AuthenticateEnvelope<Response: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
     public var mpinResponse: Response
-    public init(mpinResponse: Response) { self.mpinResponse = mpinResponse }
+    /// A fresh 32-byte nonce (hex) from a client that wants the verdict signed (§4.5.1);
+    /// absent from the original SDK's requests. Encoded only when present.
+    public var verdictNonce: String?
+    public init(mpinResponse: Response, verdictNonce: String? = nil) {
+        self.mpinResponse = mpinResponse; self.verdictNonce = verdictNonce
+    }
 }
 
 /// The final step's body as the server reads it.
@@ -258,8 +272,10 @@ public struct TokenAuthenticateRequest: Codable, Sendable, Equatable {
     public var authOTT: String
     public var logoutData: LogoutData?
     public var logoutURL: String?
-    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil) {
-        self.authOTT = authOTT; self.logoutData = logoutData; self.logoutURL = logoutURL
+    /// As in `AuthenticateEnvelope`: asks for a signed verdict (§4.5.1).
+    public var verdictNonce: String?
+    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil, verdictNonce: String? = nil) {
+        self.authOTT = authOTT; self.logoutData = logoutData; self.logoutURL = logoutURL; self.verdictNonce = verdictNonce
     }
 }
 
@@ -270,8 +286,12 @@ public struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
     public var status: Int
     public var message: String
     public var OTP: String?
-    public init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil) {
+    /// The server's signature of the verdict (§4.5.1), when the request carried a nonce.
+    public var verdictSignature: String?
+    public init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil,
+                verdictSignature: String? = nil) {
         self.userId = userId; self.mpinId = mpinId; self.status = status; self.message = message; OTP = otp
+        self.verdictSignature = verdictSignature
     }
 }
 
@@ -283,11 +303,16 @@ public struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     public var expireTime: Int64?
     public var ttlSeconds: Int?
     public var nowTime: Int64?
-    public init(someUserData: String, otpTiming: OTPTiming? = nil) {
+    /// The server's signature of the verdict (§4.5.1), when the request carried a nonce; sent
+    /// with the blocked answer (410) too, so that a host deletes a token only on the word of
+    /// the server it pinned.
+    public var verdictSignature: String?
+    public init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil) {
         self.someUserData = someUserData
         expireTime = otpTiming?.expireTime
         ttlSeconds = otpTiming?.ttlSeconds
         nowTime = otpTiming?.nowTime
+        self.verdictSignature = verdictSignature
     }
 }
 

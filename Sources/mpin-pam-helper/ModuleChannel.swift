@@ -9,9 +9,11 @@ import Glibc
 /// described in Sources/CPAMProtocol/mpin_pam_protocol.h. I/O blocks: the helper is one
 /// thread doing one call, and the module stops it if it stays silent past its budget.
 struct ModuleChannel {
-    /// What the module asked for, and the pam.d line's arguments.
+    /// What the module asked for, the flags libpam gave the call (PAM_SILENT and the like),
+    /// and the pam.d line's arguments.
     struct Start {
         var call: UInt8
+        var flags: Int32
         var arguments: [String]
     }
 
@@ -24,12 +26,15 @@ struct ModuleChannel {
         self.fd = fd
     }
 
-    /// The START frame.
+    /// The START frame: the call byte, the flags (4 bytes big-endian), the arguments.
     func readStart() -> Start? {
-        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_START), let call = frame.payload.first else { return nil }
+        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_START),
+              frame.payload.count >= 1 + Int(MPIN_PAM_FLAGS_SIZE) else { return nil }
         defer { frame.payload.wipe() }
-        let arguments = frame.payload.dropFirst().split(separator: 0, omittingEmptySubsequences: false).dropLast()
-        return Start(call: call, arguments: arguments.map { String(decoding: $0, as: UTF8.self) })
+        let p = frame.payload
+        let flags = UInt32(p[1]) << 24 | UInt32(p[2]) << 16 | UInt32(p[3]) << 8 | UInt32(p[4])
+        let arguments = p.dropFirst(1 + Int(MPIN_PAM_FLAGS_SIZE)).split(separator: 0, omittingEmptySubsequences: false).dropLast()
+        return Start(call: p[0], flags: Int32(bitPattern: flags), arguments: arguments.map { String(decoding: $0, as: UTF8.self) })
     }
 
     /// Asks through the conversation; the answer (to a prompt) comes back as a secret, because

@@ -8,7 +8,7 @@ struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",
         abstract: "Milagro-MFA-compatible M-Pin backend on SQLite or PostgreSQL.",
-        subcommands: [Init.self, Serve.self, User.self, App.self])
+        subcommands: [Init.self, Serve.self, VerdictKeyCommand.self, User.self, App.self])
 }
 
 struct DataOption: ParsableArguments {
@@ -75,6 +75,8 @@ struct Init: AsyncParsableCommand {
                     print("database \(PostgresURL(database).map(String.init(describing:)) ?? database)")
                 }
                 print("initialised \(options.data)")
+                // Made now, so that the administrator can record it: hosts pin it at registration.
+                print("verdict key \(try dir.verdictPublicKey())")
             }
             if let host = selfSigned {
                 let certificate = try dir.addSelfSignedCertificate(host: host)
@@ -82,6 +84,20 @@ struct Init: AsyncParsableCommand {
                 print("clients: backend = https://\(host.contains(":") ? "[\(host)]" : host):PORT, cacert = \(certificate)")
             }
         } catch let e as SetupError {
+            throw ValidationError(e.description)
+        }
+    }
+}
+
+/// `mpin-server verdict-key --data DIR`: the public key this server signs login verdicts with
+/// (made on first use), for `mpinctl pin-key` on hosts registered before keys were pinned.
+struct VerdictKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verdict-key",
+        abstract: "Print the public key this server signs login verdicts with (hosts pin it).")
+    @OptionGroup var options: DataOption
+    func run() async throws {
+        do { print(try DataDirectory(path: options.data).verdictPublicKey()) } catch let e as SetupError {
             throw ValidationError(e.description)
         }
     }
@@ -146,7 +162,7 @@ struct Serve: AsyncParsableCommand {
 struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer users.",
-        subcommands: [List.self, Add.self, Activate.self, Revoke.self, Unblock.self, Delete.self])
+        subcommands: [List.self, Add.self, Pending.self, Activate.self, Revoke.self, Unblock.self, Delete.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
@@ -177,12 +193,42 @@ struct User: AsyncParsableCommand {
         }
     }
 
-    struct Activate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Activate a user and its pending registrations.")
+    struct Pending: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List a user's pending registrations: fingerprint, started, expires, device name, address.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() async throws { try await simple(options, json, identity, "activated") { try await $0.activate(userID: identity) } }
+        func run() async throws {
+            let pending = try await withAdmin(options) { try await $0.pending(userID: identity) }
+            if json { return emitJSON(pending) }
+            let format = ISO8601DateFormatter()
+            for r in pending {
+                let device = r.deviceName.isEmpty ? "-" : r.deviceName
+                print("\(r.fingerprint)\tstarted=\(format.string(from: Date(timeIntervalSince1970: r.created)))"
+                      + "\texpires=\(format.string(from: Date(timeIntervalSince1970: r.expires)))\tdevice=\(device)"
+                      + "\tfrom=\(r.source.isEmpty ? "-" : r.source)\(r.active ? "\tACTIVE" : "")")
+            }
+        }
+    }
+
+    struct Activate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Activate a user and the one pending registration named by --registration.",
+            discussion: """
+                Anyone can start a registration for any identity, so activation never covers all of a \
+                user's pending registrations: name the user's own by its fingerprint (`mpin-server user \
+                pending ID` lists them; the user's device shows its own with `mpin list --fingerprints`). \
+                Without --registration the user is activated only when nothing is pending.
+                """)
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Option(name: .long, help: "The registration's fingerprint, or its first 8 or more hex digits.")
+        var registration: String?
+        @Argument(help: "User identity.") var identity: String
+        func run() async throws {
+            try await simple(options, json, identity, "activated") { try await $0.activate(userID: identity, registration: registration) }
+        }
     }
 
     struct Revoke: AsyncParsableCommand {

@@ -6,6 +6,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinLogin
+import MPinWire
 
 struct Register: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Register an M-Pin identity on this device and set its PIN.")
@@ -34,10 +35,18 @@ struct Register: ParsableCommand {
         let user = sdk.makeNewUser(id: identity)
         try check(sdk.startRegistration(user, activateCode: activationCode ?? ""))
         let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        var said = false
         while true {
             let status = sdk.confirmRegistration(user)
             if status.isOK { break }
             guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
+            if !said {
+                // The administrator activates this registration by its fingerprint (issue 24, finding 2).
+                let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                print("waiting for \(identity) to be verified: registration \(fingerprint)")
+                fflush(nil)
+                said = true
+            }
             Thread.sleep(forTimeInterval: 2)
         }
         if let note = PINFormat.lengthNote(length: pinLength) { printError(note, program: "mpin") }
@@ -87,14 +96,19 @@ struct Approve: ParsableCommand {
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the identities registered on this device.")
     @OptionGroup var global: GlobalOptions
+    @Flag(help: "Add each registration's fingerprint, which `mpinctl link --registration` pins on a host.")
+    var fingerprints = false
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
         guard FileManager.default.fileExists(atPath: store.directory) else { return }
         let sdk = try store.sdk()
         for (id, account) in try store.accounts.all() {
-            let state = sdk.listUsers(backend: account.backend).1.first { $0.id == id }?.state.rawValue ?? "MISSING"
-            print("\(id)\t\(account.backend)\t\(state)")
+            let user = sdk.listUsers(backend: account.backend).1.first { $0.id == id }
+            let state = user?.state.rawValue ?? "MISSING"
+            guard fingerprints else { print("\(id)\t\(account.backend)\t\(state)"); continue }
+            let fingerprint = user.flatMap { Hex.decode($0.mpinIdHex) }.map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+            print("\(id)\t\(account.backend)\t\(state)\t\(fingerprint)")
         }
     }
 }

@@ -6,6 +6,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinLogin
+import MPinWire
 
 struct Register: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,7 +45,8 @@ struct Register: ParsableCommand {
         try confirm(sdk, mpinUser)
         let pin = try global.readNewPIN("M-Pin PIN", for: identity, length: config.pinLength)
         try check(sdk.finishRegistration(mpinUser, pin: pin))
-        try accounts.set(.init(identity: identity, backend: node), for: user)
+        let fingerprint = Hex.decode(mpinUser.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
+        try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
         print("REGISTERED \(user) as \(identity) on \(node)")
     }
 
@@ -56,7 +58,14 @@ struct Register: ParsableCommand {
             let status = sdk.confirmRegistration(u)
             if status.isOK { if said { print("") }; return }
             guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
-            if !said { print("waiting for \(u.id) to be verified (an administrator activates it) ", terminator: ""); said = true }
+            if !said {
+                // The administrator activates this registration by its fingerprint, not all of
+                // the identity's (issue 24, finding 2): tell it to them.
+                let fingerprint = Hex.decode(u.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                print("waiting for \(u.id) to be verified: an administrator runs "
+                      + "`mpin-server user activate \(u.id) --registration \(fingerprint)` ", terminator: "")
+                said = true
+            }
             print(".", terminator: "")
             fflush(nil)
             Thread.sleep(forTimeInterval: 2)

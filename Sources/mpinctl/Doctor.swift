@@ -66,9 +66,12 @@ struct Doctor: ParsableCommand {
         if module != nil { helpers.insert(PAMReferences.installedHelper) }
         for helper in helpers.sorted() {
             let problem = PAMReferences.helperProblem(helper)
-            report(problem == nil, "helper", "\(helper)" + (problem.map { " \($0)" } ?? ""),
-                   fix: helper == PAMReferences.installedHelper ? "run `make install` (or reinstall libpam-mpin)"
-                                                                 : "chown root \(helper) && chmod 755 \(helper)")
+            let fix = helper == PAMReferences.installedHelper ? "run `make install` (or reinstall libpam-mpin)"
+                : PAMReferences.helperDirectoryProblem(helper) != nil
+                ? "keep the helper in directories owned by root, writable only by root, named without symbolic links"
+                : problem == "is a symbolic link" ? "name the file itself in helper= (pam_mpin.so follows no symbolic link)"
+                : "chown root \(helper) && chmod 755 \(helper)"
+            report(problem == nil, "helper", "\(helper)" + (problem.map { " \($0)" } ?? ""), fix: fix)
         }
 
         guard !config.backend.isEmpty else {

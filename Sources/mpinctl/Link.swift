@@ -1,15 +1,24 @@
 import ArgumentParser
 import MPinCLI
+import MPinClient
+import MPinCrypto
 import MPinLogin
+import MPinWire
 
-/// `mpinctl link USER --identity ID [--backend URL]`: maps a Unix user to an identity without a
-/// token on this host, for `mode = device` logins approved on the user's own device (`mpin`).
+/// `mpinctl link USER --identity ID --registration FINGERPRINT [--backend URL]`: maps a Unix user
+/// to an identity without a token on this host, for `mode = device` logins approved on the
+/// user's own device (`mpin`). It pins which of the identity's registrations may approve (the
+/// fingerprint `mpin list --fingerprints` shows on the device) and the backend's verdict key,
+/// so that neither a registration someone else started for the identity nor whoever answers on
+/// the backend's address can approve a login (issue 24, findings 1 and 2).
 struct Link: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Link a Unix user to an M-Pin identity without a token here (for mode = device).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The Unix user who will log in.") var user: String
     @Option(help: "The M-Pin identity the user approves logins with on their device.") var identity: String
+    @Option(help: "The fingerprint of the device's registration (`mpin list --fingerprints` on the device).")
+    var registration: String
     @Option(help: "The backend URL (overrides the configuration).") var backend: String?
 
     func run() throws {
@@ -19,12 +28,28 @@ struct Link: ParsableCommand {
         guard !identity.isEmpty, identity.utf8.count <= 256 else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: the identity must be 1 to 256 bytes")
         }
+        let fingerprint = registration.lowercased()
+        guard fingerprint.utf8.count == 64, Hex.decode(fingerprint) != nil else {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: --registration takes the 64 hex digits `mpin list --fingerprints` shows")
+        }
         let user = try unixName(self.user, registering: true)
         let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
         if let existing = try accounts.account(for: user) {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already mapped to \(existing.identity); run `mpinctl delete \(user)` first")
         }
-        try accounts.set(.init(identity: identity, backend: config.backend, linked: true), for: user)
+        // The verdict key is taken from the backend now and pinned: from then on, approvals
+        // are believed only with its signature.
+        let sdk = try global.sdk(config)
+        try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
+        var key = sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? ""
+        if !Verdict.isPublicKey(key) {
+            key = ""
+            if let refusal = config.unsignedVerdictRefusal(for: [config.backend]) {
+                throw CLIError(status: .failed, message: "FLOW_ERROR: the backend does not sign its verdicts: \(refusal)")
+            }
+        }
+        try accounts.set(.init(identity: identity, backend: config.backend, linked: true, mpinIdHash: fingerprint,
+                               verdictKey: key.lowercased()), for: user)
         print("LINKED \(user) to \(identity) on \(config.backend)")
     }
 }

@@ -20,19 +20,46 @@ struct PAMReferences {
     }
 
     /// Where pam_mpin.so runs mpin-pam-helper from unless its line says `helper=PATH` (compiled
-    /// into the module: the Makefile's HELPERDIR, pam/pam_mpin.c's MPIN_PAM_HELPER).
+    /// into the module: the Makefile's HELPERDIR, MPIN_PAM_HELPER in pam/Module/pam_mpin_shim.h).
     static let installedHelper = "/usr/libexec/mpin/mpin-pam-helper"
 
-    /// Why pam_mpin.so would refuse to run `path` (the checks of pam/pam_mpin.c for a root
-    /// login, plus the execute bit), or nil if it would run it.
+    /// Why pam_mpin.so would refuse to run `path` (the checks of pam/Module/Helper.swift for a
+    /// root login, plus the execute bit), or nil if it would run it: every directory from / down
+    /// is a directory, not a symbolic link, owned by root and writable by nobody else; the file
+    /// is a regular file, not a symbolic link, owned by root and writable only by root.
     static func helperProblem(_ path: String) -> String? {
         guard path.hasPrefix("/") else { return "not an absolute path" }
+        if let problem = helperDirectoryProblem(path) { return problem }
         var st = stat()
-        guard stat(path, &st) == 0 else { return "does not exist" }
+        guard lstat(path, &st) == 0 else { return "does not exist" }
+        guard st.st_mode & S_IFMT != S_IFLNK else { return "is a symbolic link" }
         guard st.st_mode & S_IFMT == S_IFREG else { return "is not a regular file" }
         guard st.st_uid == 0 else { return "is owned by uid \(st.st_uid), not root" }
         guard st.st_mode & 0o022 == 0 else { return "is writable by group or others (mode \(String(st.st_mode & 0o777, radix: 8)))" }
         guard st.st_mode & 0o100 != 0 else { return "is not executable" }
+        return nil
+    }
+
+    /// Why the directories above `path` (absolute) make pam_mpin.so refuse it, or nil.
+    static func helperDirectoryProblem(_ path: String) -> String? {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !components.isEmpty, !path.hasSuffix("/") else { return "is not a regular file" }
+        var directory = "/"
+        let walked = [""] + components.dropLast()
+        for (index, component) in walked.enumerated() {
+            if !component.isEmpty { directory += (directory == "/" ? "" : "/") + component }
+            var st = stat()
+            guard lstat(directory, &st) == 0 else { return "does not exist (\(directory) is missing)" }
+            guard st.st_mode & S_IFMT != S_IFLNK else { return "is reached through \(directory), a symbolic link" }
+            guard st.st_mode & S_IFMT == S_IFDIR else { return "is reached through \(directory), which is not a directory" }
+            guard st.st_uid == 0 else { return "is in \(directory), which is owned by uid \(st.st_uid), not root" }
+            // As the module: a directory passed through may be sticky and world-writable (/tmp);
+            // the helper's own directory may not.
+            let passedThrough = index < walked.count - 1
+            guard st.st_mode & 0o022 == 0 || (passedThrough && st.st_mode & S_ISVTX != 0) else {
+                return "is in \(directory), which is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8)))"
+            }
+        }
         return nil
     }
 

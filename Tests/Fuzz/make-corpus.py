@@ -8,11 +8,11 @@ RouteTable.swift) lists exactly the routes Sources/MPinServer declares, and stop
 
 usage: make-corpus.py SHARED_DIR OUT_DIR
 """
-import hashlib, json, os, re, shutil, sys
+import hashlib, json, os, re, shutil, struct, sys
 
 shared, out = sys.argv[1], sys.argv[2]
 here = os.path.dirname(os.path.abspath(__file__))
-HARNESSES = ["json", "wire", "wiretext", "http", "g1", "g2", "scalar", "config", "server"]
+HARNESSES = ["json", "wire", "wiretext", "http", "g1", "g2", "scalar", "config", "server", "module"]
 # The number of message types fuzzWire chooses from: the entries of `wireTypes` in
 # Sources/MPinFuzz/Harnesses.swift (a fixed 31 here once left the last seven without seeds).
 with open(os.path.join(here, "..", "..", "Sources", "MPinFuzz", "Harnesses.swift")) as f:
@@ -186,6 +186,21 @@ if os.path.exists(recorded):
         if body:
             put("server", server_seed(pattern, method_byte, parameter, query,
                                       headers=["Content-Type: application/json; charset=UTF-8"], body=body))
+
+# The module harness: what a helper sends pam_mpin.so (Sources/CPAMProtocol/mpin_pam_protocol.h),
+# a login's frames in order, each alone, and the edges (the largest payload and budget, one more).
+def module_frame(kind, payload):
+    return kind + struct.pack(">I", len(payload)) + payload
+
+
+login = [module_frame(b"W", struct.pack(">I", 10000)), module_frame(b"I", b"\x02"), module_frame(b"L", b"\x06user=alice outcome=OK"),
+         module_frame(b"C", b"\x01M-Pin PIN: "), module_frame(b"C", b"\x03Wrong PIN."), module_frame(b"E", b"\x00")]
+put("module", b"".join(login))
+for frame in login:
+    put("module", frame)
+put("module", module_frame(b"W", struct.pack(">I", 960000)) + module_frame(b"W", struct.pack(">I", 960001)))
+put("module", b"L" + struct.pack(">I", 16384) + b"\x03" + b"x" * 16383)
+put("module", b"L" + struct.pack(">I", 16385) + b"\x03")
 
 for h in HARNESSES:
     print("%-7s %d seeds" % (h, len(os.listdir(os.path.join(out, h)))))

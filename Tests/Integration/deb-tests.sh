@@ -8,6 +8,11 @@
 #   DEB_DIR=.build/deb VERSION=0.1.0 DEB_REVISION=1 bash Tests/Integration/deb-tests.sh
 # Whatever happens, the trap purges the packages, removes the users it created and puts
 # /etc/pam.d, /var/lib/pam and any earlier /etc/mpin, /var/lib/mpin, /var/lib/mpin-server back.
+# README recipes covered here: "Install" from packages (make deb, apt/dpkg install, where the
+# files go, no PAM file changed, dpkg -r and --purge restoring /etc/pam.d), "Register a user"
+# (the installed mpinctl), "Put it on sudo" and "Put it on sshd" (pam-auth-update --enable mpin,
+# Debian's sudo and an sshd that include common-auth), "Running mpin-server as a service" (the
+# packaged unit passes systemd-analyze verify; the packaged server runs as its own user).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"

@@ -22,7 +22,8 @@ write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/device"
 mpin() { env -u XDG_DATA_HOME HOME="$WORK/home" "$BIN/mpin" "$@"; }
 echo 1234 | mpin register --backend "$BACKEND" --identity bench@example.org --pin-stdin >/dev/null || exit 1
-"$BIN/mpinctl" --config "$WORK/mpin.conf" link daemon --identity bench@example.org >/dev/null || exit 1
+"$BIN/mpinctl" --config "$WORK/mpin.conf" link daemon --identity bench@example.org \
+  --registration "$(mpin list --fingerprints | cut -f4)" >/dev/null || exit 1
 
 samples=()
 for _ in $(seq 1 "$RUNS"); do

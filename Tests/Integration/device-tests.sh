@@ -3,6 +3,9 @@
 # command of a second process (PROTOCOL.md §5.7). The host's store holds no token, only the
 # links of Unix users to identities. Needs the release builds of pam_mpin, mpinctl, mpin and
 # mpin-server (make test-pam).
+# README recipe covered here: "Device mode: approve from your own machine" (mpinctl link,
+# mpin register, the access-number message, mpin approve, Enter at a remote login's prompt,
+# the refusals); and "Security notes" (in device mode the host's store holds no token).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -85,9 +88,15 @@ check "mpin approve without a registration says USER_UNKNOWN" grep -q "USER_UNKN
 mpin_as nobody approve 4241703 --pin-stdin </dev/null >/dev/null 2>&1
 check "mpin approve without a registration exits 1" [ "$?" -eq 1 ]
 
-ctl link alice --identity alice@example.org >/dev/null
+# The registration each link pins: its fingerprint, as the device shows it.
+ALICE_FP=$(mpin_alice list --fingerprints | cut -f4)
+CAROL_FP=$(mpin_as carol list --fingerprints | cut -f4)
+check_all "mpin list --fingerprints shows a 64-hex fingerprint" '[[ "$ALICE_FP" =~ ^[0-9a-f]{64}$ ]]'
+ctl link alice --identity alice@example.org >/dev/null 2>&1
+check "mpinctl link without --registration is refused" [ "$?" -ne 0 ]
+ctl link alice --identity alice@example.org --registration "$ALICE_FP" >/dev/null
 check "mpinctl link maps alice without a token" [ "$?" -eq 0 ]
-ctl link carol --identity carol@example.org >/dev/null
+ctl link carol --identity carol@example.org --registration "$CAROL_FP" >/dev/null
 check_all "mpinctl list shows the link" 'ctl list | grep -q "^alice	alice@example.org	$BACKEND	LINKED$"'
 check_all "mpinctl show shows the link" 'ctl show alice | grep -q "^state: LINKED$"'
 check_all "the host's store holds no token" '[ -z "$(ls "$WORK/store" | grep secure-)" ]'
@@ -150,6 +159,19 @@ echo 5555 | mpin_as bob approve "$N" --pin-stdin >/dev/null 2>&1
 pam_wait
 check_all "an approval by another identity is PAM_AUTH_ERR" '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
 check "the syslog line names the other identity" grep -q 'outcome=FAILED duration_ms=[0-9]* (approved by another identity: bob@example.org)' <<<"$OUT"
+
+# Issue 24, finding 2: somebody else's registration of alice's identity (mallory registered
+# alice@example.org on his own device; this server activates every registration) approves
+# with his own PIN: the host linked alice's registration only, so the login is refused.
+echo 6666 | mpin_as mallory register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
+check "mallory registers alice's identity on his own device" [ "$?" -eq 0 ]
+pam_start device alice
+N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2
+echo 6666 | mpin_as mallory approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check_all "an approval by a registration the host did not link is PAM_AUTH_ERR" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
+check "the syslog line says the registration was not linked" grep -q "that this host did not link" <<<"$OUT"
 
 # A wrong PIN is refused; the login then times out.
 pam_start device-short alice

@@ -40,7 +40,10 @@ def main():
     proc = subprocess.Popen([helper], stdin=theirs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     theirs.close()
     items = {PAM_USER: user, PAM_SERVICE: "harness", PAM_TTY: "", PAM_RHOST: ""}
-    start = (b"a" if call == "authenticate" else b"m") + b"".join(a.encode() + b"\0" for a in arguments)
+    # The call byte, the PAM flags (4 bytes big-endian, HARNESS_FLAGS or 0), the arguments.
+    flags = int(os.environ.get("HARNESS_FLAGS", "0"), 0)
+    start = (b"a" if call == "authenticate" else b"m") + struct.pack(">I", flags) \
+        + b"".join(a.encode() + b"\0" for a in arguments)
     ours.sendall(frame(b"S", start))
     ok = True
     ours.settimeout(60)

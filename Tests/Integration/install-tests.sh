@@ -3,6 +3,7 @@
 # where it should be, and no program that needs the Swift toolchain's libraries at run time
 # (they would break when the toolchain moves). Run by `make test-install`, after test-deb,
 # whose statically linked builds it reuses.
+# README recipe covered here: "Install" from the tree (sudo make install): every path it names.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"

@@ -4,8 +4,12 @@
 BIN="$ROOT/.build/release"
 # pam_mpin.so as `make module` builds it, and the pam.d words that load it with the build
 # tree's mpin-pam-helper (the module's compiled-in helper is the installed one).
-PAM_SO="$ROOT/.build/pam/pam_mpin.so"
-MODULE_LINE="$PAM_SO helper=$BIN/mpin-pam-helper"
+# MPIN_PAM_SO=FILE tests another build of the module (pam-bench.sh side by side).
+PAM_SO="${MPIN_PAM_SO:-$ROOT/.build/pam/pam_mpin.so}"
+# The module follows no symbolic link to its helper, and SwiftPM's .build/release is one (to
+# .build/<triple>/release): the helper is named by its real path.
+HELPER_PATH="$(readlink -f "$BIN")/mpin-pam-helper"
+MODULE_LINE="$PAM_SO helper=$HELPER_PATH"
 # Nothing may depend on the working directory or the checkout's place: it can sit under a
 # directory only root may enter (a 0700 home). Everything runs from /, with absolute paths, and
 # whatever runs as another user must live in a directory that user can reach (not the checkout).
@@ -19,12 +23,17 @@ chmod 700 "$WORK"
 # list nor write it (0711), as $WORK (0700) and a checkout under a 0700 home do not let them.
 OTHERS=$(mktemp -d /tmp/mpin-others.XXXXXX)
 chmod 711 "$OTHERS"
+# Helpers the tests make pam_mpin.so run: the module runs only a helper whose directories, from
+# / down, are root's and writable only by root (pam_mpin(8)), which /tmp (world-writable) is
+# not. So they live beside the build products, which must be in such directories too (the
+# suites run as root, from a checkout root owns).
+TRUSTED=$(mkdir -p "$ROOT/.build" && mktemp -d "$ROOT/.build/mpin-it-helpers.XXXXXX") && chmod 755 "$TRUSTED" || TRUSTED=""
 
 cleanup() {
   [ -n "${NSS_DIR:-}" ] && rm -rf "$NSS_DIR"
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
   wait 2>/dev/null
-  rm -rf "$WORK" "$OTHERS"
+  rm -rf "$WORK" "$OTHERS" ${TRUSTED:+"$TRUSTED"}
 }
 trap cleanup EXIT
 
@@ -184,7 +193,7 @@ ctl() { LD_PRELOAD="${NSS_SO:-}" "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@";
 build_thread_check() {
   local tcc
   tcc=$(command -v clang || command -v cc)
-  "$tcc" -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
+  "$tcc" -pthread -o "$WORK/pam-thread-check" "$ROOT/Tests/Integration/pam-thread-check.c" -lpam 2>"$WORK/tcc.err"
 }
 
 # threads_of SERVICE USER PIN: the thread-check harness's output line (rc=N threads=A,B,C).

@@ -2,6 +2,10 @@
 # pam_mpin.so inside a real sshd (keyboard-interactive, private PAM service through
 # libpam-wrapper) and a real sudo (setuid, so its /etc/pam.d/sudo is replaced for the test
 # and restored afterwards). A throwaway Unix user is created and removed. Needs root.
+# README recipes covered here: "Put it on sudo" (a pam_mpin.so line in /etc/pam.d/sudo: the
+# right PIN runs the command as root, a wrong one says "Wrong PIN."), "Put it on sshd"
+# (keyboard-interactive, right and wrong PIN, sshd's "Accepted keyboard-interactive/pam") and
+# "Device mode" (ssh and sudo approved with `mpin approve` after mpinctl link and mpin register).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -70,7 +74,9 @@ mkdir -p "$WORK/devhome"
 printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 8\n' "$BACKEND" "$WORK/devstore" > "$WORK/mpin-device.conf"
 echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" register --backend "$BACKEND" \
   --identity "$TESTUSER-dev@example.org" --pin-stdin >/dev/null
-"$BIN/mpinctl" --config "$WORK/mpin-device.conf" link "$TESTUSER" --identity "$TESTUSER-dev@example.org" >/dev/null
+DEV_FP=$(env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" list --fingerprints | cut -f4)
+"$BIN/mpinctl" --config "$WORK/mpin-device.conf" link "$TESTUSER" --identity "$TESTUSER-dev@example.org" \
+  --registration "$DEV_FP" >/dev/null
 check "device mode: the user's device is registered and the host linked" [ "$?" -eq 0 ]
 printf 'auth required %s config=%s\naccount required pam_permit.so\nsession required pam_permit.so\n' \
   "$MODULE" "$WORK/mpin-device.conf" > "$WORK/devpam/sshd"

@@ -11,6 +11,9 @@
 #
 # Sourced, it defines pg_start (sets MPIN_TEST_POSTGRES, PG_PORT, PG_DIR) and pg_stop, for
 # scripts that install their own trap.
+# README recipe covered through this script: "Several nodes on PostgreSQL": `make
+# test-postgres` runs MultiNodeTests (two mpin-server serve nodes on one database) and the
+# *PostgresTests with it.
 set -u
 
 pg_bindir() {

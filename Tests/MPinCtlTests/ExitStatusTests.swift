@@ -292,18 +292,48 @@ final class ExitStatusTests: XCTestCase {
             auth [success=done ignore=ignore default=die] .build/release/libpam_mpin.so nouserok
             auth required pam_permit.so
             """, mode: 0o644)
-        // The helper each line makes the module run: a root-owned 0755 file passes, a
-        // group-writable one is named with the reason (pam_mpin.so would refuse it).
-        let helper = try dir.write("lib/mpin-pam-helper", "#!/bin/sh\n", mode: 0o755)
-        let writable = try dir.write("lib/writable-helper", "#!/bin/sh\n", mode: 0o644)
+        // The helper each line makes the module run, checked as pam_mpin.so checks it: every
+        // directory above it root's and writable only by root, no symbolic link on the way
+        // (issue 24, finding 3). /tmp is writable by everyone, so the trusted helpers live in
+        // a directory beside the built mpinctl (whose directories the integration tests
+        // already require to be root's). A root-owned 0755 file there passes; a group-writable
+        // one, a symbolic link to the good one, the good one through a symbolically linked
+        // directory, and one in /tmp are each named with the reason.
+        // The real path: SwiftPM's .build/release is a symbolic link, which the check refuses.
+        let products = try XCTUnwrap(realpath(try builtExecutable("mpinctl").deletingLastPathComponent().path, nil)
+            .map { resolved in defer { free(resolved) }; return String(cString: resolved) })
+        var template = Array("\(products)/doctor-helpers-XXXXXX".utf8CString)
+        let trusted = try XCTUnwrap(mkdtemp(&template).map { String(cString: $0) }, "mkdtemp in \(products)")
+        defer { try? FileManager.default.removeItem(atPath: trusted) }
+        XCTAssertEqual(chmod(trusted, 0o755), 0)
+        let helper = trusted + "/mpin-pam-helper"
+        let writable = trusted + "/writable-helper"
+        for file in [helper, writable] {
+            try Data("#!/bin/sh\n".utf8).write(to: URL(fileURLWithPath: file))
+            XCTAssertEqual(chmod(file, 0o755), 0)
+        }
         XCTAssertEqual(chmod(writable, 0o775), 0)
+        let link = trusted + "/link-helper"
+        XCTAssertEqual(symlink(helper, link), 0)
+        let linkedDirectory = trusted + "/linked"
+        XCTAssertEqual(symlink(trusted, linkedDirectory), 0)
+        let inTmp = try dir.write("lib/tmp-helper", "#!/bin/sh\n", mode: 0o755)
         _ = try dir.write("pam.d/sudo", "auth\trequired\t\(built) debug helper=\(helper)\n", mode: 0o644)
-        _ = try dir.write("pam.d/su", "auth required \(built) helper=\(writable)\n", mode: 0o644)
+        _ = try dir.write("pam.d/su", """
+            auth required \(built) helper=\(writable)
+            auth required \(built) helper=\(link)
+            auth required \(built) helper=\(linkedDirectory)/mpin-pam-helper
+            auth required \(built) helper=\(inTmp)
+            """, mode: 0o644)
         let r = try ctl(["--config", config, "doctor", "--pam-dir", pamDir])
         let pamLines = r.lines.filter { $0.dropFirst(5).hasPrefix("pam.d:") && !$0.contains("/su:") }
         XCTAssertEqual(pamLines.count, 2, r.stdout)
         XCTAssertTrue(r.lines.contains("ok   helper: \(helper)"), r.stdout)
         XCTAssertTrue(r.lines.contains("FAIL helper: \(writable) is writable by group or others (mode 775) -- fix: chown root \(writable) && chmod 755 \(writable)"), r.stdout)
+        XCTAssertTrue(r.lines.contains("FAIL helper: \(link) is a symbolic link -- fix: name the file itself in helper= (pam_mpin.so follows no symbolic link)"), r.stdout)
+        let directoryFix = "keep the helper in directories owned by root, writable only by root, named without symbolic links"
+        XCTAssertTrue(r.lines.contains("FAIL helper: \(linkedDirectory)/mpin-pam-helper is reached through \(linkedDirectory), a symbolic link -- fix: \(directoryFix)"), r.stdout)
+        XCTAssertTrue(r.lines.contains("FAIL helper: \(inTmp) is in /tmp, which is writable by group or others (mode 1777) -- fix: \(directoryFix)"), r.stdout)
         let moduleDir = try XCTUnwrap(try moduleDirectory(), "no PAM module directory on this machine")
         XCTAssertEqual(pamLines.first,
                        "FAIL pam.d: \(pamDir)/sshd:3: .build/release/libpam_mpin.so loads \(moduleDir)/.build/release/libpam_mpin.so, "

@@ -52,15 +52,26 @@ class DeviceLoginTests: XCTestCase {
         await server.shutdown()
     }
 
-    func testAccessNumbersAreRateLimitedPerClientAddress() async throws {
+    /// Issue 24, finding 7: access numbers are limited per requester (client address and
+    /// description), so that 30 failing logins for alice through a PAM host (which asks for
+    /// every user of its own) leave bob's login alone; the address as a whole gets ten times the
+    /// limit; look-ups have their own per-address limit.
+    func testAccessNumbersAreRateLimitedPerRequester() async throws {
         let server = try await TestServer(storage: Self.storage) { $0.accessNumberRequestsPerMinute = 3 }
         try await server.start()
         do {
-            var statuses: [Int] = []
-            for _ in 0..<4 { statuses.append(try await accessNumber(server, description: "x").status) }
-            XCTAssertEqual(statuses, [200, 200, 200, 429])
-            let lookup = try await server.client.get("/rps/accessnumber/4241703")
-            XCTAssertEqual(lookup.status, 429)
+            var alice: [Int] = []
+            for _ in 0..<4 { alice.append(try await accessNumber(server, description: "host h, user alice, service sshd").status) }
+            XCTAssertEqual(alice, [200, 200, 200, 429])
+            let bob = try await accessNumber(server, description: "host h, user bob, service sshd")
+            XCTAssertEqual(bob.status, 200, "another user of the same host is not limited by alice's attempts")
+            var others: [Int] = []
+            for i in 0..<30 { others.append(try await accessNumber(server, description: "host h, user u\(i), service sshd").status) }
+            XCTAssertEqual(others.filter { $0 == 200 }.count, 26, "the address's limit: 10 × 3, 4 already used")
+            XCTAssertEqual(others.last, 429)
+            var lookups: [Int] = []
+            for _ in 0..<4 { lookups.append(try await server.client.get("/rps/accessnumber/4241703").status) }
+            XCTAssertEqual(lookups, [404, 404, 404, 429])
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }

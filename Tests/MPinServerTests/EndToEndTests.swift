@@ -125,7 +125,24 @@ class EndToEndTests: XCTestCase {
             XCTAssertFalse(reg.active)
             let s = try await server.client.get("/rps/signature/\(dave.mpinIDHex)?regOTT=\(dave.regOTT)")
             XCTAssertEqual(s.status, 401)
-            try await server.admin().activate(userID: "dave")
+            // Issue 24, finding 2: somebody else starts a registration for dave too; a bare
+            // activation is refused, and naming dave's activates his and only his.
+            var mallory = MPinTestClient(http: server.client)
+            _ = try await mallory.register("dave")
+            let pending = try await server.admin().pending(userID: "dave")
+            XCTAssertEqual(pending.count, 2)
+            do {
+                try await server.admin().activate(userID: "dave")
+                XCTFail("a bare activation with pending registrations must be refused")
+            } catch let e as AdminError {
+                guard case .registrationNotNamed(_, let listed) = e else { return XCTFail("\(e)") }
+                XCTAssertEqual(listed.count, 2)
+            }
+            let fingerprint = Hex.encode(MPin.hashID(dave.mpinID))
+            XCTAssertTrue(pending.contains { $0.fingerprint == fingerprint })
+            try await server.admin().activate(userID: "dave", registration: String(fingerprint.prefix(12)))
+            let refused = try await server.client.get("/rps/signature/\(mallory.mpinIDHex)?regOTT=\(mallory.regOTT)")
+            XCTAssertEqual(refused.status, 401, "the other registration stays inactive")
             try await dave.confirmAndFinish(pin: "2468")
             let v14 = try await dave.authenticate(pin: "2468")
             XCTAssertEqual(v14, 200)

@@ -224,8 +224,10 @@ struct MPinTestClient {
     }
 
     /// Pass 1 and pass 2; returns the pass-2 response and the raw pass-2 request body.
+    /// `echo`: send the pass-1 answer's `pass1Id` back in pass 2, as mpin-server's own clients do
+    /// (the original SDK, which this helper plays by default, sends none).
     func passes(pin: String, wid: String = "0", otp: Bool = false,
-                permit: (date: Int32, permit: [UInt8])? = nil) async throws -> (Pass2Response, Data) {
+                permit: (date: Int32, permit: [UInt8])? = nil, echo: Bool = false) async throws -> (Pass2Response, Data) {
         let tp: (date: Int32, permit: [UInt8])
         if let permit { tp = permit } else { tp = try await timePermit()! }
         let x = try SystemRandom.scalar()
@@ -233,9 +235,11 @@ struct MPinTestClient {
                                   timePermit: tp.permit)
         let p1 = try await http.post("/rps/pass1", Pass1Request(mpinId: mpinIDHex, ut: Hex.encode(c1.ut!), u: Hex.encode(c1.u)))
         XCTAssertEqual(p1.status, 200)
-        let y = Hex.decode(try p1.decode(Pass1Response.self).y)!
+        let answer = try p1.decode(Pass1Response.self)
+        let y = Hex.decode(answer.y)!
         let v = try MPin.client2(x: x, y: y, sec: c1.sec)
-        let body = try JSONEncoder().encode(Pass2Request(mpinId: mpinIDHex, v: Hex.encode(v), wid: wid, otp: otp))
+        let body = try JSONEncoder().encode(Pass2Request(mpinId: mpinIDHex, v: Hex.encode(v), wid: wid, otp: otp,
+                                                         pass1Id: echo ? answer.pass1Id : nil))
         let p2 = try await http.send("POST", "/rps/pass2", body: body)
         XCTAssertEqual(p2.status, 200, String(decoding: p2.body, as: UTF8.self))
         return (try p2.decode(Pass2Response.self), body)
@@ -247,8 +251,8 @@ struct MPinTestClient {
     }
 
     /// A whole authentication; returns the final status.
-    func authenticate(pin: String) async throws -> Int {
-        let (p2, _) = try await passes(pin: pin)
+    func authenticate(pin: String, echo: Bool = false) async throws -> Int {
+        let (p2, _) = try await passes(pin: pin, echo: echo)
         return try await finalStep(p2)
     }
 }

@@ -64,6 +64,9 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         var verdicts: [String: (mpinIdHex: String, ok: Bool)] = [:]
         var wrongPINs: [String: Int] = [:]
         var blocked: Set<String> = []
+        var verdictSecretKey: [UInt8] = []
+        var verdictPublicKey: [UInt8] = []
+        var signsVerdicts = true
     }
     private let state = Mutex(State())
 
@@ -72,7 +75,18 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         self.dtaOrigin = dtaOrigin
         share1 = try MPin.randomMasterSecret()
         share2 = try MPin.randomMasterSecret()
+        try replaceVerdictKey()
     }
+
+    /// Signs verdicts with a new key from now on (an impostor on the backend's address, for a
+    /// host that pinned the old one).
+    public func replaceVerdictKey() throws {
+        let pair = try Schnorr.generateKeyPair()
+        state.withLock { $0.verdictSecretKey = pair.secretKey; $0.verdictPublicKey = pair.publicKey }
+    }
+
+    /// Whether the backend publishes a verdict key and signs its verdicts (a Milagro RPS does not).
+    public func signVerdicts(_ on: Bool) { state.withLock { $0.signsVerdicts = on } }
 
     // MARK: Steering
 
@@ -100,14 +114,16 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
 
     /// The client settings the backend publishes now.
     public var clientSettings: JSONValue {
-        let rps = state.withLock { $0.rpsPath }
-        return .object([
+        let (rps, key) = state.withLock { ($0.rpsPath, $0.signsVerdicts ? Hex.encode($0.verdictPublicKey) : "") }
+        var members: [(key: String, value: JSONValue)] = [
             ("mpinAuthServerURL", .string(rps)), ("timePermitsURL", .string(rps + "/timePermit")),
             ("registerURL", .string(rps + "/user")), ("signatureURL", .string(rps + "/signature")),
             ("authenticateURL", .string("/mpinAuthenticate")), ("certivoxURL", .string(dtaOrigin + "/")),
             ("appID", .string(appID)), ("usePermits", .bool(true)), ("requestOTP", .bool(false)),
             ("accessNumberDigits", .number("7")), ("cSum", .number("1")), ("accessNumberUseCheckSum", .bool(true)),
-        ])
+        ]
+        if !key.isEmpty { members.append((key: "verdictKey", value: .string(key))) }
+        return .object(members)
     }
 
     // MARK: HTTPTransport
@@ -147,7 +163,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         case .authenticate: answer = authenticate(body)
         }
         return HTTPResponse(status: answer.0, headers: ["Content-Type": "application/json"],
-                            body: answer.0 == 200 ? answer.1.serialized : [])
+                            body: answer.0 == 200 || answer.1 != .null ? answer.1.serialized : [])
     }
 
     private func route(of request: HTTPRequest, url: URLOrigin) -> Route? {
@@ -253,16 +269,25 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     private func authenticate(_ body: JSONValue) -> (Int, JSONValue) {
         guard let ott = body["mpinResponse"]?["authOTT"]?.stringValue,
               let verdict = state.withLock({ $0.verdicts[ott] }) else { return (401, .null) }
+        let nonce = Verdict.nonce(fromHex: body["verdictNonce"]?.stringValue)
         return state.withLock { s in
+            let mpinID = Hex.decode(verdict.mpinIdHex) ?? []
+            let userID = MPinIdentity.parse(mpinID)?.userID ?? ""
+            // As mpin-server: the verdict signed over the client's nonce (PROTOCOL.md §4.5.1).
+            func signed(_ status: Int, _ members: [(key: String, value: JSONValue)]) -> (Int, JSONValue) {
+                guard s.signsVerdicts, let nonce,
+                      let signature = try? Verdict.sign(nonce: nonce, mpinID: mpinID, userID: userID, status: status,
+                                                        secretKey: s.verdictSecretKey) else { return (status, .object(members)) }
+                return (status, .object(members + [(key: "verdictSignature", value: .string(signature))]))
+            }
             if verdict.ok {
                 s.wrongPINs[verdict.mpinIdHex] = 0
-                let userID = Hex.decode(verdict.mpinIdHex).flatMap(MPinIdentity.parse)?.userID ?? ""
-                return (200, .object([("userId", .string(userID))]))
+                return signed(200, [(key: "userId", value: .string(userID))])
             }
             s.wrongPINs[verdict.mpinIdHex, default: 0] += 1
             guard s.wrongPINs[verdict.mpinIdHex]! >= Self.maxAttempts else { return (401, .null) }
             s.blocked.insert(verdict.mpinIdHex)
-            return (410, .null)
+            return signed(410, [])
         }
     }
 

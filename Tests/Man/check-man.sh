@@ -8,6 +8,8 @@
 #      The pages' option and key lists are checked the other way too: nothing that the code
 #      does not accept.
 # Run from the repository's root (make test-man).
+# README covered here: "Every option is in the manual pages", the promise that lets the README
+# link man/ instead of repeating the reference.
 set -u
 cd "$(dirname "$0")/../.."
 PAGES="man/pam_mpin.8 man/mpin.conf.5 man/mpinctl.8 man/mpin-server.8"
@@ -55,13 +57,13 @@ for k in $(sed -n '/^\.Sh KEYS/,/^\.Sh /p' man/mpin.conf.5 | grep -oE '^\.It Cm 
 done
 
 # Every code pam_sm_* returns: the helper's (returns and the outcome table; not conversation
-# styles or items) and the C module's own (not converse()'s PAM_CONV_ERR, which stays inside).
+# styles or items) and the module's own (not converse()'s PAM_CONV_ERR, which stays inside).
 pam_codes=$( {
     grep -hE 'return .*PAM_|case .*: (options\.nouserok \? )?PAM_|^ *PAM_[A-Z_]+ *$|result\(PAM_' \
         Sources/mpin-pam-helper/*.swift | grep -vE 'tell\(|converse\(' | grep -oE 'PAM_[A-Z_]+'
-    grep -E 'return PAM_' pam/pam_mpin.c | grep -v PAM_CONV_ERR | grep -oE 'PAM_[A-Z_]+'
+    grep -hE 'return .*PAM_' pam/Module/*.swift | grep -v PAM_CONV_ERR | grep -oE '\bPAM_[A-Z_]+'
 } | sort -u)
-[ -n "$pam_codes" ] || fail "could not read the return codes from Sources/mpin-pam-helper and pam/pam_mpin.c"
+[ -n "$pam_codes" ] || fail "could not read the return codes from Sources/mpin-pam-helper and pam/Module"
 for c in $pam_codes; do
     sed -n '/^\.Sh PAM RETURN CODES/,/^\.Sh /p' man/pam_mpin.8 | grep -Eq "^\.It Dv $c\$" \
         || fail "pam_mpin.8: return code $c is not documented"

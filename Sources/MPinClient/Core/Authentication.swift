@@ -244,6 +244,7 @@ extension MPinSDK {
         let authServer = settings.wire.mpinAuthServerURL
         let body1 = Pass1Request(mpinId: user.mpinIdHex, ut: ut.map(Hex.encode) ?? "", u: Hex.encode(u))
         let y: [UInt8]
+        var pass1Id: String? = nil
         switch request(.post, authServer + "/pass1", body: body1) {
         case .failed(let s, _): return (s, empty, empty)
         case .ok(let v, _):
@@ -252,6 +253,9 @@ extension MPinSDK {
                 return (MPinStatus(.responseParseError, "the pass-1 response has no usable y"), empty, empty)
             }
             y = decoded
+            // mpin-server names its pending pass 1 so that several logins of one identity can
+            // run at once; it is echoed as it came (a Milagro server sends none).
+            pass1Id = answer.pass1Id.flatMap { Hex.decode($0, length: 16) != nil ? $0 : nil }
         }
 
         // Pass 2: the server always answers 200; the verdict comes with the final step.
@@ -259,7 +263,7 @@ extension MPinSDK {
         do { v = try MPin.client2(x: x, y: y, sec: pass1.sec) } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 2: \(error)"), empty, empty)
         }
-        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: wid.isEmpty ? "0" : wid, otp: otp)
+        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: wid.isEmpty ? "0" : wid, otp: otp, pass1Id: pass1Id)
         let pass2: JSONValue
         switch request(.post, authServer + "/pass2", body: body2) {
         case .failed(let s, _): return (s, empty, empty)
@@ -273,9 +277,34 @@ extension MPinSDK {
         case .mobile: finalURL = settings.wire.mobileAuthenticateURL
         case .platformEndpoint(let url): finalURL = url
         }
-        switch request(.post, finalURL, body: AuthenticateEnvelope(mpinResponse: pass2), context: .authenticate) {
-        case .ok(let result, _): return (.ok, pass2, result)
+        // A registration that pinned the backend's verdict key gets the relying party's verdict
+        // signed over a nonce drawn here (§4.5.1): an OK, or a "blocked" that deletes the token,
+        // is believed only with that signature, whoever answers on the backend's address.
+        var nonce: [UInt8] = []
+        let signed: Bool
+        if case .relyingParty = finalStep, !user.verdictKeyHex.isEmpty { signed = true } else { signed = false }
+        if signed {
+            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
+                return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), pass2, empty)
+            }
+        }
+        func verdictIsSigned(_ body: JSONValue?, status: Int) -> Bool {
+            Verdict.verify(body?["verdictSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
+                           mpinID: mpinId, userID: user.id, status: status)
+        }
+        let envelope = AuthenticateEnvelope(mpinResponse: pass2, verdictNonce: signed ? Hex.encode(nonce) : nil)
+        let (reply, refusalBody) = requestKeepingRefusalBody(.post, finalURL, body: envelope, context: .authenticate)
+        switch reply {
+        case .ok(let result, _):
+            guard !signed || verdictIsSigned(result, status: 200) else {
+                return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
+            }
+            return (.ok, pass2, result)
         case .failed(let status, let http):
+            if http == 410, signed, !verdictIsSigned(refusalBody, status: 410) {
+                // Not the pinned server's word: the token stays.
+                return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
+            }
             if http == 410 {
                 user.state = .blocked
                 user.signingMpinIdHex = ""; user.signingPublicKeyHex = ""
@@ -287,4 +316,8 @@ extension MPinSDK {
             return (status, pass2, empty)
         }
     }
+
+    /// Why a verdict was not believed; the same text for every case, so that it tells an
+    /// impostor nothing.
+    static let unsignedVerdict = "the backend's verdict is not signed with the key pinned at registration"
 }

@@ -57,15 +57,33 @@ extension MPinSDK {
     /// The relying party's step for an approved access number (`POST {backend}/authenticate`):
     /// the verdict and the identity that approved. The waiting device is handed logout data
     /// naming `expectedUserId` with a random token (no relying-party session exists here).
-    public func completeAccessNumberLogin(authOTT: String, expectedUserId: String) -> (status: MPinStatus, approval: Approval?) {
+    /// With `verdictKeyHex` (the key pinned when the account was linked), the verdict must be
+    /// signed with it over a nonce drawn here and the approving identity (PROTOCOL.md §4.5.1);
+    /// anything else is CRYPTO_ERROR, whoever answered.
+    public func completeAccessNumberLogin(authOTT: String, expectedUserId: String,
+                                          verdictKeyHex: String = "") -> (status: MPinStatus, approval: Approval?) {
         guard settings != nil else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let token = Hex.encode((try? SystemRandom.bytes(16)) ?? [])
-        let body = TokenAuthenticateRequest(authOTT: authOTT, logoutData: LogoutData(userId: expectedUserId, sessionToken: token))
+        var nonce: [UInt8] = []
+        if !verdictKeyHex.isEmpty {
+            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
+                return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), nil)
+            }
+        }
+        let body = TokenAuthenticateRequest(authOTT: authOTT, logoutData: LogoutData(userId: expectedUserId, sessionToken: token),
+                                            verdictNonce: verdictKeyHex.isEmpty ? nil : Hex.encode(nonce))
         switch request(.post, backend + "/authenticate", body: body, context: .authenticate) {
         case .failed(let s, _): return (s, nil)
         case .ok(let v, _):
             guard let r = WireCoding.lenient(TokenAuthenticateResponse.self, from: v), r.status == 200, !r.userId.isEmpty else {
                 return (MPinStatus(.responseParseError, "the verdict names no identity"), nil)
+            }
+            if !verdictKeyHex.isEmpty {
+                guard let mpinID = Hex.decode(r.mpinId), !mpinID.isEmpty,
+                      Verdict.verify(r.verdictSignature, publicKeyHex: verdictKeyHex, nonce: nonce, mpinID: mpinID,
+                                     userID: r.userId, status: 200) else {
+                    return (MPinStatus(.cryptoError, Self.unsignedVerdict), nil)
+                }
             }
             return (.ok, Approval(userId: r.userId, mpinIdHex: r.mpinId))
         }

@@ -169,6 +169,17 @@ public final class MPinSDK: @unchecked Sendable {
         return status
     }
 
+    /// Pins `publicKeyHex` as the key the user's verdicts must be signed with (PROTOCOL.md
+    /// §4.5.1), for a registration made before keys were pinned: the administrator reads the
+    /// key from the server itself (`mpin-server verdict-key`), never from the network. Only a
+    /// key that decodes as a G1 point is taken.
+    public func pinVerdictKey(_ user: MPinUser, publicKeyHex: String) -> MPinStatus {
+        guard users.contains(where: { $0 === user }) else { return MPinStatus(.flowError, "the user is not in the list") }
+        guard Verdict.isPublicKey(publicKeyHex) else { return MPinStatus(.flowError, "not a verdict key (130 hex digits, a G1 point)") }
+        user.verdictKeyHex = publicKeyHex.lowercased()
+        return saveUsers()
+    }
+
     /// Whether a user with this id exists on the current backend.
     public func isUserExisting(_ id: String) -> Bool {
         users.contains { $0.id == id && $0.backendKey == currentBackendKey }

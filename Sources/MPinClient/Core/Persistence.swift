@@ -35,6 +35,7 @@ extension MPinSDK {
                 user.backendKey = backendKey
                 user.customerId = entry["customerId"]?.stringValue ?? ""
                 user.appId = entry["appId"]?.stringValue ?? ""
+                user.verdictKeyHex = entry["verdictKey"]?.stringValue ?? ""
                 // A signing key counts only with its token (written first, §14.2).
                 if let signing = entry["signingMpinId"]?.stringValue, let pa = entry["signingPublicKey"]?.stringValue,
                    secrets[Self.signingTokenKey(user.mpinIdHex)]?["token"]?.stringValue != nil {
@@ -91,6 +92,7 @@ extension MPinSDK {
                 if !u.deviceName.isEmpty { fields.append(("deviceName", .string(u.deviceName))) }
                 if !u.customerId.isEmpty { fields.append(("customerId", .string(u.customerId))) }
                 if !u.appId.isEmpty { fields.append(("appId", .string(u.appId))) }
+                if !u.verdictKeyHex.isEmpty { fields.append(("verdictKey", .string(u.verdictKeyHex))) }
                 if u.canSign {
                     fields.append(("signingMpinId", .string(u.signingMpinIdHex)))
                     fields.append(("signingPublicKey", .string(u.signingPublicKeyHex)))

@@ -74,6 +74,11 @@ extension MPinSDK {
             user.mpinIdHex = mpinIdHex
             user.regOTT = regOTT
             user.state = .startedRegistration
+            // The key the verdicts of this registration's logins must be signed with: taken
+            // from the backend the registration is made with, now, and never from a later
+            // login's settings (which whoever answers then could send).
+            let key = settings.wire.verdictKey ?? ""
+            user.verdictKeyHex = Verdict.isPublicKey(key) ? key.lowercased() : ""
         }
         if answer?.active == true { user.state = .activated }
         if !previous.isEmpty, previous != mpinIdHex { _ = saveUsers(removingSecretOf: previous) }

@@ -42,10 +42,26 @@ extension MPinSDK {
         send(method, url, body: nil, context: context)
     }
 
+    /// As `request`, also returning the JSON object a refusal came with, if any: the final
+    /// step's "blocked" answer (410) carries the verdict's signature there (PROTOCOL.md §4.5.1).
+    func requestKeepingRefusalBody<Body: Encodable>(_ method: HTTPMethod, _ url: String, body: Body,
+                                                    context: RequestContext) -> (reply: Reply, refusalBody: JSONValue?) {
+        let bytes: [UInt8]
+        do { bytes = try WireCoding.encode(body) } catch {
+            return (.failed(MPinStatus(.flowError, "the request to \(Self.redacted(url)) could not be encoded"), httpStatus: 0), nil)
+        }
+        var refusalBody: JSONValue? = nil
+        let reply = send(method, url, body: bytes, context: context) { response in
+            if let value = try? JSONParser().parse(response.body), case .object = value { refusalBody = value }
+        }
+        return (reply, refusalBody)
+    }
+
     /// Only HTTP 200 is success; a 200 body must be a JSON object (any Content-Type), as the
-    /// SDK reads it. Callers read its fields with `WireCoding.lenient`.
+    /// SDK reads it. Callers read its fields with `WireCoding.lenient`. `refused` sees the
+    /// response of any other status.
     private func send(_ method: HTTPMethod, _ url: String, body bytes: [UInt8]?, context: RequestContext,
-                      extraHeaders: [String: String] = [:]) -> Reply {
+                      extraHeaders: [String: String] = [:], refused: ((HTTPResponse) -> Void)? = nil) -> Reply {
         if let refusal = checkTrusted(url) { return .failed(refusal, httpStatus: 0) }
         var headers = customHeaders.merging(extraHeaders) { $1 }
         if !clientId.isEmpty { headers["X-MIRACL-Client-ID"] = clientId }
@@ -62,6 +78,7 @@ extension MPinSDK {
             return .failed(Self.transportStatus(error), httpStatus: 0)
         }
         guard response.status == 200 else {
+            refused?(response)
             return .failed(Self.httpStatus(response.status, context: context, url: url), httpStatus: response.status)
         }
         if response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
@@ -103,6 +120,9 @@ extension MPinSDK {
         }
         switch code {
         case 406: return MPinStatus(.badUserAgent, "\(place) refused this client (HTTP 406)")
+        // A rate limit says "not now", not "no": the PAM module answers PAM_AUTHINFO_UNAVAIL
+        // (issue 24, finding 7), as for a backend that cannot be reached.
+        case 429: return MPinStatus(.networkError, "\(place) is busy: too many requests (HTTP 429)")
         case 300..<400: return MPinStatus(.networkError, "\(place) answered with a redirect (HTTP \(code))")
         case 400..<500: return MPinStatus(.httpRequestError, "\(place) refused the request (HTTP \(code))")
         case 500...: return MPinStatus(.httpServerError, "\(place) failed (HTTP \(code))")

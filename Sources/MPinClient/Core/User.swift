@@ -43,6 +43,12 @@ public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
     /// ConfirmRegistration. Memory only.
     var pushMessageIdentifier = ""
 
+    /// The backend's verdict-signing public key (hex), pinned when the registration started
+    /// (PROTOCOL.md §4.5.1): once set, FinishAuthentication believes an OK, or a blocked
+    /// answer, only with this key's signature over its own nonce. Empty for a backend that
+    /// does not sign (a Milagro RPS). Kept in the user list (not secret).
+    public internal(set) var verdictKeyHex = ""
+
     /// DVS (docs/MFA.md §14): the signing mpinId and public key Pa (hex) once a signing key is
     /// enrolled and its token stored; empty otherwise. Kept in the user list (not secret).
     public internal(set) var signingMpinIdHex = ""

@@ -7,13 +7,13 @@ extension RPS {
     func publicRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("clientSettings", .get) { _, _ in JSONResponse(try self.clientSettings()) }
-        routes.endpoint("user", .put) { request, _ in
+        routes.endpoint("user", .put) { request, context in
             JSONResponse(try await self.register(try await decoder.decode(RegisterRequest.self, from: request),
-                                                 mpinIDSuffix: nil))
+                                                 mpinIDSuffix: nil, source: context.clientAddress))
         }
         routes.endpoint("user/:mpinID", .put) { request, context in
             JSONResponse(try await self.register(try await decoder.decode(RegisterRequest.self, from: request),
-                                                 mpinIDSuffix: context.pathParameter("mpinID")))
+                                                 mpinIDSuffix: context.pathParameter("mpinID"), source: context.clientAddress))
         }
         routes.endpoint("signature/:mpinID", .get) { request, context in
             JSONResponse(try await self.signature(mpinIDHex: context.pathParameter("mpinID"),
@@ -24,8 +24,9 @@ extension RPS {
                          headers: [.cacheControl: "no-cache"])
         }
         routes.endpoint("setupDone/:mpinID", .post) { _, _ in JSONResponse(StatusResponse(message: "OK")) }
-        routes.endpoint("pass1", .post) { request, _ in
-            JSONResponse(try await self.pass1(try await decoder.decode(Pass1Request.self, from: request, refusal: .invalidPassBody)))
+        routes.endpoint("pass1", .post) { request, context in
+            JSONResponse(try await self.pass1(try await decoder.decode(Pass1Request.self, from: request, refusal: .invalidPassBody),
+                                              source: context.clientAddress))
         }
         routes.endpoint("pass2", .post) { request, _ in
             JSONResponse(try await self.pass2(try await decoder.decode(Pass2Request.self, from: request, refusal: .invalidPassBody)))

@@ -164,6 +164,33 @@ extension PostgresStorage {
         }
     }
 
+    func pendingRegistrations(userID: String, now: Date) async throws -> [PendingRegistration] {
+        try await run("""
+            SELECT mpin_id, created, expires, device_name, source, active FROM registrations
+            WHERE user_id = \(userID) AND expires > \(now.timeIntervalSince1970) ORDER BY created, mpin_id
+            """, durable: false).map { row in
+            let (mpinID, created, expires, device, source, active) = try row.decode((String, Double, Double, String, String, Bool).self)
+            return PendingRegistration(mpinID: mpinID, created: created, expires: expires, deviceName: device, source: source,
+                                       active: active)
+        }
+    }
+
+    func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool {
+        let logger = logger, t = now.timeIntervalSince1970
+        return try await transaction { c in
+            let state = try await c.rows("SELECT state FROM users WHERE user_id = \(userID) FOR UPDATE", logger)
+                .first.map { try $0.decode(String.self) }
+            guard let state, state != "revoked" else { return false }
+            let updated = try await c.rows("""
+                UPDATE registrations SET active = TRUE WHERE mpin_id = \(mpinID) AND user_id = \(userID) AND expires > \(t)
+                RETURNING 1
+                """, logger)
+            guard updated.count == 1 else { return false }
+            try await c.rows("UPDATE users SET state = 'active' WHERE user_id = \(userID)", logger)
+            return true
+        }
+    }
+
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 now: Date) async throws {
         try await run("""

@@ -283,6 +283,12 @@ final class PostgresStorage: StorageBackend {
             """,
             "CREATE INDEX signing_keys_user ON signing_keys(user_id)",
         ],
+        // 3: who started a registration (issue 24, finding 2; SQLite's v7).
+        [
+            "ALTER TABLE registrations ADD COLUMN created double precision NOT NULL DEFAULT 0",
+            "ALTER TABLE registrations ADD COLUMN device_name text NOT NULL DEFAULT ''",
+            "ALTER TABLE registrations ADD COLUMN source text NOT NULL DEFAULT ''",
+        ],
     ]
 
     /// The schema version this program knows.
@@ -329,7 +335,7 @@ final class PostgresStorage: StorageBackend {
 
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          now: Date) async throws -> RegistrationOutcome {
+                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         let t = now.timeIntervalSince1970, logger = logger
         return try await transaction { c in
             // The user's row, locked: its state and activation code decide, and may change here.
@@ -373,11 +379,15 @@ final class PostgresStorage: StorageBackend {
                         """, logger)
                 }
             }
+            // Sent again: the first start time, expiry, device name and address stay.
             try await c.rows("""
-                INSERT INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires)
-                VALUES (\(mpinID), \(userID), \(regOTTHash), \(activateKeyHash), \(active), \(expires.timeIntervalSince1970))
+                INSERT INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires,
+                                           created, device_name, source)
+                VALUES (\(mpinID), \(userID), \(regOTTHash), \(activateKeyHash), \(active), \(expires.timeIntervalSince1970),
+                        \(t), \(details.deviceName), \(details.source))
                 ON CONFLICT (mpin_id) DO UPDATE SET user_id = EXCLUDED.user_id, reg_ott_hash = EXCLUDED.reg_ott_hash,
-                  activate_key_hash = EXCLUDED.activate_key_hash, active = EXCLUDED.active, expires = EXCLUDED.expires
+                  activate_key_hash = EXCLUDED.activate_key_hash, active = EXCLUDED.active OR registrations.active,
+                  expires = LEAST(registrations.expires, EXCLUDED.expires)
                 """, logger)
             return .stored(active: active)
         }

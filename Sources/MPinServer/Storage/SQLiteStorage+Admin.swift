@@ -44,6 +44,30 @@ extension SQLiteStorage {
         }
     }
 
+    func pendingRegistrations(userID: String, now: Date) async throws -> [PendingRegistration] {
+        try readNow { db in
+            try Row.fetchAll(db, sql: """
+                SELECT mpin_id, created, expires, device_name, source, active FROM registrations
+                WHERE user_id = ? AND expires > ? ORDER BY created, mpin_id
+                """, arguments: [userID, now.timeIntervalSince1970]).map { r in
+                PendingRegistration(mpinID: r["mpin_id"], created: r["created"], expires: r["expires"],
+                                    deviceName: r["device_name"], source: r["source"], active: r["active"])
+            }
+        }
+    }
+
+    func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool {
+        try writeNow { db in
+            let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
+            guard let state, state != "revoked" else { return false }
+            try db.execute(sql: "UPDATE registrations SET active = 1 WHERE mpin_id = ? AND user_id = ? AND expires > ?",
+                           arguments: [mpinID, userID, now.timeIntervalSince1970])
+            guard db.changesCount == 1 else { return false }
+            try db.execute(sql: "UPDATE users SET state = 'active' WHERE user_id = ?", arguments: [userID])
+            return true
+        }
+    }
+
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 now: Date) async throws {
         try writeNow { db in
@@ -81,8 +105,7 @@ extension UserChange {
     static func statements(_ change: UserChange) -> [String] {
         switch change {
         case .activate:
-            return ["UPDATE users SET state = 'active' WHERE user_id = ?",
-                    "UPDATE registrations SET active = TRUE WHERE user_id = ?"]
+            return ["UPDATE users SET state = 'active' WHERE user_id = ?"]
         case .revoke:
             return ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
                     "DELETE FROM registrations WHERE user_id = ?",

@@ -178,6 +178,13 @@ public final class SQLiteStorage: StorageBackend {
             try db.execute(sql: "ALTER TABLE access_numbers ADD COLUMN description TEXT NOT NULL DEFAULT ''")
         }
         registerDVSMigration(&m)
+        m.registerMigration("v7: who started a registration") { db in
+            // Issue 24, finding 2: the admin activates one registration by name, and sees when,
+            // from where and with what device name each was started.
+            try db.execute(sql: "ALTER TABLE registrations ADD COLUMN created REAL NOT NULL DEFAULT 0")
+            try db.execute(sql: "ALTER TABLE registrations ADD COLUMN device_name TEXT NOT NULL DEFAULT ''")
+            try db.execute(sql: "ALTER TABLE registrations ADD COLUMN source TEXT NOT NULL DEFAULT ''")
+        }
         return m
     }
 
@@ -198,7 +205,7 @@ public final class SQLiteStorage: StorageBackend {
     /// Stores (or replaces) a registration record and decides whether it is active.
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          now: Date) async throws -> RegistrationOutcome {
+                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         try writeNow { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
                                         arguments: [userID])
@@ -237,10 +244,16 @@ public final class SQLiteStorage: StorageBackend {
                                    arguments: [userID, now.timeIntervalSince1970])
                 }
             }
+            // Sent again: the first start time, expiry, device name and address stay.
             try db.execute(sql: """
-                INSERT OR REPLACE INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [mpinID, userID, regOTTHash, activateKeyHash, active, expires.timeIntervalSince1970])
+                INSERT INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires,
+                                           created, device_name, source)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(mpin_id) DO UPDATE SET user_id = excluded.user_id, reg_ott_hash = excluded.reg_ott_hash,
+                  activate_key_hash = excluded.activate_key_hash, active = excluded.active OR registrations.active,
+                  expires = MIN(registrations.expires, excluded.expires)
+                """, arguments: [mpinID, userID, regOTTHash, activateKeyHash, active, expires.timeIntervalSince1970,
+                                 now.timeIntervalSince1970, details.deviceName, details.source])
             return .stored(active: active)
         }
     }

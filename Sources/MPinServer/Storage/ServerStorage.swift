@@ -18,9 +18,11 @@ protocol ServerStorage: MFAStorage, DVSStorage {
     /// Stores (or replaces) a registration record and decides, by `mode`, whether it is active.
     /// With `regCodeHash` it is active at once if that registration code of the user is live,
     /// and the code is used up; otherwise nothing is stored (`.regCodeRefused`).
+    /// A registration sent again (same mpinId) keeps its first `created` and its first
+    /// expiry: re-sending cannot keep it alive. `details` says who asked, for the admin.
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          now: Date) async throws -> RegistrationOutcome
+                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome
     /// Activates the live registration with this activation key; false when there is none.
     func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool
     /// The signature step: consumes an active registration into an issued identity.
@@ -111,4 +113,19 @@ struct NewSession: Sendable {
 struct MobileLogout: Sendable, Equatable {
     var userID: String
     var token: String
+}
+
+/// Who started a registration, as `mpin-server user pending` shows it to the admin who must
+/// choose which one to activate.
+struct RegistrationDetails: Sendable, Equatable {
+    /// The device name the client sent (at most 64 characters kept), or "".
+    var deviceName: String
+    /// The client's address.
+    var source: String
+
+    init(deviceName: String?, source: String) {
+        self.deviceName = String((deviceName ?? "").unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(64)
+            .map(Character.init))
+        self.source = source
+    }
 }

@@ -10,6 +10,11 @@ protocol AdminStorage: Sendable {
     func addUser(userID: String, activationCodeHash: String, now: Date) async throws
     /// Applies `change` to the user; false when there is no such user.
     func changeUser(userID: String, _ change: UserChange) async throws -> Bool
+    /// The user's live registrations that wait for their client-secret share, oldest first.
+    func pendingRegistrations(userID: String, now: Date) async throws -> [PendingRegistration]
+    /// Activates the user and that one live registration of theirs (`mpinID`, lower-case hex);
+    /// false when the user has no such live registration.
+    func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool
     /// Stores a new application (its secret only as a hash).
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 now: Date) async throws
@@ -21,7 +26,8 @@ protocol AdminStorage: Sendable {
 
 /// What `mpin-server user activate|revoke|unblock|delete` does to a user.
 enum UserChange: Sendable, Equatable {
-    /// The user and its pending registrations become active.
+    /// The user becomes active; its pending registrations do not (each is activated by name:
+    /// `activateRegistration`, issue 24 finding 2).
     case activate
     /// No more time permits or authentications; pending registrations are dropped.
     case revoke

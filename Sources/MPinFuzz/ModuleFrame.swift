@@ -1,0 +1,1 @@
+../../pam/Module/Frame.swift

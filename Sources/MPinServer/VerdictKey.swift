@@ -1,0 +1,55 @@
+import Foundation
+import MPinCrypto
+import MPinWire
+
+/// The key that signs login verdicts (PROTOCOL.md §4.5.1): a Schnorr key on G1, its secret in
+/// `DIR/verdict.key` (hex, 0600), made by `init` or at the first start that needs it, and
+/// shared by every node that serves the same data directory (`prepareForNodes`). Hosts pin the
+/// public half (`verdictKey` in clientSettings) when they register or link a user, and from
+/// then on believe an "OK" or a "blocked" only with this key's signature.
+struct VerdictKey: Sendable {
+    private let secretKey: [UInt8]
+    let publicKeyHex: String
+
+    init(secretKey: [UInt8]) throws(MPinCryptoError) {
+        self.secretKey = secretKey
+        publicKeyHex = Hex.encode(try Schnorr.publicKey(secretKey: secretKey))
+    }
+
+    /// A key of its own, for servers built in tests without a data directory.
+    static func generate() throws(MPinCryptoError) -> VerdictKey {
+        try VerdictKey(secretKey: Schnorr.generateKeyPair().secretKey)
+    }
+
+    /// The signature (hex) of a verdict, or nil when the client sent no usable nonce (the
+    /// original SDK sends none) or signing failed; a missing signature only means that a host
+    /// which pinned this key refuses the answer.
+    func sign(nonceHex: String?, mpinIDHex: String, userID: String, status: Int) -> String? {
+        guard let nonce = Verdict.nonce(fromHex: nonceHex), let mpinID = Hex.decode(mpinIDHex) else { return nil }
+        return try? Verdict.sign(nonce: nonce, mpinID: mpinID, userID: userID, status: status, secretKey: secretKey)
+    }
+}
+
+extension DataDirectory {
+    var verdictKeyPath: String { path + "/verdict.key" }
+
+    /// The verdict key, created (0600, never overwriting) on first use; an existing file must
+    /// be private to the owner and hold a valid key.
+    func loadOrCreateVerdictKey() throws -> VerdictKey {
+        if !FileManager.default.fileExists(atPath: verdictKeyPath) {
+            var secret = try Schnorr.generateKeyPair().secretKey
+            defer { secret.wipe() }
+            do { try writeNewPrivate(verdictKeyPath, Hex.encode(secret) + "\n") } catch {
+                // Another process may have made it first; reading it below decides.
+                if !FileManager.default.fileExists(atPath: verdictKeyPath) { throw error }
+            }
+        }
+        let text = try readPrivateFile(verdictKeyPath).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard var secret = Hex.decode(text), secret.count == 32 else { throw SetupError.corruptFile(verdictKeyPath) }
+        defer { secret.wipe() }
+        do { return try VerdictKey(secretKey: secret) } catch { throw SetupError.corruptFile(verdictKeyPath) }
+    }
+
+    /// The verdict key's public half (hex), made if there is none yet.
+    public func verdictPublicKey() throws -> String { try loadOrCreateVerdictKey().publicKeyHex }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import MPinCLI
+import MPinClient
+import MPinLogin
+import MPinWire
+
+/// `mpinctl pin-key USER --verdict-key HEX`: pins the backend's verdict key for a registration
+/// or link made before keys were pinned (PROTOCOL.md §4.5.1), so that its logins work over
+/// plain http again and believe only that server. The key comes from the server's own
+/// `mpin-server verdict-key`, read by the administrator, never from the network.
+struct PinKey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin-key",
+        abstract: "Pin the backend's verdict key for a user registered or linked before keys were pinned.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The Unix user.") var user: String
+    @Option(help: "The key `mpin-server verdict-key` prints on the server (130 hex digits).") var verdictKey: String
+
+    func run() throws {
+        try requireRoot()
+        let config = try global.loadConfig()
+        let key = verdictKey.lowercased()
+        guard Verdict.isPublicKey(key) else {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: --verdict-key takes the 130 hex digits `mpin-server verdict-key` prints")
+        }
+        let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
+        guard var account = try accounts.account(for: user) else {
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
+        }
+        if account.linked {
+            account.verdictKey = key
+            try accounts.set(account, for: user)
+        } else {
+            let sdk = try global.sdk(config)
+            guard let registered = sdk.listUsers(backend: account.backend).1.first(where: { $0.id == account.identity }) else {
+                throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user)'s identity is not in the store")
+            }
+            try check(sdk.pinVerdictKey(registered, publicKeyHex: key))
+        }
+        print("PINNED \(user)")
+    }
+}
