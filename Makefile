@@ -153,6 +153,7 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/device-tests.sh
 	bash Tests/Integration/impostor-tests.sh
 	bash Tests/Integration/activation-tests.sh
+	bash Tests/Integration/host-security-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
 # user and sudo's PAM file are restored afterwards.

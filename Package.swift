@@ -81,8 +81,10 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        // POSIX calls retried on EINTR, for every module that makes blocking system calls.
-        .target(name: "MPinPOSIX", swiftSettings: moduleSettings),
+        // POSIX calls retried on EINTR, for every module that makes blocking system calls, and the
+        // process hardening of the programs that hold secrets (prctl, through CProcessControl's header).
+        .systemLibrary(name: "CProcessControl", path: "Sources/CProcessControl"),
+        .target(name: "MPinPOSIX", dependencies: ["CProcessControl"], swiftSettings: moduleSettings),
         // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
         .target(name: "MPinLinux", dependencies: ["MPinClient", "MPinPOSIX", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->

@@ -20,9 +20,13 @@ public struct AccountMap {
         /// The backend's verdict-signing public key (hex), pinned when the account was linked:
         /// a device-mode approval counts only with its signature (PROTOCOL.md §4.5.1).
         public var verdictKey: String
-        public init(identity: String, backend: String, linked: Bool = false, mpinIdHash: String = "", verdictKey: String = "") {
+        /// The backend answered REVOKED to a login of this identity (Login.run records it), so
+        /// that account management (pam_sm_acct_mgmt) refuses it without asking the backend.
+        public var revoked: Bool
+        public init(identity: String, backend: String, linked: Bool = false, mpinIdHash: String = "", verdictKey: String = "",
+                    revoked: Bool = false) {
             self.identity = identity; self.backend = backend; self.linked = linked
-            self.mpinIdHash = mpinIdHash; self.verdictKey = verdictKey
+            self.mpinIdHash = mpinIdHash; self.verdictKey = verdictKey; self.revoked = revoked
         }
 
         /// The fingerprint of a registration: the hex SHA-256 of its mpinId's bytes, as `mpin
@@ -44,24 +48,39 @@ public struct AccountMap {
             guard let id = m.value["identity"]?.stringValue, let backend = m.value["backend"]?.stringValue else { return nil }
             return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false,
                                    mpinIdHash: m.value["mpinIdHash"]?.stringValue ?? "",
-                                   verdictKey: m.value["verdictKey"]?.stringValue ?? ""))
+                                   verdictKey: m.value["verdictKey"]?.stringValue ?? "",
+                                   revoked: m.value["revoked"]?.boolValue ?? false))
         }
     }
 
+    /// The account registered for `unixUser`, whose name must match byte for byte (not by
+    /// Swift's canonical equivalence: `\u{212A}ate` is not `Kate`). The PAM module passes the
+    /// account's `pw_name` (UnixAccount), never the name the client typed.
     public func account(for unixUser: String) throws(StorageError) -> Account? {
-        try all().first { $0.unixUser == unixUser }?.account
+        try all().first { sameUnixName($0.unixUser, unixUser) }?.account
     }
 
     public func set(_ account: Account?, for unixUser: String) throws(StorageError) {
-        var entries = try all().filter { $0.unixUser != unixUser }
+        var entries = try all().filter { !sameUnixName($0.unixUser, unixUser) }
         if let account { entries.append((unixUser, account)) }
         let doc = JSONValue.object(entries.map { e -> (key: String, value: JSONValue) in
             var fields: [(key: String, value: JSONValue)] = [("identity", .string(e.account.identity)), ("backend", .string(e.account.backend))]
             if e.account.linked { fields.append((key: "linked", value: .bool(true))) }
             if !e.account.mpinIdHash.isEmpty { fields.append((key: "mpinIdHash", value: .string(e.account.mpinIdHash))) }
             if !e.account.verdictKey.isEmpty { fields.append((key: "verdictKey", value: .string(e.account.verdictKey))) }
+            if e.account.revoked { fields.append((key: "revoked", value: .bool(true))) }
             return (key: e.unixUser, value: JSONValue.object(fields))
         })
         try storage.write(Self.document, doc.serialized)
+    }
+}
+
+extension StorageError {
+    /// The store refused this process (EACCES, EPERM): a caller that is not root (a screen
+    /// locker runs PAM as the user), or a mandatory access control policy. Not a fault of the
+    /// store, and not the user's: the PAM module stays out of the way (issue 24, finding 6).
+    public var isPermissionDenied: Bool {
+        if case .systemError(_, let code) = reason { return code == 13 || code == 1 }  // EACCES, EPERM
+        return false
     }
 }

@@ -103,6 +103,13 @@ public struct Login {
             outcome = result
             guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline else { break }
         }
+        // A REVOKED answer is kept with the account, for account management (no network
+        // there); a later success clears it. The login's outcome does not depend on the write.
+        if outcome == .revoked || (outcome == .success && account.revoked) {
+            var marked = account
+            marked.revoked = outcome == .revoked
+            do { try accounts.set(marked, for: unixUser) } catch { trace?(.revocationNotRecorded(error.description)) }
+        }
         return finish(outcome, account.identity)
     }
 
@@ -264,11 +271,61 @@ enum URLHost {
 }
 
 extension Login {
-    /// Whether the store marks this Unix user's identity BLOCKED (no network).
-    public func isBlocked(unixUser: String) -> Bool {
-        guard let account = try? AccountMap(storage: platform.nonSecureStorage).account(for: unixUser) else { return false }
+    /// What the store says of a Unix user's identity, for account management (no network).
+    public enum AccountState: String, Equatable, Sendable {
+        /// No registration or link for this Unix user.
+        case unregistered
+        /// Registered here with a token, usable.
+        case registered
+        /// Linked for device logins (no token here).
+        case linked
+        /// The token here is BLOCKED (too many wrong PINs).
+        case blocked
+        /// The backend answered REVOKED to a login.
+        case revoked
+        /// A registration that is not finished (no usable token).
+        case incomplete
+    }
+
+    /// Why the state could not be read: the store or the SDK failed. `permissionDenied` when the
+    /// store refused this process (EACCES/EPERM: a caller that is not root).
+    public struct AccountStateError: Error, Equatable, Sendable, CustomStringConvertible {
+        public let description: String
+        public let permissionDenied: Bool
+        public init(_ description: String, permissionDenied: Bool = false) {
+            self.description = description
+            self.permissionDenied = permissionDenied
+        }
+    }
+
+    /// The state of `unixUser`'s identity in the store; an unreadable store or account map is an
+    /// error, never "no opinion" (issue 24, finding 12).
+    public func accountState(unixUser: String) throws(AccountStateError) -> AccountState {
+        let account: AccountMap.Account
+        do {
+            guard let a = try AccountMap(storage: platform.nonSecureStorage).account(for: unixUser) else { return .unregistered }
+            account = a
+        } catch {
+            throw AccountStateError(error.description, permissionDenied: error.isPermissionDenied)
+        }
+        if account.revoked { return .revoked }
+        if account.linked { return .linked }
         let sdk = MPinSDK(context: platform)
-        guard sdk.initialize().isOK else { return false }
-        return sdk.listUsers(backend: account.backend).1.contains { $0.id == account.identity && $0.state == .blocked }
+        let status = sdk.initialize()
+        guard status.isOK else { throw AccountStateError(status.description) }
+        guard let user = sdk.listUsers(backend: account.backend).1.first(where: { $0.id == account.identity }) else {
+            return .incomplete
+        }
+        switch user.state {
+        case .blocked: return .blocked
+        case .registered: return .registered
+        default: return .incomplete
+        }
+    }
+
+    /// Whether the store marks this Unix user's identity BLOCKED (no network); false also when
+    /// the store cannot be read (account management uses `accountState`, which says why).
+    public func isBlocked(unixUser: String) -> Bool {
+        (try? accountState(unixUser: unixUser)) == .blocked
     }
 }

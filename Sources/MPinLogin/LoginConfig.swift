@@ -26,6 +26,9 @@ public struct LoginConfig: Sendable, Equatable {
     public var mode: LoginMode = .token
     /// In `device` mode, how long to wait for the approval, in seconds.
     public var deviceTimeout: Double = 60
+    /// How many digits a PIN has (`pin_length`, 4 to 8): enforced at registration, and what a
+    /// PAM_AUTHTOK must look like to be tried as the PIN (PINFormat).
+    public var pinLength = PINFormat.defaultLength
 
     public init() {}
 
@@ -74,6 +77,12 @@ public struct LoginConfig: Sendable, Equatable {
         "prompt": { c, v in
             guard !v.isEmpty, v.count <= 80 else { return "prompt must be 1 to 80 characters" }
             c.prompt = v.hasSuffix(":") ? v + " " : v; return nil
+        },
+        "pin_length": { c, v in
+            guard let n = Int(v), PINFormat.allowedLengths.contains(n) else {
+                return "pin_length must be a number of digits from \(PINFormat.allowedLengths.lowerBound) to \(PINFormat.allowedLengths.upperBound)"
+            }
+            c.pinLength = n; return nil
         },
     ]
 

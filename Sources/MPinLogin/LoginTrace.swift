@@ -25,6 +25,9 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
     case failover(to: String)
     /// The login ended with `outcome`, `duration` after it started.
     case outcome(Login.Outcome, duration: Duration)
+    /// The backend's REVOKED answer (or a success clearing an earlier one) could not be kept
+    /// with the account, for the store's reason.
+    case revocationNotRecorded(String)
 
     public var description: String {
         switch self {
@@ -38,6 +41,7 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
         case .settingsKept: "client settings kept for the next login"
         case .failover(let origin): "backend node failed before the PIN proof; trying \(origin)"
         case .outcome(let outcome, let duration): "outcome \(outcome.name) after \(Self.milliseconds(duration)) ms"
+        case .revocationNotRecorded(let why): "the revocation could not be recorded with the account: \(why)"
         }
     }
 

@@ -12,6 +12,9 @@ public struct ModuleOptions: Sendable, Equatable {
     public var useFirstPass = false
     /// Log each step to syslog (never the PIN).
     public var debug = false
+    /// Account management answers PAM_IGNORE (logged) instead of PAM_SERVICE_ERR when the
+    /// configuration, the name service or the store fails (`account_fail_open`).
+    public var accountFailOpen = false
     /// The mpin-pam-helper pam_mpin.so runs (`helper=PATH`), if the line names one; pam_mpin.so
     /// reads it, and mpinctl doctor checks it.
     public var helperPath: String?
@@ -24,12 +27,14 @@ public struct ModuleOptions: Sendable, Equatable {
         a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
             && a.nouserok == b.nouserok && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
             && a.debug == b.debug && a.helperPath == b.helperPath && a.unknown == b.unknown
+            && a.accountFailOpen == b.accountFailOpen
     }
 
     /// Module-line names that map to config keys.
     static let configKeys = ["backend": "backend", "store": "store", "prompt": "prompt", "timeout": "timeout",
                              "cacert": "cacert", "capath": "capath", "rps_prefix": "rps_prefix",
-                             "connect_timeout": "connect_timeout", "mode": "mode", "device_timeout": "device_timeout"]
+                             "connect_timeout": "connect_timeout", "mode": "mode", "device_timeout": "device_timeout",
+                             "pin_length": "pin_length"]
 
     public init(arguments: [String]) {
         self.init()
@@ -44,6 +49,7 @@ public struct ModuleOptions: Sendable, Equatable {
             case ("try_first_pass", nil): tryFirstPass = true
             case ("use_first_pass", nil): useFirstPass = true
             case ("debug", nil): debug = true
+            case ("account_fail_open", nil): accountFailOpen = true
             case ("helper", let v?): helperPath = v
             case (let n, let v?) where Self.configKeys[n] != nil: overrides.append((Self.configKeys[n]!, v))
             default: unknown.append(arg)

@@ -20,9 +20,11 @@ extension PAMSession {
             // prompt, so a remote login gets the message as a prompt (its answer is ignored);
             // the wait starts once the user has pressed Enter.
             let tty = item(PAM_TTY)
+            // With PAM_SILENT no message may be shown, so the number comes as a prompt (prompts
+            // still happen) and without the QR code.
             // On a terminal (sudo, login, ssh), the number as a QR code too, for a phone's
             // camera; in messages of at most 5 lines, within PAM's 512-byte message size.
-            if tty.hasPrefix("/dev/") || tty == "ssh", let code = QRCode(digits: number) {
+            if !silent, tty.hasPrefix("/dev/") || tty == "ssh", let code = QRCode(digits: number) {
                 var lines: [Substring] = code.halfBlocks().split(separator: "\n")
                 while !lines.isEmpty {
                     let chunk = lines.prefix(5)
@@ -32,7 +34,7 @@ extension PAMSession {
                     tell(PAM_TEXT_INFO, block)
                 }
             }
-            if !asksWithPrompt(remoteHost: remoteHost, tty: tty) {
+            if !silent && !asksWithPrompt(remoteHost: remoteHost, tty: tty) {
                 tell(PAM_TEXT_INFO, message)
             } else {
                 _ = channel.converse(style: PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ")

@@ -3,9 +3,22 @@ import MPinClient
 import MPinCrypto
 import MPinLinux
 import MPinLogin
+import MPinPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Called first thing in main.swift, before any secret can reach this process: no core file,
+/// no ptrace or /proc/PID/mem by the caller's user (a screen locker runs the helper as the
+/// user), RLIMIT_CORE 0 (issue 24, finding 11). What failed is logged once the channel is up.
+func hardenHelperProcess() {
+    HelperHardening.failure = ProcessHardening.apply()
+}
+
+enum HelperHardening {
+    /// Set once, before anything else runs, on the helper's one thread.
+    nonisolated(unsafe) static var failure: ProcessHardening.Failure?
+}
 
 /// One call into pam_mpin.so (pam_sm_authenticate or pam_sm_acct_mgmt), served in this
 /// process: PAM items, the conversation and syslog are the module's, over `channel`. The work
@@ -33,8 +46,19 @@ struct PAMSession {
     }
     func debug(_ line: String) { if options.debug { log(LOG_DEBUG, line) } }
 
+    /// Whether the application asked for no messages (PAM_SILENT in the call's flags): then
+    /// nothing but prompts goes to the conversation (issue 24, finding 10).
+    var silent: Bool { flags & Int32(PAM_SILENT) != 0 }
+
+    /// A PAM_TEXT_INFO or PAM_ERROR_MSG message, unless the call is silent.
     func tell(_ style: Int32, _ message: String) {
+        guard !silent else { return }
         _ = channel.converse(style: style, message)
+    }
+
+    func logHardeningFailure() {
+        guard let failure = HelperHardening.failure else { return }
+        log(LOG_WARNING, "process hardening incomplete: \(failure.steps.joined(separator: "; "))")
     }
 
     func loadConfig() -> LoginConfig? {
@@ -49,9 +73,57 @@ struct PAMSession {
         }
     }
 
-    func unixUser() -> String? {
-        guard let name = channel.item(PAM_USER) else { return nil }
-        return name.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    /// The Unix account PAM_USER names, resolved by the name service (getpwnam_r), whose
+    /// `pw_name` keys the registrations (issue 24, finding 4); or, when there is none, the PAM
+    /// code to return, with its one log line. A name that is not valid UTF-8 is refused
+    /// (PAM_USER_UNKNOWN whatever `nouserok` says: no registration can have it); a name the
+    /// name service does not know is an unknown user; a failing name service is
+    /// `unavailableCode`.
+    func unixAccount(unknownCode: Int32, unavailableCode: Int32) -> (account: UnixAccount?, code: Int32) {
+        guard let item = channel.item(PAM_USER) else {
+            log(LOG_ERR, "could not get the user name")
+            return (nil, PAM_SERVICE_ERR)
+        }
+        let bytes = item.withUnsafeBytes { Array($0) }
+        do {
+            return (try UnixAccount.lookup(bytes: bytes), PAM_SUCCESS)
+        } catch {
+            // Decoded only for the log line, which masks control characters.
+            let shown = String(decoding: bytes, as: UTF8.self)
+            switch error {
+            case .notUTF8, .accountNameNotUTF8:
+                log(LOG_NOTICE, "user=\(shown) outcome=USER_UNKNOWN (\(error))")
+                return (nil, PAM_USER_UNKNOWN)
+            case .unknown:
+                log(LOG_NOTICE, "user=\(shown) outcome=USER_UNKNOWN (no such Unix account)")
+                return (nil, unknownCode)
+            case .nameService:
+                log(LOG_ERR, "user=\(shown) outcome=UNAVAILABLE (\(error))")
+                return (nil, unavailableCode)
+            }
+        }
+    }
+
+    /// Whether the store is closed to this process, so the module stays out of the way
+    /// (PAM_IGNORE: the stack's next module, usually the password, decides; issue 24, finding 6):
+    /// a caller that is not root (screen lockers run PAM as the user) in token mode, whose
+    /// token must be read and written in root's store; or, in any mode, a store that answers
+    /// EACCES/EPERM. Logs the reason.
+    func storeClosed(_ config: LoginConfig, user: String, call: String) -> Bool {
+        let euid = geteuid()
+        if euid != 0 && config.mode == .token {
+            log(LOG_NOTICE, "\(call)user=\(user) outcome=IGNORED (the caller runs as uid \(euid), not root: the store is root's)")
+            return true
+        }
+        do {
+            _ = try AccountMap(storage: platform(config).nonSecureStorage).account(for: user)
+        } catch where error.isPermissionDenied {
+            log(LOG_NOTICE, "\(call)user=\(user) outcome=IGNORED (the store refuses uid \(euid): \(error.description))")
+            return true
+        } catch {
+            // Any other store error is the login's to report.
+        }
+        return false
     }
 
     func platform(_ config: LoginConfig) -> LinuxPlatform {
@@ -65,18 +137,40 @@ struct PAMSession {
 
     func authenticate() -> Int32 {
         let started = MonotonicInstant.now
+        logHardeningFailure()
         guard let config = loadConfig() else { return PAM_SERVICE_ERR }
         allowTime(config)
-        guard let user = unixUser() else {
-            log(LOG_ERR, "could not get the user name")
-            return PAM_SERVICE_ERR
-        }
-        debug("authenticating \(user)")
+        let (account, refusal) = unixAccount(unknownCode: options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN,
+                                             unavailableCode: PAM_AUTHINFO_UNAVAIL)
+        guard let account else { return refusal }
+        let user = account.name
+        debug("authenticating \(user) (uid \(account.uid))")
+        if storeClosed(config, user: user, call: "") { return PAM_IGNORE }
         if config.mode == .device { return approveOnDevice(config: config, user: user, started: started) }
         var login = Login(config: config, platform: platform(config))
         // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
         if options.debug { login.trace = { event in debug(event.description) } }
-        let (outcome, identity) = login.run(unixUser: user) { readPIN(prompt: config.prompt) }
+        var firstPass = false
+        var (outcome, identity) = login.run(unixUser: user) { readPIN(config, firstPass: &firstPass) }
+        if outcome == .wrongPIN, firstPass, !options.useFirstPass {
+            // try_first_pass: the stacked password looked like a PIN and was a wrong one (one
+            // wrong PIN counted). The user is asked now; an answer that is the same text is
+            // that same wrong PIN and is not sent again, so it is not counted twice.
+            debug("try_first_pass: PAM_AUTHTOK was a wrong PIN; asking for the PIN")
+            var repeated = false
+            (outcome, identity) = login.run(unixUser: user) {
+                guard let answer = channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt) else { return nil }
+                if let token = channel.item(PAM_AUTHTOK), token.hasSameBytes(as: answer) {
+                    repeated = true
+                    return nil
+                }
+                return answer
+            }
+            if repeated {
+                debug("try_first_pass: the answer is PAM_AUTHTOK again; not sent a second time")
+                outcome = .wrongPIN
+            }
+        }
         let code = pamCode(outcome)
         logOutcome(code, user: user, identity: identity, outcome: outcome, started: started)
         switch outcome {
@@ -124,19 +218,61 @@ struct PAMSession {
 
     /// The PIN from PAM_AUTHTOK (try_first_pass/use_first_pass) or from the conversation,
     /// echo off; the module wipes its copy of the answer, this process keeps it only as a
-    /// SecretBytes.
-    func readPIN(prompt: String) -> SecretBytes? {
+    /// SecretBytes. A PAM_AUTHTOK is the stack's password, typed for another module: it is
+    /// sent as the PIN only when it is one (`pin_length` digits), else try_first_pass asks and
+    /// use_first_pass sends nothing (issue 24, finding 8). `firstPass` tells which was taken.
+    func readPIN(_ config: LoginConfig, firstPass: inout Bool) -> SecretBytes? {
         if options.useFirstPass || options.tryFirstPass {
-            if let token = channel.item(PAM_AUTHTOK), !token.isEmpty { return token }
-            if options.useFirstPass { debug("use_first_pass: no PAM_AUTHTOK"); return nil }
+            if let token = channel.item(PAM_AUTHTOK), !token.isEmpty {
+                if PINFormat.isValid(token, length: config.pinLength) {
+                    firstPass = true
+                    return token
+                }
+                debug("PAM_AUTHTOK is not a PIN (\(PINFormat.rule(length: config.pinLength))); not sent")
+            } else {
+                debug("no PAM_AUTHTOK")
+            }
+            if options.useFirstPass { return nil }
         }
-        return channel.converse(style: PAM_PROMPT_ECHO_OFF, prompt)
+        return channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt)
     }
 
+    /// pam_sm_acct_mgmt: a blocked or revoked identity is PAM_PERM_DENIED; anyone else gets no
+    /// opinion (PAM_IGNORE). A configuration, name service or store error is PAM_SERVICE_ERR,
+    /// or PAM_IGNORE with `account_fail_open` (issue 24, finding 12). One log line for each
+    /// refusal and error.
     func accountStatus() -> Int32 {
-        guard let config = loadConfig() else { return PAM_IGNORE }
+        logHardeningFailure()
+        guard let config = loadConfig() else { return accountError("configuration error (see above)") }
         allowTime(config)
-        guard let user = unixUser() else { return PAM_IGNORE }
-        return Login(config: config, platform: platform(config)).isBlocked(unixUser: user) ? PAM_PERM_DENIED : PAM_IGNORE
+        let (account, code) = unixAccount(unknownCode: PAM_IGNORE, unavailableCode: PAM_SERVICE_ERR)
+        guard let account else {
+            return code == PAM_SERVICE_ERR ? accountError("the user could not be resolved") : code
+        }
+        let user = account.name
+        if storeClosed(config, user: user, call: "account ") { return PAM_IGNORE }
+        let state: Login.AccountState
+        do {
+            state = try Login(config: config, platform: platform(config)).accountState(unixUser: user)
+        } catch {
+            return accountError("user=\(user): \(error.description)")
+        }
+        switch state {
+        case .blocked, .revoked:
+            log(LOG_NOTICE, "account user=\(user) state=\(state.rawValue.uppercased()) outcome=PERM_DENIED")
+            return PAM_PERM_DENIED
+        default:
+            debug("account user=\(user) state=\(state.rawValue): no opinion")
+            return PAM_IGNORE
+        }
+    }
+
+    func accountError(_ why: String) -> Int32 {
+        if options.accountFailOpen {
+            log(LOG_WARNING, "account: \(why); account_fail_open: no opinion (PAM_IGNORE)")
+            return PAM_IGNORE
+        }
+        log(LOG_ERR, "account: \(why); refused (PAM_SERVICE_ERR)")
+        return PAM_SERVICE_ERR
     }
 }

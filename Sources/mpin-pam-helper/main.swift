@@ -8,6 +8,7 @@ import Glibc
 // syslog and the result). It prints nothing: stdout and stderr are /dev/null, everything goes
 // over the socket.
 
+hardenHelperProcess()
 guard let channel = ModuleChannel() else {
     let usage = "mpin-pam-helper is run by pam_mpin.so, not by hand (see pam_mpin(8)).\n"
     _ = usage.withCString { write(2, $0, strlen($0)) }

@@ -15,10 +15,15 @@ struct Register: ParsableCommand {
     @Option(help: "The M-Pin identity (e.g. an e-mail address).") var identity: String
     @Option(help: "The activation code the administrator of the backend issued.") var activationCode: String?
     @Option(help: "Seconds to wait for the identity to be verified.") var wait: Int = 300
+    @Option(help: "How many digits the PIN has, 4 to 8. M-Pin reduces any PIN to one of 10,000 values, so more than 4 digits add no strength.")
+    var pinLength: Int = PINFormat.defaultLength
 
     func run() throws {
         guard backend.hasPrefix("http://") || backend.hasPrefix("https://") else {
             throw CLIError(status: .failed, message: "CONFIG_ERROR: --backend must be an http:// or https:// URL")
+        }
+        guard PINFormat.allowedLengths.contains(pinLength) else {
+            throw CLIError(status: .failed, message: "CONFIG_ERROR: --pin-length must be 4 to 8")
         }
         let store = try UserStore.open(global.store, create: true)
         if try store.accounts.account(for: identity) != nil {
@@ -44,7 +49,13 @@ struct Register: ParsableCommand {
             }
             Thread.sleep(forTimeInterval: 2)
         }
-        let pin = try global.readPIN("New M-Pin PIN for \(identity): ")
+        if let note = PINFormat.lengthNote(length: pinLength) { printError(note, program: "mpin") }
+        let rule = PINFormat.rule(length: pinLength)
+        let pin = try global.readPIN("New M-Pin PIN for \(identity) (\(rule)): ")
+        guard PINFormat.isValid(pin, length: pinLength) else {
+            throw CLIError(status: .failed, message: "PIN_FORMAT: the PIN must be \(rule); "
+                           + "M-Pin reduces any PIN text to one of \(PINFormat.distinctPINs) values, so letters add nothing")
+        }
         if !global.pinStdin {
             let again = try global.readPIN("Repeat the PIN: ")
             guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }

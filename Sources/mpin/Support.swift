@@ -49,7 +49,7 @@ struct UserStore {
         let all: [(unixUser: String, account: AccountMap.Account)]
         do { all = try accounts.all() } catch { throw CLIError(status: .storage, message: "STORAGE_ERROR: \(error)") }
         if let identity {
-            guard let found = all.first(where: { $0.unixUser == identity }) else {
+            guard let found = all.first(where: { sameUnixName($0.unixUser, identity) }) else {
                 throw CLIError(status: .failed, message: "USER_UNKNOWN: \(identity) is not registered here\(advice)")
             }
             return (found.unixUser, found.account)

@@ -13,6 +13,7 @@ struct MPinCommand: ParsableCommand {
         subcommands: [Register.self, Approve.self, List.self, Delete.self, OTP.self])
 }
 
+prepareProcess(program: "mpin")
 do {
     var command = try MPinCommand.parseAsRoot()
     try command.run()

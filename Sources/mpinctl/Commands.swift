@@ -23,6 +23,7 @@ struct Register: ParsableCommand {
         try requireRoot()
         let config = try global.loadConfig(backend: backend)
         guard !config.backend.isEmpty else { throw CLIError(status: .config, message: "CONFIG_ERROR: no backend; give --backend") }
+        let user = try unixName(self.user, registering: true)
         let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
         if let existing = try accounts.account(for: user) {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already registered as \(existing.identity); run `mpinctl delete \(user)` first")
@@ -42,11 +43,7 @@ struct Register: ParsableCommand {
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
         try check(sdk.startRegistration(mpinUser, activateCode: activationCode ?? ""))
         try confirm(sdk, mpinUser)
-        let pin = try global.readPIN("New M-Pin PIN for \(identity): ")
-        if !global.pinStdin {
-            let again = try global.readPIN("Repeat the PIN: ")
-            guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
-        }
+        let pin = try global.readNewPIN("M-Pin PIN", for: identity, length: config.pinLength)
         try check(sdk.finishRegistration(mpinUser, pin: pin))
         let fingerprint = Hex.decode(mpinUser.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
         try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
@@ -106,7 +103,7 @@ struct Rows {
         return try AccountMap(storage: global.platform(config).nonSecureStorage).all().map { e in
             let u = sdk.listUsers(backend: e.account.backend).1.first { $0.id == e.account.identity }
             return Rows(user: e.unixUser, identity: e.account.identity, backend: e.account.backend,
-                        state: u?.state.rawValue ?? (e.account.linked ? "LINKED" : "MISSING"))
+                        state: e.account.revoked ? "REVOKED" : u?.state.rawValue ?? (e.account.linked ? "LINKED" : "MISSING"))
         }
     }
 }
@@ -119,7 +116,8 @@ struct Show: ParsableCommand {
     func run() throws {
         try requireRoot()
         let config = try global.loadConfig()
-        guard let r = try Rows.all(global, config).first(where: { $0.user == user }) else {
+        let user = try unixName(self.user)
+        guard let r = try Rows.all(global, config).first(where: { sameUnixName($0.user, user) }) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
         }
         print("user: \(r.user)\nidentity: \(r.identity)\nbackend: \(r.backend)\nstate: \(r.state)")
@@ -134,7 +132,7 @@ struct Delete: ParsableCommand {
     func run() throws {
         let (config, account, sdk) = try global.registeredUser(user)
         for u in sdk.listUsers(backend: account.backend).1 where u.id == account.identity { try check(sdk.deleteUser(u)) }
-        try AccountMap(storage: global.platform(config).nonSecureStorage).set(nil, for: user)
+        try AccountMap(storage: global.platform(config).nonSecureStorage).set(nil, for: try unixName(user))
         print("DELETED \(user)")
     }
 }
@@ -150,7 +148,7 @@ struct Auth: ParsableCommand {
         let config = try global.loadConfig()
         let login = Login(config: config, platform: global.platform(config))
         var failure: Error? = nil
-        let (outcome, _) = login.run(unixUser: user) {
+        let (outcome, _) = login.run(unixUser: try unixName(user)) {
             do { return try global.readPIN(config.prompt) } catch { failure = error; return nil }
         }
         print(outcome.name)

@@ -32,6 +32,7 @@ struct Link: ParsableCommand {
         guard fingerprint.utf8.count == 64, Hex.decode(fingerprint) != nil else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: --registration takes the 64 hex digits `mpin list --fingerprints` shows")
         }
+        let user = try unixName(self.user, registering: true)
         let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
         if let existing = try accounts.account(for: user) {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already mapped to \(existing.identity); run `mpinctl delete \(user)` first")

@@ -23,6 +23,7 @@ struct PinKey: ParsableCommand {
         guard Verdict.isPublicKey(key) else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: --verdict-key takes the 130 hex digits `mpin-server verdict-key` prints")
         }
+        let user = try unixName(self.user)
         let accounts = AccountMap(storage: global.platform(config).nonSecureStorage)
         guard var account = try accounts.account(for: user) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")

@@ -21,13 +21,7 @@ struct RegisterDVS: ParsableCommand {
         let (config, identity, mfa, u) = try global.mfaUser(user)
         let pin = try global.readPIN(config.prompt)
         try check(mfa.startRegistrationDVS(u, pin0: pin, pin1: SecretBytes()))
-        let signingPIN = try global.readPIN("New signing PIN for \(identity): ")
-        if !global.pinStdin {
-            let again = try global.readPIN("Repeat the signing PIN: ")
-            guard signingPIN.hasSameBytes(as: again) else {
-                throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ")
-            }
-        }
+        let signingPIN = try global.readNewPIN("signing PIN", for: identity, length: config.pinLength)
         try check(mfa.finishRegistrationDVS(u, pinDVS: signingPIN, nfc: SecretBytes()))
         print("SIGNING KEY ENROLLED for \(user) (\(identity))")
     }

@@ -55,7 +55,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// The Unix user's registration, or USER_UNKNOWN.
     func account(_ user: String, _ config: LoginConfig) throws -> AccountMap.Account {
-        guard let account = try AccountMap(storage: platform(config).nonSecureStorage).account(for: user) else {
+        guard let account = try AccountMap(storage: platform(config).nonSecureStorage).account(for: try unixName(user)) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
         }
         return account
@@ -86,6 +86,22 @@ struct GlobalOptions: ParsableArguments {
         return (config, account.identity, mfa, u)
     }
 
+    /// A new PIN for `identity`, asked twice on a terminal: exactly `length` digits, since
+    /// M-Pin reduces any PIN text to one of 10,000 values (PINFormat; issue 24, finding 9).
+    func readNewPIN(_ what: String, for identity: String, length: Int) throws -> SecretBytes {
+        if let note = PINFormat.lengthNote(length: length) { printError(note) }
+        let rule = PINFormat.rule(length: length)
+        let pin = try readPIN("New \(what) for \(identity) (\(rule)): ")
+        guard PINFormat.isValid(pin, length: length) else {
+            throw CLIError(status: .failed, message: "PIN_FORMAT: the PIN must be \(rule) (pin_length); "
+                           + "M-Pin reduces any PIN text to one of \(PINFormat.distinctPINs) values, so letters add nothing")
+        }
+        if !pinStdin {
+            let again = try readPIN("Repeat the PIN: ")
+            guard pin.hasSameBytes(as: again) else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: the PINs differ") }
+        }
+        return pin
+    }
     /// Reads a PIN: from stdin (one line) with --pin-stdin, else from the terminal without echo.
     func readPIN(_ prompt: String) throws -> SecretBytes {
         // Bytes, not a String, taken into a SecretBytes that wipes them.
@@ -97,6 +113,28 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
+/// The name a Unix user's registration is stored under: the account's own name (`pw_name`) as
+/// the name service gives it, byte for byte (issue 24, finding 4): with a case-insensitive name
+/// service `ALICE` is stored as `alice`, the account the PAM module will look up. A name the
+/// name service does not know is kept as given; `registering` says so on stderr.
+func unixName(_ name: String, registering: Bool = false) throws -> String {
+    do {
+        return try UnixAccount.lookup(name).name
+    } catch {
+        switch error {
+        case .unknown:
+            if registering {
+                printError("warning: \(name) is not a Unix account here (getpwnam); logins find this registration "
+                           + "only once an account of exactly that name exists")
+            }
+            return name
+        case .notUTF8, .accountNameNotUTF8:
+            throw CLIError(status: .failed, message: "USER_UNKNOWN: \(name): \(error)")
+        case .nameService:
+            throw CLIError(status: .unavailable, message: "UNAVAILABLE: \(name): \(error)")
+        }
+    }
+}
 func requireRoot() throws {
     guard getuid() == 0 else {
         throw CLIError(status: .notRoot, message: "NOT_ROOT: mpinctl manages the root-owned store; run it as root (sudo mpinctl ...)")

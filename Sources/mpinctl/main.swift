@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MPinCLI
 
 /// mpinctl: registration and user management for pam_mpin.
 struct MPinCtl: ParsableCommand {
@@ -26,6 +27,7 @@ func reorderedArguments(_ args: [String]) -> [String] {
     return [args[i]] + leading + args[(i + 1)...]
 }
 
+prepareProcess(program: "mpinctl")
 do {
     var command = try MPinCtl.parseAsRoot(reorderedArguments(Array(CommandLine.arguments.dropFirst())))
     try command.run()

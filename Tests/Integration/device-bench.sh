@@ -22,14 +22,14 @@ write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/device"
 mpin() { env -u XDG_DATA_HOME HOME="$WORK/home" "$BIN/mpin" "$@"; }
 echo 1234 | mpin register --backend "$BACKEND" --identity bench@example.org --pin-stdin >/dev/null || exit 1
-"$BIN/mpinctl" --config "$WORK/mpin.conf" link bench --identity bench@example.org \
+"$BIN/mpinctl" --config "$WORK/mpin.conf" link daemon --identity bench@example.org \
   --registration "$(mpin list --fingerprints | cut -f4)" >/dev/null || exit 1
 
 samples=()
 for _ in $(seq 1 "$RUNS"); do
   : > "$WORK/pam.out"
   LD_PRELOAD="libpam_wrapper.so /usr/libexec/coreutils/libstdbuf.so" _STDBUF_O=L PAM_WRAPPER=1 \
-    PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" timeout 30 pamtester device bench authenticate </dev/null >"$WORK/pam.out" 2>&1 &
+    PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" timeout 30 pamtester device daemon authenticate </dev/null >"$WORK/pam.out" 2>&1 &
   pid=$!
   n=""
   for _ in $(seq 1 200); do

@@ -30,6 +30,7 @@ chmod 711 "$OTHERS"
 TRUSTED=$(mkdir -p "$ROOT/.build" && mktemp -d "$ROOT/.build/mpin-it-helpers.XXXXXX") && chmod 755 "$TRUSTED" || TRUSTED=""
 
 cleanup() {
+  [ -n "${NSS_DIR:-}" ] && rm -rf "$NSS_DIR"
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
   wait 2>/dev/null
   rm -rf "$WORK" "$OTHERS" ${TRUSTED:+"$TRUSTED"}
@@ -138,16 +139,53 @@ pam_setup() {
   MODULE=$MODULE_LINE
   SERVICES="$WORK/pam.d"
   mkdir -p "$SERVICES" && mkdir -m 700 "$WORK/store"
+  nss_setup || { echo "nss_setup failed"; exit 1; }
   local multiarch
   multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
   PAM_SET_ITEMS="/usr/lib/${multiarch:-$(uname -m)-linux-gnu}/pam_wrapper/pam_set_items.so"
+}
+
+# nss_setup: the suites' Unix users without a change to /etc. The helper resolves PAM_USER with
+# getpwnam (issue 24, finding 4), so alice, carol, dora, erin and the names in $NSS_USERS (if
+# set) must exist: Tests/Integration/nss-shim.c, preloaded, answers them from $OTHERS/passwd.
+# pam_mpin.so gives its helper an environment of its own, so the helper is run through a
+# wrapper script that sets it up: $HELPER (in a directory of root's that only root can write,
+# as the module requires), and $HELPER_NOCASE, the same with names compared without regard to
+# case (as sssd's case_sensitive = false). mpinctl (ctl) gets the shim too. Sets NSS_SO.
+nss_setup() {
+  local tcc uid=30001 name
+  tcc=$(command -v clang || command -v cc)
+  NSS_DIR=$(mktemp -d "$ROOT/.build/test-nss.XXXXXX") && chmod 755 "$NSS_DIR" || return 1
+  NSS_SO="$NSS_DIR/nss-shim.so"
+  "$tcc" -shared -fPIC -O2 -o "$NSS_SO" "$ROOT/Tests/Integration/nss-shim.c" -ldl 2>"$WORK/nss-cc.err" || { cat "$WORK/nss-cc.err"; return 1; }
+  # Beside what other users run (0644 in $OTHERS): a helper run by a caller that is not root
+  # reads it too.
+  export MPIN_TEST_PASSWD="$OTHERS/passwd"
+  : > "$MPIN_TEST_PASSWD" && chmod 644 "$MPIN_TEST_PASSWD"
+  for name in alice carol dora erin ${NSS_USERS:-}; do
+    printf '%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n' "$name" "$uid" "$uid" >> "$MPIN_TEST_PASSWD"
+    uid=$((uid + 1))
+  done
+  HELPER="$NSS_DIR/mpin-pam-helper"
+  HELPER_NOCASE="$NSS_DIR/mpin-pam-helper-nocase"
+  nss_wrap "$BIN/mpin-pam-helper" "$HELPER"
+  nss_wrap "$BIN/mpin-pam-helper" "$HELPER_NOCASE" MPIN_TEST_NSS_NOCASE=1
+  MODULE="$PAM_SO helper=$HELPER"
+}
+
+# nss_wrap PROGRAM WRAPPER [VARIABLE=VALUE...]: writes WRAPPER (0755), a script that runs
+# PROGRAM under the test name service of nss_setup, with the variables given.
+nss_wrap() {
+  local program=$1 wrapper=$2; shift 2
+  printf '#!/bin/sh\nexec /usr/bin/env LD_PRELOAD=%s MPIN_TEST_PASSWD=%s %s %s\n' \
+    "$NSS_SO" "$MPIN_TEST_PASSWD" "$*" "$program" > "$wrapper" && chmod 755 "$wrapper"
 }
 
 # service NAME LINES...: the PAM service NAME, one line per argument.
 service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
 
 # ctl ARGS...: mpinctl with the suite's configuration.
-ctl() { "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
+ctl() { LD_PRELOAD="${NSS_SO:-}" "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
 
 # build_thread_check: compiles pam-thread-check.c, a PAM application of our own that counts its
 # threads around pam_authenticate and pam_end (pamtester cannot), to $WORK/pam-thread-check with
