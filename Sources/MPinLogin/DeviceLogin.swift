@@ -71,7 +71,7 @@ public struct DeviceLogin {
         guard initialized.isOK else { return (Login.outcome(initialized), account.identity) }
         let set = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)
         guard set.isOK else { return (Login.outcome(set), account.identity) }
-        let (status, issued) = sdk.requestAccessNumber(description: description)
+        let (status, issued) = sdk.requestAccessNumber(description: description, signed: !account.verdictKey.isEmpty)
         guard status.isOK, let issued else { return (Login.outcome(status), account.identity) }
         note?("access number \(issued.accessNumber) issued for \(account.identity)")
         show(issued.accessNumber, description)
@@ -89,7 +89,7 @@ public struct DeviceLogin {
             Self.sleep(min(pollInterval, left))
         }
         guard let authOTT else { return (.failed("no approval"), account.identity) }
-        let (verdict, approval) = sdk.completeAccessNumberLogin(authOTT: authOTT, expectedUserId: account.identity,
+        let (verdict, approval) = sdk.completeAccessNumberLogin(issued, authOTT: authOTT, expectedUserId: account.identity,
                                                                 verdictKeyHex: account.verdictKey)
         guard verdict.isOK, let approval else { return (Login.outcome(verdict), account.identity) }
         // Byte for byte: Swift's == would take canonically equivalent spellings as equal.

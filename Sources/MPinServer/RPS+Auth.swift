@@ -33,7 +33,9 @@ extension RPS {
         }
     }
 
-    func pass2(_ req: Pass2Request) async throws(ServerError) -> Pass2Response {
+    /// `source`: the client's address; a pass 2 that names no pass 1 is matched only against
+    /// that address's.
+    func pass2(_ req: Pass2Request, source: String = "") async throws(ServerError) -> Pass2Response {
         let mpinBytes = try Self.mpinID(req.mpin_id)
         guard let v = Hex.decode(req.V, length: 65), (try? G1Point(bytes: v)) != nil else {
             throw ServerError.invalidData("V is not a G1 point")
@@ -53,7 +55,7 @@ extension RPS {
             guard let id = Hex.decode(text, length: 16) else { throw ServerError.invalidData("pass1Id is not 16 bytes of hex") }
             named = id
         }
-        let pending = pass1Store.candidates(mpinID: mpinBytes, id: named, now: now)
+        let pending = pass1Store.candidates(mpinID: mpinBytes, id: named, source: source, now: now)
         guard !pending.isEmpty else { throw ServerError.noPass1State }
         var success = false
         var consumed: [UInt8]? = named
@@ -66,7 +68,11 @@ extension RPS {
         // An unnamed failure consumes nothing: it cannot tell which login it was.
         if let consumed, !pass1Store.take(mpinID: mpinBytes, id: consumed) { throw ServerError.noPass1State }
         let otp = req.OTP ? try digits(6) : nil
-        let authOTT = try Secrets.randomHex(16)
+        // A client's verdict nonce goes into the authOTT, so that the final step signs over the
+        // nonce of the proof it answers (§4.5.1): the record is found by the whole authOTT's
+        // hash, so a captured authOTT cannot be presented with another nonce.
+        guard let random = try? SystemRandom.bytes(Verdict.ottRandomSize) else { throw ServerError.internal("Random source failed") }
+        let authOTT = Verdict.oneTimeToken(random: random, nonce: Verdict.nonce(fromHex: req.verdictNonce))
         let expires = now.addingTimeInterval(TimeInterval(config.authOTTExpireSeconds))
         let recordedWID = wid, verified = success
         _ = try await run { try await self.storage.saveAuth(authOTTHash: Secrets.hash(authOTT), mpinID: mpinID, success: verified,
@@ -130,8 +136,8 @@ extension RPS {
         }
         // The verdict is signed over the client's nonce (§4.5.1): a host that pinned this
         // server's key believes nothing else, whoever answers on the backend's address.
-        let signature = verdictKey.sign(nonceHex: req.verdictNonce, mpinIDHex: verdict.mpinID, userID: verdict.userID,
-                                        status: verdict.status)
+        let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: ott), mpinIDHex: verdict.mpinID,
+                                        userID: verdict.userID, status: verdict.status, context: Verdict.tokenContext)
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200
                          ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing,
@@ -144,10 +150,35 @@ extension RPS {
         // The RPA's logout data goes to a waiting mobile (access-number login), in the verdict's transaction.
         let v = try await evaluateDirect(authOTT: ott, logoutData: req.logoutData)
         let message = v.status == 200 ? "Authentication successful" : (v.status == 410 ? "Blocked." : "Wrong PIN.")
-        let signature = verdictKey.sign(nonceHex: req.verdictNonce, mpinIDHex: v.mpinID, userID: v.userID, status: v.status)
+        let signature = try await verdictSignature(v, authOTT: ott, webOTT: req.webOTT)
         return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
                                                                        status: v.status, message: message, otp: v.otp,
                                                                        verdictSignature: signature))
+    }
+
+    /// The signature of a verdict the private `/authenticate` gives (§4.5.1). A token-mode
+    /// record: over the nonce its authOTT carries. An approval of an access number (device
+    /// mode): only for the requester that presents the number's webOTT, over the nonce in it,
+    /// with the number and its description; anyone else gets no signature.
+    private func verdictSignature(_ v: AuthVerdict, authOTT: String, webOTT: String?) async throws(ServerError) -> String? {
+        guard !v.wid.isEmpty else {
+            return verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: authOTT), mpinIDHex: v.mpinID, userID: v.userID,
+                                   status: v.status, context: Verdict.tokenContext)
+        }
+        guard let web = webOTT.flatMap({ Hex.canonical($0) }), let nonce = Verdict.nonce(inOneTimeToken: web) else { return nil }
+        let wid = v.wid
+        guard let requester = try await run({ try await self.storage.accessNumberRequester(wid: wid) }),
+              Secrets.equal(requester.webOTTHash, Secrets.hash(web)) else { return nil }
+        return verdictKey.sign(nonce: nonce, mpinIDHex: v.mpinID, userID: v.userID, status: v.status,
+                               context: Verdict.deviceContext(accessNumber: wid, description: requester.description))
+    }
+
+    /// The 410 of a final step that answers with an error body (the mobile and MFA endpoints),
+    /// signed when the login bound a nonce, so that a host with a pinned key believes it.
+    func blocked(_ v: AuthVerdict, authOTT: String) -> ServerError {
+        guard let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: authOTT), mpinIDHex: v.mpinID,
+                                              userID: v.userID, status: 410, context: Verdict.tokenContext) else { return .blocked }
+        return .blockedVerdict(signature: signature)
     }
 
     private func evaluateDirect(authOTT: String, session: NewSession? = nil,
@@ -190,7 +221,7 @@ extension RPS {
         }
         logger.info("authentication", metadata: ["status": "\(v.status)", "flow": "access-number"])
         if v.status == 412 { throw ServerError.accessCodeInvalid }
-        guard v.status == 200 else { throw v.status == 410 ? ServerError.blocked : ServerError.wrongPIN }
+        guard v.status == 200 else { throw v.status == 410 ? blocked(v, authOTT: ott) : ServerError.wrongPIN }
         let deadline = Date().addingTimeInterval(config.mobileWaitSeconds)
         while Date() < deadline {
             if try await run({ try await self.storage.browserReady(authOTTHash: hash) }) { break }
@@ -206,9 +237,11 @@ extension RPS {
     // MARK: Access numbers (§5.1, §5.3)
 
     /// Draws and stores a new access number with the requester's (already checked) description.
-    func issueAccessNumber(description: String = "") async throws(ServerError) -> AccessNumberResponse {
+    /// `verdictNonce`: the requester's nonce, carried in the webOTT (§4.5.1).
+    func issueAccessNumber(description: String = "", verdictNonce: [UInt8]? = nil) async throws(ServerError) -> AccessNumberResponse {
         let now = Date()
-        let webOTT = try Secrets.randomHex(16)
+        guard let random = try? SystemRandom.bytes(Verdict.ottRandomSize) else { throw ServerError.internal("Random source failed") }
+        let webOTT = Verdict.oneTimeToken(random: random, nonce: verdictNonce)
         let ttl = config.accessNumberExpireSeconds
         let expires = now.addingTimeInterval(TimeInterval(ttl + config.accessNumberExtendValiditySeconds))
         for _ in 0..<100 {

@@ -15,7 +15,7 @@ extension RPS {
             logger.notice("access number refused", metadata: ["reason": "rate limit"])
             throw ServerError.tooManyRequests
         }
-        return try await issueAccessNumber(description: description)
+        return try await issueAccessNumber(description: description, verdictNonce: Verdict.nonce(fromHex: req?.verdictNonce))
     }
 
     /// `GET /{p}/accessnumber/{accessNumber}`: what a live, unused access number was issued for,

@@ -21,12 +21,13 @@ struct VerdictKey: Sendable {
         try VerdictKey(secretKey: Schnorr.generateKeyPair().secretKey)
     }
 
-    /// The signature (hex) of a verdict, or nil when the client sent no usable nonce (the
-    /// original SDK sends none) or signing failed; a missing signature only means that a host
+    /// The signature (hex) of a verdict, or nil when the client bound no nonce to the login (the
+    /// original SDK binds none) or signing failed; a missing signature only means that a host
     /// which pinned this key refuses the answer.
-    func sign(nonceHex: String?, mpinIDHex: String, userID: String, status: Int) -> String? {
-        guard let nonce = Verdict.nonce(fromHex: nonceHex), let mpinID = Hex.decode(mpinIDHex) else { return nil }
-        return try? Verdict.sign(nonce: nonce, mpinID: mpinID, userID: userID, status: status, secretKey: secretKey)
+    func sign(nonce: [UInt8]?, mpinIDHex: String, userID: String, status: Int, context: String) -> String? {
+        guard let nonce, let mpinID = Hex.decode(mpinIDHex) else { return nil }
+        return try? Verdict.sign(nonce: nonce, mpinID: mpinID, userID: userID, status: status, context: context,
+                                 secretKey: secretKey)
     }
 }
 

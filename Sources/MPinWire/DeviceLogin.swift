@@ -6,7 +6,12 @@
 public struct AccessNumberRequest: Codable, Sendable, Equatable {
     /// What asks for the login, e.g. `"host db1, user alice, service sshd"`.
     public var description: String?
-    public init(description: String? = nil) { self.description = description }
+    /// A fresh 32-byte nonce (hex) from a requester that wants the approval's verdict signed
+    /// (PROTOCOL.md §4.5.1): the server binds it to this access number (inside the webOTT).
+    public var verdictNonce: String?
+    public init(description: String? = nil, verdictNonce: String? = nil) {
+        self.description = description; self.verdictNonce = verdictNonce
+    }
 }
 
 /// `GET /{p}/accessnumber/{accessNumber}` 200 response: the login a live, unused access number

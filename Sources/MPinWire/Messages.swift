@@ -184,12 +184,17 @@ public struct Pass2Request: Codable, Sendable, Equatable {
     public var mpin_id: String
     /// The `pass1Id` of the pass-1 answer, echoed (absent from the original SDK's requests).
     public var pass1Id: String?
+    /// A fresh 32-byte nonce (hex) from a client that wants this login's verdict signed
+    /// (§4.5.1): the server binds it to the pass-2 result (inside the authOTT it returns), so the
+    /// signature answers this proof and no other. Absent from the original SDK's requests.
+    public var verdictNonce: String?
 
-    public init(mpinId: String, v: String, wid: String = "0", otp: Bool = false, pass1Id: String? = nil) {
-        pass = 2; OTP = otp; WID = wid; V = v; mpin_id = mpinId; self.pass1Id = pass1Id
+    public init(mpinId: String, v: String, wid: String = "0", otp: Bool = false, pass1Id: String? = nil,
+                verdictNonce: String? = nil) {
+        pass = 2; OTP = otp; WID = wid; V = v; mpin_id = mpinId; self.pass1Id = pass1Id; self.verdictNonce = verdictNonce
     }
 
-    enum CodingKeys: String, CodingKey { case pass, OTP, WID, V, mpin_id, pass1Id }
+    enum CodingKeys: String, CodingKey { case pass, OTP, WID, V, mpin_id, pass1Id, verdictNonce }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -208,6 +213,7 @@ public struct Pass2Request: Codable, Sendable, Equatable {
         V = try c.decode(String.self, forKey: .V)
         mpin_id = try c.decode(String.self, forKey: .mpin_id)
         pass1Id = try c.decodeIfPresent(String.self, forKey: .pass1Id)
+        verdictNonce = try c.decodeIfPresent(String.self, forKey: .verdictNonce)
     }
 }
 
@@ -242,12 +248,7 @@ public struct MPinResponse: Codable, Sendable, Equatable {
 /// fields that server added.
 public struct AuthenticateEnvelope<Response: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
     public var mpinResponse: Response
-    /// A fresh 32-byte nonce (hex) from a client that wants the verdict signed (§4.5.1);
-    /// absent from the original SDK's requests. Encoded only when present.
-    public var verdictNonce: String?
-    public init(mpinResponse: Response, verdictNonce: String? = nil) {
-        self.mpinResponse = mpinResponse; self.verdictNonce = verdictNonce
-    }
+    public init(mpinResponse: Response) { self.mpinResponse = mpinResponse }
 }
 
 /// The final step's body as the server reads it.
@@ -272,10 +273,11 @@ public struct TokenAuthenticateRequest: Codable, Sendable, Equatable {
     public var authOTT: String
     public var logoutData: LogoutData?
     public var logoutURL: String?
-    /// As in `AuthenticateEnvelope`: asks for a signed verdict (§4.5.1).
-    public var verdictNonce: String?
-    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil, verdictNonce: String? = nil) {
-        self.authOTT = authOTT; self.logoutData = logoutData; self.logoutURL = logoutURL; self.verdictNonce = verdictNonce
+    /// The requester's webOTT of the access number the authOTT approved (device mode, §4.5.1):
+    /// proves the requester and carries the nonce its verdict is signed over.
+    public var webOTT: String?
+    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil, webOTT: String? = nil) {
+        self.authOTT = authOTT; self.logoutData = logoutData; self.logoutURL = logoutURL; self.webOTT = webOTT
     }
 }
 
@@ -362,5 +364,9 @@ public struct StatusResponse: Codable, Sendable, Equatable {
 public struct ErrorResponse: Codable, Sendable, Equatable {
     public var version: String?
     public var message: String
-    public init(message: String, version: String? = nil) { self.message = message; self.version = version }
+    /// mpin-server: the signature of a "blocked" verdict (410) whose login bound a nonce (§4.5.1).
+    public var verdictSignature: String?
+    public init(message: String, version: String? = nil, verdictSignature: String? = nil) {
+        self.message = message; self.version = version; self.verdictSignature = verdictSignature
+    }
 }

@@ -18,6 +18,8 @@ struct Register: ParsableCommand {
     @Option(help: "The activation code the administrator of the backend issued.") var activationCode: String?
     @Option(help: "A device name sent to the backend.") var deviceName: String?
     @Option(help: "Seconds to wait for the identity to be verified.") var wait: Int = 300
+    @Option(help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one.")
+    var verdictKey: String?
 
     func run() throws {
         try requireRoot()
@@ -38,6 +40,8 @@ struct Register: ParsableCommand {
             guard status.code == .networkError || status.code == .httpServerError else { break }
         }
         try check(status)
+        try checkAnnouncedVerdictKey(sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "", expected: verdictKey,
+                                     backend: node)
         // A stale, unfinished registration of the same identity is replaced.
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
@@ -47,6 +51,7 @@ struct Register: ParsableCommand {
         try check(sdk.finishRegistration(mpinUser, pin: pin))
         let fingerprint = Hex.decode(mpinUser.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
         try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
+        if !mpinUser.verdictKeyHex.isEmpty { print("verdict key \(mpinUser.verdictKeyHex)") }
         print("REGISTERED \(user) as \(identity) on \(node)")
     }
 
@@ -232,4 +237,23 @@ struct TestBackend: ParsableCommand {
 struct Version: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the version.")
     func run() { print("mpinctl \(MPinSDK.version)") }
+}
+
+/// What register and link pin is what the backend announces (PROTOCOL.md §4.5.1): with
+/// `--verdict-key`, only that key, read on the server itself; without it, the announced key is
+/// pinned, and over plain http the admin is told to compare it with the server's, since whoever
+/// answered may not be the server (issue 24's review: trust on first use).
+func checkAnnouncedVerdictKey(_ announced: String, expected: String?, backend: String) throws {
+    if let expected {
+        guard Verdict.isPublicKey(expected) else {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: --verdict-key takes the 130 hex digits `mpin-server verdict-key` prints")
+        }
+        guard announced.lowercased() == expected.lowercased() else {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) announces another verdict key than --verdict-key: "
+                           + "it may not be your server; nothing was registered")
+        }
+    } else if !announced.isEmpty, !backend.hasPrefix("https://") {
+        printError("note: pinning the verdict key \(backend) announced over plain http; compare it with "
+                   + "`mpin-server verdict-key` on the server, or give --verdict-key: \(announced)", program: "mpinctl")
+    }
 }

@@ -20,6 +20,8 @@ struct Link: ParsableCommand {
     @Option(help: "The fingerprint of the device's registration (`mpin list --fingerprints` on the device).")
     var registration: String
     @Option(help: "The backend URL (overrides the configuration).") var backend: String?
+    @Option(help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one.")
+    var verdictKey: String?
 
     func run() throws {
         try requireRoot()
@@ -42,6 +44,7 @@ struct Link: ParsableCommand {
         let sdk = try global.sdk(config)
         try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
         var key = sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? ""
+        try checkAnnouncedVerdictKey(key, expected: verdictKey, backend: config.backend)
         if !Verdict.isPublicKey(key) {
             key = ""
             if let refusal = config.unsignedVerdictRefusal(for: [config.backend]) {

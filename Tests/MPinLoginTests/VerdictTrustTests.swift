@@ -13,8 +13,8 @@ final class VerdictTrustTests: XCTestCase {
         let h = try LoginHarness()
         try h.register(pin: "1234")
         XCTAssertEqual(h.login(pin: "1234").outcome, .success)
-        let body = try XCTUnwrap(h.backend.log.last { $0.route == .authenticate }?.request.body)
-        XCTAssertTrue(String(decoding: body, as: UTF8.self).contains("\"verdictNonce\""), "the host sent a nonce")
+        let body = try XCTUnwrap(h.backend.log.last { $0.route == .pass2 }?.request.body)
+        XCTAssertTrue(String(decoding: body, as: UTF8.self).contains("\"verdictNonce\""), "the host sent a nonce with pass 2")
     }
 
     /// An OK signed with another key is refused: an impostor on the backend's port logs nobody in.

@@ -91,8 +91,9 @@ class ConcurrentLoginTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// The final step signs its verdict over the client's nonce, the mpinId, the user id and the
-    /// status, with the key clientSettings publishes; without a nonce it signs nothing.
+    /// The final step signs its verdict over the nonce the client sent with pass 2 (carried in
+    /// the authOTT), the mpinId, the user id, the status and the context `token`, with the key
+    /// clientSettings publishes; without a nonce it signs nothing.
     func testFinalStepSignsTheVerdict() async throws {
         let server = try await TestServer(storage: Self.storage)
         try await server.start()
@@ -102,31 +103,31 @@ class ConcurrentLoginTests: XCTestCase {
             let settings = try await server.client.get("/rps/clientSettings").decode(ClientSettings.self)
             let key = try XCTUnwrap(settings.verdictKey)
             XCTAssertTrue(Verdict.isPublicKey(key))
+            func verifies(_ signature: String?, nonce: [UInt8], user: String = "alice@example.com", status: Int,
+                          context: String = Verdict.tokenContext) -> Bool {
+                Verdict.verify(signature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID, userID: user, status: status,
+                               context: context)
+            }
 
             let nonce = try SystemRandom.bytes(32)
-            let (p2, _) = try await alice.passes(pin: "1234", echo: true)
-            let ok = try await server.client.post("/mpinAuthenticate",
-                                                  AuthenticateRequest(mpinResponse: MPinResponse(p2), verdictNonce: Hex.encode(nonce)))
+            let (p2, _) = try await alice.passes(pin: "1234", echo: true, verdictNonce: nonce)
+            let ok = try await server.client.post("/mpinAuthenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2)))
             XCTAssertEqual(ok.status, 200)
             let signature = try ok.decode(RPAAuthenticateResponse.self).verdictSignature
-            XCTAssertTrue(Verdict.verify(signature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
-                                         userID: "alice@example.com", status: 200))
-            XCTAssertFalse(Verdict.verify(signature, publicKeyHex: key, nonce: try SystemRandom.bytes(32), mpinID: alice.mpinID,
-                                          userID: "alice@example.com", status: 200), "bound to the nonce")
-            XCTAssertFalse(Verdict.verify(signature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
-                                          userID: "mallory@example.com", status: 200), "bound to the user")
+            XCTAssertTrue(verifies(signature, nonce: nonce, status: 200))
+            XCTAssertFalse(verifies(signature, nonce: try SystemRandom.bytes(32), status: 200), "bound to the nonce")
+            XCTAssertFalse(verifies(signature, nonce: nonce, user: "mallory@example.com", status: 200), "bound to the user")
+            XCTAssertFalse(verifies(signature, nonce: nonce, status: 200,
+                                    context: Verdict.deviceContext(accessNumber: "1234567", description: "")), "bound to the mode")
 
             // Three wrong PINs: the third is 410, signed as such.
             for pin in ["0000", "0001"] { _ = try await alice.authenticate(pin: pin, echo: true) }
-            let (p3, _) = try await alice.passes(pin: "0002", echo: true)
-            let blocked = try await server.client.post("/mpinAuthenticate",
-                                                       AuthenticateRequest(mpinResponse: MPinResponse(p3), verdictNonce: Hex.encode(nonce)))
+            let (p3, _) = try await alice.passes(pin: "0002", echo: true, verdictNonce: nonce)
+            let blocked = try await server.client.post("/mpinAuthenticate", AuthenticateRequest(mpinResponse: MPinResponse(p3)))
             XCTAssertEqual(blocked.status, 410)
             let blockedSignature = try blocked.decode(RPAAuthenticateResponse.self).verdictSignature
-            XCTAssertTrue(Verdict.verify(blockedSignature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
-                                         userID: "alice@example.com", status: 410))
-            XCTAssertFalse(Verdict.verify(blockedSignature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
-                                          userID: "alice@example.com", status: 200), "bound to the status")
+            XCTAssertTrue(verifies(blockedSignature, nonce: nonce, status: 410))
+            XCTAssertFalse(verifies(blockedSignature, nonce: nonce, status: 200), "bound to the status")
 
             // Without a nonce (the original SDK), nothing is signed.
             var bob = MPinTestClient(http: server.client)
@@ -135,6 +136,39 @@ class ConcurrentLoginTests: XCTestCase {
             let plain = try await server.client.post("/mpinAuthenticate", AuthenticateRequest(mpinResponse: MPinResponse(pb)))
             XCTAssertEqual(plain.status, 200)
             XCTAssertNil(try plain.decode(RPAAuthenticateResponse.self).verdictSignature)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    /// Security review of issue 24's fix: an impostor that captured a successful login's authOTT
+    /// (say, by failing the host's login and keeping it) cannot have it signed over another
+    /// login's nonce, at the RPA's final step or at the private /authenticate: the nonce is the
+    /// one the proof came with, inside the authOTT, and an authOTT with another nonce in it has
+    /// no record.
+    func testCapturedAuthOTTIsSignedOnlyOverItsOwnNonce() async throws {
+        let server = try await TestServer(storage: Self.storage)
+        try await server.start()
+        do {
+            var alice = MPinTestClient(http: server.client)
+            try await alice.registerFully("alice@example.com", pin: "1234")
+            let settings = try await server.client.get("/rps/clientSettings").decode(ClientSettings.self)
+            let key = try XCTUnwrap(settings.verdictKey)
+            let first = try SystemRandom.bytes(32), later = try SystemRandom.bytes(32)
+            let (captured, _) = try await alice.passes(pin: "1234", echo: true, verdictNonce: first)
+            let ott = captured.authOTT
+            // The impostor swaps the nonce inside the authOTT for the later login's: no record.
+            let swapped = String(ott.prefix(32)) + Hex.encode(later)
+            let refused = try await server.client.post("/mpinAuthenticate",
+                                                       AuthenticateRequest(mpinResponse: MPinResponse(authOTT: swapped)))
+            XCTAssertEqual(refused.status, 408)
+            // Presented as it is, at the private endpoint: signed over the first login's nonce only.
+            let step = try await server.client.post("/authenticate", TokenAuthenticateRequest(authOTT: ott))
+            XCTAssertEqual(step.status, 200)
+            let signature = try step.decode(TokenAuthenticateResponse.self).verdictSignature
+            for (nonce, expected) in [(first, true), (later, false)] {
+                XCTAssertEqual(Verdict.verify(signature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
+                                              userID: "alice@example.com", status: 200, context: Verdict.tokenContext), expected)
+            }
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }

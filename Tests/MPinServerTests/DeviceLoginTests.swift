@@ -1,4 +1,5 @@
 import Foundation
+import MPinCrypto
 import MPinServer
 import MPinWire
 import XCTest
@@ -8,8 +9,10 @@ class DeviceLoginTests: XCTestCase {
     /// The database the tests run on (`PostgresStorageTests.swift` runs them on PostgreSQL).
     class var storage: TestStorage { .sqlite }
 
-    private func accessNumber(_ server: TestServer, description: String?) async throws -> HTTPResult {
-        let body = try description.map { try JSONEncoder().encode(AccessNumberRequest(description: $0)) }
+    private func accessNumber(_ server: TestServer, description: String?, verdictNonce: [UInt8]? = nil) async throws -> HTTPResult {
+        let body = try description.map {
+            try JSONEncoder().encode(AccessNumberRequest(description: $0, verdictNonce: verdictNonce.map(Hex.encode)))
+        }
         return try await server.client.send("POST", "/rps/getAccessNumber", body: body)
     }
 
@@ -100,7 +103,9 @@ class DeviceLoginTests: XCTestCase {
             try await alice.registerFully("alice@example.org", pin: "1111")
             var mallory = MPinTestClient(http: client)
             try await mallory.registerFully("mallory@example.org", pin: "2222")
-            let an = try await accessNumber(server, description: "host h, user alice, service sshd").decode(AccessNumberResponse.self)
+            let nonce = try SystemRandom.bytes(32)
+            let description = "host h, user alice, service sshd"
+            let an = try await accessNumber(server, description: description, verdictNonce: nonce).decode(AccessNumberResponse.self)
 
             // A wrong PIN does not use the number up: the user may try again.
             let (wrong, _) = try await alice.passes(pin: "0000", wid: an.accessNumber)
@@ -129,11 +134,24 @@ class DeviceLoginTests: XCTestCase {
             XCTAssertEqual(againResult.status, 412)
 
             let step = try await client.post("/authenticate", TokenAuthenticateRequest(
-                authOTT: ott, logoutData: LogoutData(userId: "alice@example.org", sessionToken: "00")))
+                authOTT: ott, logoutData: LogoutData(userId: "alice@example.org", sessionToken: "00"), webOTT: an.webOTT))
             XCTAssertEqual(step.status, 200)
             let verdict = try step.decode(TokenAuthenticateResponse.self)
             XCTAssertEqual(verdict.userId, "alice@example.org")
             XCTAssertEqual(verdict.mpinId, alice.mpinIDHex)
+            // Signed for the requester that holds the webOTT (PROTOCOL.md §4.5.1): over its nonce,
+            // this access number and its description, and nothing else.
+            let settings = try await client.get("/rps/clientSettings").decode(ClientSettings.self)
+            let key = try XCTUnwrap(settings.verdictKey)
+            func verifies(nonce: [UInt8], accessNumber: String, description: String) -> Bool {
+                Verdict.verify(verdict.verdictSignature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
+                               userID: "alice@example.org", status: 200,
+                               context: Verdict.deviceContext(accessNumber: accessNumber, description: description))
+            }
+            XCTAssertTrue(verifies(nonce: nonce, accessNumber: an.accessNumber, description: description))
+            XCTAssertFalse(verifies(nonce: try SystemRandom.bytes(32), accessNumber: an.accessNumber, description: description))
+            XCTAssertFalse(verifies(nonce: nonce, accessNumber: "1234567", description: description))
+            XCTAssertFalse(verifies(nonce: nonce, accessNumber: an.accessNumber, description: "host h, user alice, service su"))
             let deviceResult = try await device.value
             XCTAssertEqual(deviceResult.status, 200, String(decoding: deviceResult.body, as: UTF8.self))
             // The requester's step is single use too.

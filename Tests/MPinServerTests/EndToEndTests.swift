@@ -97,10 +97,18 @@ class EndToEndTests: XCTestCase {
             try await server.admin().revoke(userID: "carol")
             let v11 = try await server.client.get("/rps/timePermit/\(carol.mpinIDHex)").status
             XCTAssertEqual(v11, 410)
-            // Even with a permit fetched before revocation, authentication is refused.
+            // Even with a permit fetched before revocation, authentication is refused: the
+            // revocation deleted the identity (its token is worthless from now on), which the
+            // final step answers as for any identity never issued.
             let (p2, _) = try await carol.passes(pin: "4321", permit: permit)
             let v12 = try await carol.finalStep(p2)
-            XCTAssertEqual(v12, 410)
+            XCTAssertEqual(v12, 401)
+            // Made pending again with `user add`, carol must enrol afresh: the old token stays dead.
+            _ = try await server.admin().add(userID: "carol")
+            let (again, _) = try await carol.passes(pin: "4321", permit: permit)
+            let afterAdd = try await carol.finalStep(again)
+            XCTAssertEqual(afterAdd, 401, "user add must not bring a revoked identity back")
+            try await server.admin().revoke(userID: "carol")
             // A revoked user cannot register again.
             let v13 = try await server.client.put("/rps/user", RegisterRequest(userId: "carol")).status
             XCTAssertEqual(v13, 403)

@@ -226,8 +226,10 @@ struct MPinTestClient {
     /// Pass 1 and pass 2; returns the pass-2 response and the raw pass-2 request body.
     /// `echo`: send the pass-1 answer's `pass1Id` back in pass 2, as mpin-server's own clients do
     /// (the original SDK, which this helper plays by default, sends none).
+    /// `verdictNonce`: sent with pass 2, as a host with a pinned verdict key does (§4.5.1).
     func passes(pin: String, wid: String = "0", otp: Bool = false,
-                permit: (date: Int32, permit: [UInt8])? = nil, echo: Bool = false) async throws -> (Pass2Response, Data) {
+                permit: (date: Int32, permit: [UInt8])? = nil, echo: Bool = false,
+                verdictNonce: [UInt8]? = nil) async throws -> (Pass2Response, Data) {
         let tp: (date: Int32, permit: [UInt8])
         if let permit { tp = permit } else { tp = try await timePermit()! }
         let x = try SystemRandom.scalar()
@@ -239,7 +241,8 @@ struct MPinTestClient {
         let y = Hex.decode(answer.y)!
         let v = try MPin.client2(x: x, y: y, sec: c1.sec)
         let body = try JSONEncoder().encode(Pass2Request(mpinId: mpinIDHex, v: Hex.encode(v), wid: wid, otp: otp,
-                                                         pass1Id: echo ? answer.pass1Id : nil))
+                                                         pass1Id: echo ? answer.pass1Id : nil,
+                                                         verdictNonce: verdictNonce.map(Hex.encode)))
         let p2 = try await http.send("POST", "/rps/pass2", body: body)
         XCTAssertEqual(p2.status, 200, String(decoding: p2.body, as: UTF8.self))
         return (try p2.decode(Pass2Response.self), body)

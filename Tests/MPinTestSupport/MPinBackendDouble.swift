@@ -249,7 +249,8 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
               let first = state.withLock({ $0.pass1.removeValue(forKey: id) }), let mpinId = Hex.decode(id),
               let ott = try? SystemRandom.bytes(16) else { return (400, .null) }
         let ok = verify(mpinId: mpinId, first, v: v)
-        let authOTT = Hex.encode(ott)
+        // As mpin-server: a client's verdict nonce travels inside the authOTT (PROTOCOL.md §4.5.1).
+        let authOTT = Verdict.oneTimeToken(random: ott, nonce: Verdict.nonce(fromHex: body["verdictNonce"]?.stringValue))
         state.withLock { $0.verdicts[authOTT] = (id, ok) }
         return (200, .object([("version", .string("0.3")), ("authOTT", .string(authOTT)), ("pass", .number("2"))]))
     }
@@ -269,7 +270,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     private func authenticate(_ body: JSONValue) -> (Int, JSONValue) {
         guard let ott = body["mpinResponse"]?["authOTT"]?.stringValue,
               let verdict = state.withLock({ $0.verdicts[ott] }) else { return (401, .null) }
-        let nonce = Verdict.nonce(fromHex: body["verdictNonce"]?.stringValue)
+        let nonce = Verdict.nonce(inOneTimeToken: ott)
         return state.withLock { s in
             let mpinID = Hex.decode(verdict.mpinIdHex) ?? []
             let userID = MPinIdentity.parse(mpinID)?.userID ?? ""
@@ -277,7 +278,8 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
             func signed(_ status: Int, _ members: [(key: String, value: JSONValue)]) -> (Int, JSONValue) {
                 guard s.signsVerdicts, let nonce,
                       let signature = try? Verdict.sign(nonce: nonce, mpinID: mpinID, userID: userID, status: status,
-                                                        secretKey: s.verdictSecretKey) else { return (status, .object(members)) }
+                                                        context: Verdict.tokenContext, secretKey: s.verdictSecretKey)
+                else { return (status, .object(members)) }
                 return (status, .object(members + [(key: "verdictSignature", value: .string(signature))]))
             }
             if verdict.ok {

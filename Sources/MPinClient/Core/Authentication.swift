@@ -263,7 +263,23 @@ extension MPinSDK {
         do { v = try MPin.client2(x: x, y: y, sec: pass1.sec) } catch {
             return (MPinStatus(.cryptoError, "could not compute pass 2: \(error)"), empty, empty)
         }
-        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: wid.isEmpty ? "0" : wid, otp: otp, pass1Id: pass1Id)
+        // A registration that pinned the backend's verdict key gets the relying party's verdict
+        // signed over a nonce drawn here and bound to this proof by the server (§4.5.1): an
+        // OK, or a "blocked" that deletes the token, is believed only with that signature,
+        // whoever answers on the backend's address, and no verdict of another login fits.
+        // Every final step of a pinned registration binds a nonce: the relying party's OK is
+        // checked, and so is any step's "blocked" before the token is deleted.
+        let signed = !user.verdictKeyHex.isEmpty
+        var signsOK = false
+        if case .relyingParty = finalStep { signsOK = signed }
+        var nonce: [UInt8] = []
+        if signed {
+            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
+                return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), empty, empty)
+            }
+        }
+        let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: wid.isEmpty ? "0" : wid, otp: otp, pass1Id: pass1Id,
+                                 verdictNonce: signed ? Hex.encode(nonce) : nil)
         let pass2: JSONValue
         switch request(.post, authServer + "/pass2", body: body2) {
         case .failed(let s, _): return (s, empty, empty)
@@ -277,26 +293,15 @@ extension MPinSDK {
         case .mobile: finalURL = settings.wire.mobileAuthenticateURL
         case .platformEndpoint(let url): finalURL = url
         }
-        // A registration that pinned the backend's verdict key gets the relying party's verdict
-        // signed over a nonce drawn here (§4.5.1): an OK, or a "blocked" that deletes the token,
-        // is believed only with that signature, whoever answers on the backend's address.
-        var nonce: [UInt8] = []
-        let signed: Bool
-        if case .relyingParty = finalStep, !user.verdictKeyHex.isEmpty { signed = true } else { signed = false }
-        if signed {
-            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
-                return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), pass2, empty)
-            }
-        }
         func verdictIsSigned(_ body: JSONValue?, status: Int) -> Bool {
             Verdict.verify(body?["verdictSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
-                           mpinID: mpinId, userID: user.id, status: status)
+                           mpinID: mpinId, userID: user.id, status: status, context: Verdict.tokenContext)
         }
-        let envelope = AuthenticateEnvelope(mpinResponse: pass2, verdictNonce: signed ? Hex.encode(nonce) : nil)
+        let envelope = AuthenticateEnvelope(mpinResponse: pass2)
         let (reply, refusalBody) = requestKeepingRefusalBody(.post, finalURL, body: envelope, context: .authenticate)
         switch reply {
         case .ok(let result, _):
-            guard !signed || verdictIsSigned(result, status: 200) else {
+            guard !signsOK || verdictIsSigned(result, status: 200) else {
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
             }
             return (.ok, pass2, result)

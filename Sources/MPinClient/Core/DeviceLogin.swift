@@ -14,6 +14,10 @@ extension MPinSDK {
         /// Proves, when polling, that this requester asked for the number; a secret.
         public var webOTT: String
         public var ttlSeconds: Int
+        /// The description sent with the request, as sent.
+        public var description: String = ""
+        /// The nonce the approval's verdict must be signed over (empty: none asked for).
+        public var verdictNonce: [UInt8] = []
     }
 
     /// The identity that approved an access number.
@@ -22,19 +26,29 @@ extension MPinSDK {
         public var mpinIdHex: String
     }
 
-    /// `POST getAccessNumberURL {"description": …}`.
-    public func requestAccessNumber(description: String) -> (status: MPinStatus, issued: IssuedAccessNumber?) {
+    /// `POST getAccessNumberURL {"description": …}`. With `signed`, a fresh nonce goes with it,
+    /// which the server binds to the number (PROTOCOL.md §4.5.1) and the approval's verdict
+    /// must then be signed over.
+    public func requestAccessNumber(description: String, signed: Bool = false) -> (status: MPinStatus, issued: IssuedAccessNumber?) {
         guard let settings else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let url = settings.wire.getAccessNumberURL ?? ""
         guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend issues no access numbers"), nil) }
-        let body = AccessNumberRequest(description: AccessNumberDescription.sanitized(description))
+        var nonce: [UInt8] = []
+        if signed {
+            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
+                return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), nil)
+            }
+        }
+        let sent = AccessNumberDescription.sanitized(description)
+        let body = AccessNumberRequest(description: sent, verdictNonce: signed ? Hex.encode(nonce) : nil)
         switch request(.post, url, body: body) {
         case .failed(let s, _): return (s, nil)
         case .ok(let v, _):
             guard let r = WireCoding.lenient(AccessNumberResponse.self, from: v), !r.accessNumber.isEmpty, !r.webOTT.isEmpty else {
                 return (MPinStatus(.responseParseError, "the access-number response is not usable"), nil)
             }
-            return (.ok, IssuedAccessNumber(accessNumber: r.accessNumber, webOTT: r.webOTT, ttlSeconds: r.ttlSeconds))
+            return (.ok, IssuedAccessNumber(accessNumber: r.accessNumber, webOTT: r.webOTT, ttlSeconds: r.ttlSeconds,
+                                            description: sent, verdictNonce: nonce))
         }
     }
 
@@ -58,20 +72,14 @@ extension MPinSDK {
     /// the verdict and the identity that approved. The waiting device is handed logout data
     /// naming `expectedUserId` with a random token (no relying-party session exists here).
     /// With `verdictKeyHex` (the key pinned when the account was linked), the verdict must be
-    /// signed with it over a nonce drawn here and the approving identity (PROTOCOL.md §4.5.1);
-    /// anything else is CRYPTO_ERROR, whoever answered.
-    public func completeAccessNumberLogin(authOTT: String, expectedUserId: String,
+    /// signed with it over the nonce `issued` was requested with, this access number and its
+    /// description (PROTOCOL.md §4.5.1); anything else is CRYPTO_ERROR, whoever answered.
+    public func completeAccessNumberLogin(_ issued: IssuedAccessNumber, authOTT: String, expectedUserId: String,
                                           verdictKeyHex: String = "") -> (status: MPinStatus, approval: Approval?) {
         guard settings != nil else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let token = Hex.encode((try? SystemRandom.bytes(16)) ?? [])
-        var nonce: [UInt8] = []
-        if !verdictKeyHex.isEmpty {
-            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
-                return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), nil)
-            }
-        }
         let body = TokenAuthenticateRequest(authOTT: authOTT, logoutData: LogoutData(userId: expectedUserId, sessionToken: token),
-                                            verdictNonce: verdictKeyHex.isEmpty ? nil : Hex.encode(nonce))
+                                            webOTT: verdictKeyHex.isEmpty ? nil : issued.webOTT)
         switch request(.post, backend + "/authenticate", body: body, context: .authenticate) {
         case .failed(let s, _): return (s, nil)
         case .ok(let v, _):
@@ -79,9 +87,10 @@ extension MPinSDK {
                 return (MPinStatus(.responseParseError, "the verdict names no identity"), nil)
             }
             if !verdictKeyHex.isEmpty {
-                guard let mpinID = Hex.decode(r.mpinId), !mpinID.isEmpty,
-                      Verdict.verify(r.verdictSignature, publicKeyHex: verdictKeyHex, nonce: nonce, mpinID: mpinID,
-                                     userID: r.userId, status: 200) else {
+                let context = Verdict.deviceContext(accessNumber: issued.accessNumber, description: issued.description)
+                guard issued.verdictNonce.count == Verdict.nonceSize, let mpinID = Hex.decode(r.mpinId), !mpinID.isEmpty,
+                      Verdict.verify(r.verdictSignature, publicKeyHex: verdictKeyHex, nonce: issued.verdictNonce, mpinID: mpinID,
+                                     userID: r.userId, status: 200, context: context) else {
                     return (MPinStatus(.cryptoError, Self.unsignedVerdict), nil)
                 }
             }

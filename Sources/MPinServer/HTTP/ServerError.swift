@@ -31,6 +31,9 @@ public enum ServerError: Error, Sendable, Equatable {
     /// 410: the identity is blocked (too many wrong PINs, or revoked). The original's mobile
     /// endpoint gives the same reason text as for a wrong PIN.
     case blocked
+    /// 410 as `blocked`, with the verdict's signature in the body (PROTOCOL.md §4.5.1), for a
+    /// login that bound a nonce: its host deletes the token only on the pinned server's word.
+    case blockedVerdict(signature: String)
     /// 401: the registration is not activated yet.
     case notActivated
     /// 401: a check other than the PIN failed (`reason` says which: "No such registration", …).
@@ -90,7 +93,7 @@ public enum ServerError: Error, Sendable, Equatable {
         case .invalidArgument(let reason): (403, reason)
         case .invalidSignature: (401, "Invalid signature")
         case .wrongPIN: (401, "Wrong PIN.")
-        case .blocked: (410, "Wrong PIN.")
+        case .blocked, .blockedVerdict: (410, "Wrong PIN.")
         case .notActivated: (401, "M-PinID not active.")
         case .unauthorized(let reason): (401, reason)
         case .revoked: (403, "Identity not authorized")
@@ -143,7 +146,9 @@ extension ServerError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) -> Response { jsonResponse() }
 
     public func jsonResponse() -> Response {
-        var response = JSONResponse(status: statusCode, ErrorResponse(message: message)).response()
+        var signature: String? = nil
+        if case .blockedVerdict(let s) = self { signature = s }
+        var response = JSONResponse(status: statusCode, ErrorResponse(message: message, verdictSignature: signature)).response()
         if statusCode == 401 { response.headers[.wwwAuthenticate] = "Authenticate" }
         return response
     }

@@ -40,7 +40,7 @@ extension RPS {
             throw ServerError.expired("Expired authentication request")
         }
         logger.info("authentication", metadata: ["status": "\(verdict.status)", "flow": "\(flow)"])
-        guard verdict.status == 200 else { throw verdict.status == 410 ? ServerError.blocked : ServerError.wrongPIN }
+        guard verdict.status == 200 else { throw verdict.status == 410 ? blocked(verdict, authOTT: ott) : ServerError.wrongPIN }
         return verdict.userID
     }
 

@@ -28,8 +28,9 @@ extension RPS {
             JSONResponse(try await self.pass1(try await decoder.decode(Pass1Request.self, from: request, refusal: .invalidPassBody),
                                               source: context.clientAddress))
         }
-        routes.endpoint("pass2", .post) { request, _ in
-            JSONResponse(try await self.pass2(try await decoder.decode(Pass2Request.self, from: request, refusal: .invalidPassBody)))
+        routes.endpoint("pass2", .post) { request, context in
+            JSONResponse(try await self.pass2(try await decoder.decode(Pass2Request.self, from: request, refusal: .invalidPassBody),
+                                              source: context.clientAddress))
         }
         routes.endpoint("authenticate", .post) { request, _ in
             switch try await self.mobileAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request)) {

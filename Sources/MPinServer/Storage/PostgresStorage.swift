@@ -385,9 +385,10 @@ final class PostgresStorage: StorageBackend {
                                            created, device_name, source)
                 VALUES (\(mpinID), \(userID), \(regOTTHash), \(activateKeyHash), \(active), \(expires.timeIntervalSince1970),
                         \(t), \(details.deviceName), \(details.source))
-                ON CONFLICT (mpin_id) DO UPDATE SET user_id = EXCLUDED.user_id, reg_ott_hash = EXCLUDED.reg_ott_hash,
+                ON CONFLICT (mpin_id) DO UPDATE SET reg_ott_hash = EXCLUDED.reg_ott_hash,
                   activate_key_hash = EXCLUDED.activate_key_hash, active = EXCLUDED.active OR registrations.active,
                   expires = LEAST(registrations.expires, EXCLUDED.expires)
+                WHERE registrations.user_id = EXCLUDED.user_id
                 """, logger)
             return .stored(active: active)
         }
@@ -414,10 +415,8 @@ final class PostgresStorage: StorageBackend {
                 try await c.rows("DELETE FROM registrations WHERE mpin_id = \(mpinID)", logger)
                 return .notFound
             }
-            guard hash == regOTTHash else {
-                try await c.rows("DELETE FROM registrations WHERE mpin_id = \(mpinID)", logger)
-                return .regOTTMismatch
-            }
+            // A wrong regOTT is refused and changes nothing (as SQLiteStorage).
+            guard hash == regOTTHash else { return .regOTTMismatch }
             guard active, state != nil, state != "revoked" else { return .notActive }
             try await c.rows("DELETE FROM registrations WHERE mpin_id = \(mpinID)", logger)
             try await c.rows("""
@@ -534,7 +533,7 @@ final class PostgresStorage: StorageBackend {
                         WHERE auth_ott_hash = \(authOTTHash)
                         """, logger)
                 }
-                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true)
+                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true, wid: wid)
             case .mobile where wid.isEmpty:
                 return nil
             case .mobile where priorStatus != nil:
@@ -645,6 +644,13 @@ final class PostgresStorage: StorageBackend {
         guard let row = rows.first else { return nil }
         let (description, expires) = try row.decode((String, Double).self)
         return (description, Date(timeIntervalSince1970: expires))
+    }
+
+    func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
+        let rows = try await run("""
+            SELECT web_ott_hash, description FROM access_numbers WHERE wid = \(wid) AND expires > \(Date().timeIntervalSince1970)
+            """, durable: false)
+        return try rows.first.map { try $0.decode((String, String).self) }
     }
 
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {

@@ -105,10 +105,14 @@ extension UserChange {
     static func statements(_ change: UserChange) -> [String] {
         switch change {
         case .activate:
-            return ["UPDATE users SET state = 'active' WHERE user_id = ?"]
+            // A revoked user stays revoked: `user add` makes it pending again, on purpose.
+            return ["UPDATE users SET state = 'active' WHERE user_id = ? AND state <> 'revoked'"]
         case .revoke:
+            // The identities go too (review of issue 24): a revoked user made pending again by
+            // `user add` must enrol afresh, not find a stolen token working again.
             return ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
                     "DELETE FROM registrations WHERE user_id = ?",
+                    "DELETE FROM identities WHERE user_id = ?", "DELETE FROM sessions WHERE user_id = ?",
                     // A revoked user's signatures stop verifying (docs/MFA.md §14), and a DVS
                     // registration token issued before the revocation enrols nothing after it.
                     "DELETE FROM signing_keys WHERE user_id = ?", "DELETE FROM dvs_tokens WHERE user_id = ?"]

@@ -249,9 +249,10 @@ public final class SQLiteStorage: StorageBackend {
                 INSERT INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires,
                                            created, device_name, source)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(mpin_id) DO UPDATE SET user_id = excluded.user_id, reg_ott_hash = excluded.reg_ott_hash,
+                ON CONFLICT(mpin_id) DO UPDATE SET reg_ott_hash = excluded.reg_ott_hash,
                   activate_key_hash = excluded.activate_key_hash, active = excluded.active OR registrations.active,
                   expires = MIN(registrations.expires, excluded.expires)
+                WHERE registrations.user_id = excluded.user_id
                 """, arguments: [mpinID, userID, regOTTHash, activateKeyHash, active, expires.timeIntervalSince1970,
                                  now.timeIntervalSince1970, details.deviceName, details.source])
             return .stored(active: active)
@@ -282,10 +283,9 @@ public final class SQLiteStorage: StorageBackend {
                 return .notFound
             }
             let h: String = row["reg_ott_hash"]
-            guard h == regOTTHash else {
-                try db.execute(sql: "DELETE FROM registrations WHERE mpin_id = ?", arguments: [mpinID])
-                return .regOTTMismatch
-            }
+            // A wrong regOTT is refused and changes nothing: anyone who knows a pending mpinId
+            // could otherwise delete someone else's registration (review of issue 24).
+            guard h == regOTTHash else { return .regOTTMismatch }
             let active: Bool = row["active"]
             let state: String? = row["state"]
             guard active, state != nil, state != "revoked" else { return .notActive }
@@ -393,7 +393,7 @@ public final class SQLiteStorage: StorageBackend {
                     try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
                                    arguments: [logoutData.userId, logoutData.sessionToken, authOTTHash])
                 }
-                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true)
+                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true, wid: wid)
             case .mobile where wid.isEmpty:
                 return nil
             case .mobile where priorStatus != nil:
@@ -501,6 +501,13 @@ public final class SQLiteStorage: StorageBackend {
             try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires, description) VALUES (?, ?, ?, ?)",
                            arguments: [wid, webOTTHash, expires.timeIntervalSince1970, description])
             return db.changesCount > 0
+        }
+    }
+
+    func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
+        try readNow { db in
+            try Row.fetchOne(db, sql: "SELECT web_ott_hash, description FROM access_numbers WHERE wid = ? AND expires > ?",
+                             arguments: [wid, Date().timeIntervalSince1970]).map { ($0["web_ott_hash"], $0["description"]) }
         }
     }
 

@@ -52,6 +52,8 @@ protocol ServerStorage: MFAStorage, DVSStorage {
     func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool
     /// The description and expiry of a live access number no device has approved yet (§5.7).
     func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)?
+    /// Who asked for an access number: its webOTT's hash and description, while it is live.
+    func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)?
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String?
     /// Ends a session; false if there is none for this token and user.
@@ -90,6 +92,8 @@ struct AuthVerdict: Sendable, Equatable {
     /// The browser's step of an access-number login, reporting the verdict of the mobile's step
     /// (already counted there).
     var isReport = false
+    /// The access number of such a report (device mode signs it, §4.5.1); "" otherwise.
+    var wid = ""
 }
 
 /// Which final step evaluates an authOTT.
