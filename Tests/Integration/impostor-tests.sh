@@ -96,6 +96,18 @@ check "no pinned key over plain http: refused" [ "$RC" -ne 0 ]
 check "no pinned key over plain http: the PIN is not asked" bash -c '! grep -q "M-Pin PIN:" <<<"$1"' _ "$OUT"
 check "no pinned key over plain http: the log says why" grep -q "needs an https backend" <<<"$OUT"
 
+# Registering with the server's key read out of band: a backend announcing another key is
+# refused (what an impostor at registration time would announce), the real one accepted.
+"$BIN/mpin-server" init --data "$WORK/other-server" --auto-activate >/dev/null
+OTHER_KEY=$("$BIN/mpin-server" verdict-key --data "$WORK/other-server")
+echo 1234 | ctl register alice2 --identity alice2@example.org --pin-stdin --verdict-key "$OTHER_KEY" >"$WORK/reg2.out" 2>&1
+check "register --verdict-key: a backend announcing another key is refused" [ "$?" -ne 0 ]
+check "register --verdict-key: the refusal says why" grep -q "announces another verdict key" "$WORK/reg2.out"
+check_all "register --verdict-key: nothing was registered" '! ctl list | grep -q alice2'
+echo 1234 | ctl register alice2 --identity alice2@example.org --pin-stdin \
+  --verdict-key "$("$BIN/mpin-server" verdict-key --data "$WORK/server")" >/dev/null 2>&1
+check "register --verdict-key: the server's own key is accepted" [ "$?" -eq 0 ]
+
 # The upgrade path: the admin reads the key on the server and pins it on the host.
 ctl pin-key alice --verdict-key 0400 >/dev/null 2>&1
 check "pin-key refuses what is not a key" [ "$?" -ne 0 ]
