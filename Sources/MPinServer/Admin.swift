@@ -56,6 +56,35 @@ public struct PendingRegistration: Codable, Sendable, Equatable {
     }
 }
 
+/// An issued identity of a user, as `mpin-server user identities` shows it: one device's
+/// registration, so that the admin unblocks the user's own and not a stolen one (review of
+/// issue 24: `user unblock` cleared every identity's counter).
+public struct IssuedIdentity: Codable, Sendable, Equatable {
+    /// Hex SHA-256 of the mpinId, as `mpin list --fingerprints` shows it on the device.
+    public var fingerprint: String
+    public var created: Double
+    public var failedAttempts: Int
+    public var blocked: Bool
+    var mpinID: String
+
+    enum CodingKeys: String, CodingKey { case fingerprint, created, failedAttempts, blocked }
+
+    init(mpinID: String, created: Double, failedAttempts: Int, maxAttempts: Int) {
+        self.mpinID = mpinID
+        fingerprint = Hex.decode(mpinID).map { Hex.encode(MPin.hashID($0)) } ?? ""
+        self.created = created; self.failedAttempts = failedAttempts; blocked = failedAttempts >= maxAttempts
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        fingerprint = try c.decode(String.self, forKey: .fingerprint)
+        created = try c.decode(Double.self, forKey: .created)
+        failedAttempts = try c.decode(Int.self, forKey: .failedAttempts)
+        blocked = try c.decode(Bool.self, forKey: .blocked)
+        mpinID = ""
+    }
+}
+
 /// Administration failures, shown to the operator.
 public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchUser(String)
@@ -64,6 +93,10 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     case registrationNotNamed(String, [PendingRegistration])
     /// `--registration` names no live registration of the user, or more than one.
     case noSuchRegistration(String, String)
+    /// `user unblock` without `--identity` while more than one identity is blocked: which one?
+    case identityNotNamed(String, Int)
+    /// `--identity` names no identity of the user, or more than one.
+    case noSuchIdentity(String, String)
 
     public var description: String {
         switch self {
@@ -75,6 +108,11 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "See them with: mpin-server user pending \(u)"
         case .noSuchRegistration(let u, let f):
             return "\(u) has no live pending registration whose fingerprint starts with \(f) (or more than one does)"
+        case .identityNotNamed(let u, let n):
+            return "\(u) has \(n) blocked identities; unblock the user's own with --identity FINGERPRINT "
+                + "(the user's device shows it: mpin list --fingerprints). See them with: mpin-server user identities \(u)"
+        case .noSuchIdentity(let u, let f):
+            return "\(u) has no identity whose fingerprint starts with \(f) (or more than one does)"
         }
     }
 }
@@ -135,8 +173,37 @@ public struct Admin: Sendable {
     /// Revokes the user: no more time permits (clients see REVOKED) or authentications.
     public func revoke(userID: String) async throws { try await change(userID, .revoke) }
 
-    /// Clears the wrong-PIN counters of all the user's identities.
-    public func unblock(userID: String) async throws { try await change(userID, .unblock) }
+    /// The user's issued identities, oldest first.
+    public func identities(userID: String) async throws -> [IssuedIdentity] {
+        try await storage.identities(userID: userID).map {
+            IssuedIdentity(mpinID: $0.mpinID, created: $0.created, failedAttempts: $0.failedAttempts, maxAttempts: maxAttempts)
+        }
+    }
+
+    /// Clears the wrong-PIN counter of one identity: the one `identity` names (a fingerprint or
+    /// a prefix of at least 8 hex digits), or, without it, the only blocked one. Never every
+    /// identity at once: the blocked one may be a stolen token (review of issue 24). The
+    /// signing keys' counters are cleared with it.
+    public func unblock(userID: String, identity: String? = nil) async throws {
+        let all = try await identities(userID: userID)
+        let chosen: IssuedIdentity
+        if let identity {
+            let prefix = identity.lowercased()
+            let matches = all.filter { $0.fingerprint.hasPrefix(prefix) }
+            guard prefix.utf8.count >= 8, matches.count == 1, let one = matches.first else {
+                throw AdminError.noSuchIdentity(userID, identity)
+            }
+            chosen = one
+        } else {
+            let blocked = all.filter { $0.failedAttempts > 0 }
+            guard blocked.count <= 1 else { throw AdminError.identityNotNamed(userID, blocked.count) }
+            guard let one = blocked.first else { return try await change(userID, .unblock) }
+            chosen = one
+        }
+        guard try await storage.unblockIdentity(userID: userID, mpinID: chosen.mpinID) else {
+            throw AdminError.noSuchIdentity(userID, identity ?? chosen.fingerprint)
+        }
+    }
 
     /// Deletes the user, its identities and registrations.
     public func delete(userID: String) async throws { try await change(userID, .delete) }

@@ -162,7 +162,7 @@ struct Serve: AsyncParsableCommand {
 struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer users.",
-        subcommands: [List.self, Add.self, Pending.self, Activate.self, Revoke.self, Unblock.self, Delete.self])
+        subcommands: [List.self, Add.self, Pending.self, Activate.self, Identities.self, Revoke.self, Unblock.self, Delete.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
@@ -239,12 +239,39 @@ struct User: AsyncParsableCommand {
         func run() async throws { try await simple(options, json, identity, "revoked") { try await $0.revoke(userID: identity) } }
     }
 
-    struct Unblock: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Clear a user's wrong-PIN counters.")
+    struct Identities: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List a user's issued identities: fingerprint, issued, wrong PINs, BLOCKED.")
         @OptionGroup var options: DataOption
         @Flag(name: .long, help: "JSON output.") var json = false
         @Argument(help: "User identity.") var identity: String
-        func run() async throws { try await simple(options, json, identity, "unblocked") { try await $0.unblock(userID: identity) } }
+        func run() async throws {
+            let all = try await withAdmin(options) { try await $0.identities(userID: identity) }
+            if json { return emitJSON(all) }
+            let format = ISO8601DateFormatter()
+            for i in all {
+                print("\(i.fingerprint)\tissued=\(format.string(from: Date(timeIntervalSince1970: i.created)))"
+                      + "\tfailed=\(i.failedAttempts)\(i.blocked ? "\tBLOCKED" : "")")
+            }
+        }
+    }
+
+    struct Unblock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Clear the wrong-PIN counter of one of a user's identities.",
+            discussion: """
+                The blocked identity may be a stolen token, so only one is unblocked: the one \
+                --identity names (`mpin-server user identities ID` lists them; the user's device shows \
+                its own with `mpin list --fingerprints`), or without it the only one with wrong PINs.
+                """)
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Option(name: .long, help: "The identity's fingerprint, or its first 8 or more hex digits.")
+        var identity: String?
+        @Argument(help: "User identity.") var user: String
+        func run() async throws {
+            try await simple(options, json, user, "unblocked") { try await $0.unblock(userID: user, identity: identity) }
+        }
     }
 
     struct Delete: AsyncParsableCommand {

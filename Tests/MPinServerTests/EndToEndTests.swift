@@ -82,6 +82,28 @@ class EndToEndTests: XCTestCase {
             XCTAssertEqual(v10, 200)
             let bobAfter = try await server.user("bob")
             XCTAssertEqual(bobAfter?.failedAttempts, 0)
+
+            // Review of issue 24: with two devices blocked (say, bob's and a thief's copy of
+            // another token), unblock names one; the other stays blocked.
+            var laptop = MPinTestClient(http: server.client)
+            try await laptop.registerFully("bob", pin: "5678")
+            for client in [bob, laptop] {
+                for pin in ["0000", "0001", "0002"] { _ = try await client.authenticate(pin: pin) }
+            }
+            let identities = try await server.admin().identities(userID: "bob")
+            XCTAssertEqual(identities.map(\.blocked), [true, true])
+            do {
+                try await server.admin().unblock(userID: "bob")
+                XCTFail("a bare unblock with two blocked identities must be refused")
+            } catch let e as AdminError {
+                guard case .identityNotNamed(_, 2) = e else { return XCTFail("\(e)") }
+            }
+            let fingerprint = Hex.encode(MPin.hashID(laptop.mpinID))
+            try await server.admin().unblock(userID: "bob", identity: String(fingerprint.prefix(10)))
+            let laptopAgain = try await laptop.authenticate(pin: "5678")
+            XCTAssertEqual(laptopAgain, 200, "the named identity is unblocked")
+            let bobStill = try await bob.authenticate(pin: "1234")
+            XCTAssertEqual(bobStill, 410, "the other stays blocked")
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }

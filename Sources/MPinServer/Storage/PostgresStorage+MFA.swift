@@ -191,6 +191,27 @@ extension PostgresStorage {
         }
     }
 
+    func identities(userID: String) async throws -> [IssuedIdentity] {
+        try await run("""
+            SELECT mpin_id, created, attempts FROM identities WHERE user_id = \(userID) ORDER BY created, mpin_id
+            """, durable: false).map { row in
+            let (mpinID, created, attempts) = try row.decode((String, Double, Int).self)
+            return IssuedIdentity(mpinID: mpinID, created: created, failedAttempts: attempts, maxAttempts: Int.max)
+        }
+    }
+
+    func unblockIdentity(userID: String, mpinID: String) async throws -> Bool {
+        let logger = logger
+        return try await transaction { c in
+            let updated = try await c.rows("""
+                UPDATE identities SET attempts = 0, blocked_at = NULL WHERE mpin_id = \(mpinID) AND user_id = \(userID) RETURNING 1
+                """, logger)
+            guard updated.count == 1 else { return false }
+            try await c.rows("UPDATE signing_keys SET attempts = 0, blocked_at = NULL WHERE user_id = \(userID)", logger)
+            return true
+        }
+    }
+
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 now: Date) async throws {
         try await run("""

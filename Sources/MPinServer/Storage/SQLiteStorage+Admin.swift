@@ -68,6 +68,25 @@ extension SQLiteStorage {
         }
     }
 
+    func identities(userID: String) async throws -> [IssuedIdentity] {
+        try readNow { db in
+            try Row.fetchAll(db, sql: "SELECT mpin_id, created, attempts FROM identities WHERE user_id = ? ORDER BY created, mpin_id",
+                             arguments: [userID]).map { r in
+                IssuedIdentity(mpinID: r["mpin_id"], created: r["created"], failedAttempts: r["attempts"], maxAttempts: Int.max)
+            }
+        }
+    }
+
+    func unblockIdentity(userID: String, mpinID: String) async throws -> Bool {
+        try writeNow { db in
+            try db.execute(sql: "UPDATE identities SET attempts = 0, blocked_at = NULL WHERE mpin_id = ? AND user_id = ?",
+                           arguments: [mpinID, userID])
+            guard db.changesCount == 1 else { return false }
+            try db.execute(sql: "UPDATE signing_keys SET attempts = 0, blocked_at = NULL WHERE user_id = ?", arguments: [userID])
+            return true
+        }
+    }
+
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 now: Date) async throws {
         try writeNow { db in

@@ -15,6 +15,10 @@ protocol AdminStorage: Sendable {
     /// Activates the user and that one live registration of theirs (`mpinID`, lower-case hex);
     /// false when the user has no such live registration.
     func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool
+    /// The user's issued identities (their mpinIds, wrong-PIN counts), oldest first.
+    func identities(userID: String) async throws -> [IssuedIdentity]
+    /// Clears the wrong-PIN counter of that one identity of the user; false when there is none.
+    func unblockIdentity(userID: String, mpinID: String) async throws -> Bool
     /// Stores a new application (its secret only as a hash).
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 now: Date) async throws
