@@ -585,3 +585,20 @@ final class MultiNodeTests: XCTestCase {
         await stopFleet(fleet)
     }
 }
+
+/// Issue 24's concurrency and signed-verdict checks on PostgreSQL (the pass-2 records live in
+/// the database there, the authOTT carrying the nonce).
+final class ConcurrentLoginPostgresTests: ConcurrentLoginTests {
+    override class var storage: TestStorage { .postgres }
+    override func setUp() async throws { try await super.setUp(); try TestStorage.requirePostgres() }
+
+    override func testParallelRightPINLoginsAllSucceed() async throws { try await super.testParallelRightPINLoginsAllSucceed() }
+    override func testPass2WithoutStateIsNotCounted() async throws { try await super.testPass2WithoutStateIsNotCounted() }
+    override func testWrongPINAmongParallelLoginsIsCountedOnce() async throws {
+        try await super.testWrongPINAmongParallelLoginsIsCountedOnce()
+    }
+    override func testFinalStepSignsTheVerdict() async throws { try await super.testFinalStepSignsTheVerdict() }
+    override func testCapturedAuthOTTIsSignedOnlyOverItsOwnNonce() async throws {
+        try await super.testCapturedAuthOTTIsSignedOnlyOverItsOwnNonce()
+    }
+}
