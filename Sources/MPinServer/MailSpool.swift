@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MPinCrypto
 import MPinJSON
 import MPinWire
 #if canImport(Glibc)
@@ -18,13 +19,23 @@ struct MailSpool: Sendable {
         var subject: String
         var link: String
         var expires: String
+        /// Which registration the link activates, and who started it (review of issue 24:
+        /// anyone can start a registration for the user, and its mail looked like the user's
+        /// own): the fingerprint the user's screen shows while it waits, the device name, the
+        /// address.
+        var registration: String
+        var device: String
+        var from: String
     }
 
-    func append(userID: String, mpinIDHex: String, activateKey: String, expires: Date, base: String) throws(ServerError) {
+    func append(userID: String, mpinIDHex: String, activateKey: String, expires: Date, base: String,
+                details: RegistrationDetails) throws(ServerError) {
         let link = base + "/mpinActivate?" + FormEncoding.encode([
             ("i", mpinIDHex), ("e", WireTime.signatureExpires(expires)), ("s", activateKey)])
+        let fingerprint = Hex.decode(mpinIDHex).map { Hex.encode(MPin.hashID($0)) } ?? ""
         let message = Message(to: userID, subject: "Activate your M-Pin identity", link: link,
-                              expires: WireTime.signatureExpires(expires))
+                              expires: WireTime.signatureExpires(expires), registration: fingerprint,
+                              device: details.deviceName, from: details.source)
         guard var line = try? JSONEncoding.encode(message) else { throw ServerError.internal("Spool failure") }
         line.append(0x0A)
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)

@@ -125,7 +125,8 @@ final class RPS: Sendable {
             metrics.recordRegistrationStarted()
             if !active && config.verification == .link {
                 try spool.append(userID: userID, mpinIDHex: mpinID, activateKey: activateKey, expires: expires,
-                                 base: config.publicBaseURL ?? "")
+                                 base: config.publicBaseURL ?? "",
+                                 details: RegistrationDetails(deviceName: req.deviceName, source: source))
             }
             return RegisterResponse(mpinId: mpinID, regOTT: ott, expireTime: WireTime.pythonISO(expires),
                                     nowTime: WireTime.pythonISO(now), active: active)

@@ -203,6 +203,9 @@ class EndToEndTests: XCTestCase {
             let line = try XCTUnwrap(String(contentsOfFile: spoolPath, encoding: .utf8).split(separator: "\n").last)
             let message = try JSONDecoder().decode([String: String].self, from: Data(line.utf8))
             XCTAssertEqual(message["to"], "lena@example.com")
+            // Which registration the link is for, as the user's screen shows it while waiting.
+            XCTAssertEqual(message["registration"], Hex.encode(MPin.hashID(lena.mpinID)))
+            XCTAssertNotNil(message["from"])
             let link = try XCTUnwrap(message["link"])
             XCTAssertTrue(link.hasPrefix("/mpinActivate?"))
             // Not active until the link is opened; a forged link does nothing.
