@@ -78,8 +78,9 @@ public final class MPinServer: Sendable {
                 let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
                                         storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
                                         metrics: metrics, verdictKey: try dir.loadOrCreateVerdictKey())
-                let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
-                                        logger: logger)
+                // Without publicBaseURL the issuer follows the scheme served (docs/MFA.md §7.2).
+                let oidc = OIDCProvider(storage: storage, config: config, key: try await dir.loadOIDCKeys(),
+                                        scheme: self.tls == nil ? "http" : "https", logger: logger)
                 routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
             } catch {
                 await database.close()

@@ -52,6 +52,11 @@ protocol ServerStorage: MFAStorage, DVSStorage {
     func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool
     /// The description and expiry of a live access number no device has approved yet (§5.7).
     func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)?
+    /// The stored WID (`ac:` + access code hash) of the web login a live access number stands
+    /// for (MFA.md §5.4), or nil when the number is not a web login's.
+    func webLogin(accessNumber: String, now: Date) async throws -> String?
+    /// The description of the short code of the web login with this access code hash, if any.
+    func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String?
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String?
     /// Ends a session; false if there is none for this token and user.
