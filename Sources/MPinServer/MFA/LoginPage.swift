@@ -63,7 +63,9 @@ struct LoginPage {
             </style></head>
             <body><main>
             <h1>Log in to <span id="app">\(name)</span></h1>
+            <div id="codes">
             \(codeBlock)
+            </div>
             <p id="status" role="status" aria-live="polite" data-state="waiting">Waiting for approval.
             Time left: <span id="left">\(minutes) min</span>.</p>
             <p id="again" hidden><a id="again-link" href="">Start again</a></p>
@@ -79,6 +81,7 @@ struct LoginPage {
               function show(state, text) {
                 status.setAttribute("data-state", state);
                 status.textContent = text;
+                if (state !== "waiting") document.getElementById("codes").hidden = true;
                 if (state === "refused" || state === "expired") {
                   finished = true;
                   document.getElementById("again").hidden = false;
