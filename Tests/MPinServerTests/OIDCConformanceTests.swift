@@ -258,6 +258,32 @@ extension OIDCFlowTests {
         }
     }
 
+    /// OIDC Core §3.1.2.1: the authorization request may come as a browser's form POST; it is
+    /// then a browser's (the page, or a redirect for an error), while the SDK's POST (JSON, the
+    /// parameters in the query) still gets JSON.
+    func testAuthorizeAcceptsABrowsersFormPost() async throws {
+        try await withFixture { f in
+            let p = try Self.pkce()
+            let query = Self.authorizeQuery(clientID: f.app.clientId, challenge: p.challenge)
+            let form = ["Content-Type": "application/x-www-form-urlencoded"]
+            let page = try RawHTTP.send(f.base, "POST", "/authorize", body: Data(query.utf8), headers: form)
+            XCTAssertEqual(page.status, 200, String(decoding: page.body, as: UTF8.self))
+            XCTAssertEqual(page.headers["content-type"], "text/html; charset=utf-8")
+            XCTAssertNotNil(Self.shortCode(String(decoding: page.body, as: UTF8.self)))
+            let bad = try RawHTTP.send(f.base, "POST", "/authorize",
+                                       body: Data((query + "&prompt=none").utf8), headers: form)
+            XCTAssertEqual(bad.status, 302)
+            XCTAssertTrue(bad.headers["location"]?.hasPrefix(Self.redirectURI + "?error=login_required&") ?? false)
+            // Parameters in a form body are not mixed with the query's.
+            let split = try RawHTTP.send(f.base, "POST", "/authorize?" + query, body: Data("x=1".utf8), headers: form)
+            XCTAssertEqual(split.status, 400)
+            XCTAssertNil(split.headers["location"])
+            let app = try await f.http.send("POST", "/authorize?" + query, body: Data("{}".utf8))
+            XCTAssertEqual(app.status, 200)
+            XCTAssertNotNil(app.object?["webOTT"]?.string)
+        }
+    }
+
     /// `state` is optional (RFC 6749 §4.1.1) when PKCE protects the code: the redirect carries
     /// only the code, and the code redeems.
     func testStateIsOptionalWithPKCE() async throws {

@@ -103,8 +103,10 @@ struct OIDCProvider: Sendable {
     // MARK: /authorize (§5)
 
     /// `client`: the browser's (or app's) address, which the page's short code describes.
-    func authorize(_ request: Request, client: String = "unknown") async throws -> Response {
-        guard let query = QueryParameters(request.uri.query) else { throw OAuthError.invalidRequest("malformed query") }
+    /// `form`: the body of a form `POST` (OIDC Core §3.1.2.1: a browser may post the request),
+    /// whose parameters replace the query's.
+    func authorize(_ request: Request, client: String = "unknown", form: String? = nil) async throws -> Response {
+        guard let query = QueryParameters(form ?? request.uri.query) else { throw OAuthError.invalidRequest("malformed query") }
         var seen = Set<String>()
         for (name, _) in query.all where !seen.insert(name).inserted {
             throw OAuthError.invalidRequest("a parameter is given twice")
@@ -123,7 +125,7 @@ struct OIDCProvider: Sendable {
         try Self.checkClientHeader(request, clientID: clientID)
         // The app's own request (the SDK's GetAccessCode posts, or asks for JSON) learns of an
         // error from the 400; a browser is sent back to the client with it (§5.1).
-        let wantsJSON = request.method == .post || (request.headers[.accept] ?? "").contains("application/json")
+        let wantsJSON = (request.method == .post && form == nil) || (request.headers[.accept] ?? "").contains("application/json")
         let state = query["state"]
         do {
             return try await authorizeChecked(request, query: query, app: app, wantsJSON: wantsJSON, client: client)

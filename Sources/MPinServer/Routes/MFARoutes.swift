@@ -7,7 +7,15 @@ extension OIDCProvider {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("service", .get) { request, _ in JSONResponse(try self.serviceDetails(request)) }
         routes.endpoint("authorize", .get, .post) { request, context in
-            try await self.authorize(request, client: context.clientAddress)
+            // A browser's form POST carries the parameters in its body; the SDK's POST (JSON,
+            // body ignored) carries them in the query.
+            var form: String? = nil
+            if request.method == .post,
+               request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+                var request = request
+                form = String(buffer: try await request.collectBody(upTo: decoder.maxBodyBytes))
+            }
+            return try await self.authorize(request, client: context.clientAddress, form: form)
         }
         routes.endpoint("authorize/status", .post) { request, _ in
             let poll: SessionPollRequest
