@@ -269,7 +269,11 @@ extension OIDCFlowTests {
             let page = try RawHTTP.send(f.base, "POST", "/authorize", body: Data(query.utf8), headers: form)
             XCTAssertEqual(page.status, 200, String(decoding: page.body, as: UTF8.self))
             XCTAssertEqual(page.headers["content-type"], "text/html; charset=utf-8")
-            XCTAssertNotNil(Self.shortCode(String(decoding: page.body, as: UTF8.self)))
+            let html = String(decoding: page.body, as: UTF8.self)
+            XCTAssertNotNil(Self.shortCode(html))
+            // Start again is the same request as a GET.
+            let again = html.components(separatedBy: #"id="again-link" href=""#).dropFirst().first?.components(separatedBy: "\"").first
+            XCTAssertEqual(again?.replacingOccurrences(of: "&amp;", with: "&"), "/authorize?" + query)
             let bad = try RawHTTP.send(f.base, "POST", "/authorize",
                                        body: Data((query + "&prompt=none").utf8), headers: form)
             XCTAssertEqual(bad.status, 302)
@@ -468,7 +472,7 @@ extension OIDCFlowTests {
             func page() throws -> (code: String, webOTT: String) {
                 let html = String(decoding: try RawHTTP.send(f.base, "GET", "/authorize?" + Self.authorizeQuery(
                     clientID: f.app.clientId, challenge: p.challenge)).body, as: UTF8.self)
-                XCTAssertTrue(html.contains(#"id="again-link" href="""#))
+                XCTAssertTrue(html.contains(#"id="again-link" href="/authorize?response_type=code&amp;client_id="#), html)
                 XCTAssertTrue(html.contains(#"show("refused""#) && html.contains(#"show("expired""#))
                 let webOTT = html.components(separatedBy: "var webOTT = \"").dropFirst().first?.prefix(32) ?? ""
                 return (Self.shortCode(html) ?? "", String(webOTT))

@@ -13,6 +13,8 @@ struct LoginPage {
     var answer: AuthorizeResponse
     /// The 7-digit access number standing for the session, nil when none could be issued.
     var shortCode: String?
+    /// Where "Start again" goes: the same authorization request, as a GET (same origin).
+    var restartURL: String
 
     func response() -> Response {
         let nonce = (try? Secrets.randomBase64URL(18)) ?? Base64URL.encode(MPinCrypto.SHA256.hash(Array((answer.webOTT ?? "").utf8)))
@@ -68,7 +70,7 @@ struct LoginPage {
             </div>
             <p id="status" role="status" aria-live="polite" data-state="waiting">Waiting for approval.
             Time left: <span id="left">\(minutes) min</span>.</p>
-            <p id="again" hidden><a id="again-link" href="">Start again</a></p>
+            <p id="again" hidden><a id="again-link" href="\(Self.htmlEscape(restartURL))">Start again</a></p>
             <noscript><p>This page needs JavaScript to follow the login; reload it once you have approved.</p></noscript>
             </main>
             <script nonce="\(nonce)">

@@ -128,7 +128,10 @@ struct OIDCProvider: Sendable {
         let wantsJSON = (request.method == .post && form == nil) || (request.headers[.accept] ?? "").contains("application/json")
         let state = query["state"]
         do {
-            return try await authorizeChecked(request, query: query, app: app, wantsJSON: wantsJSON, client: client)
+            // "Start again" on the page is this request as a GET (a form POST's body as the query).
+            let restart = "/authorize?" + (form ?? request.uri.query ?? "")
+            return try await authorizeChecked(request, query: query, app: app, wantsJSON: wantsJSON, client: client,
+                                              restart: restart)
         } catch {
             if wantsJSON { throw error }
             // The state goes back as it came, when it is one the server would have kept.
@@ -141,7 +144,7 @@ struct OIDCProvider: Sendable {
 
     /// The checks of a request whose client and redirect URI are known good, then the session.
     private func authorizeChecked(_ request: Request, query: QueryParameters, app: StoredApp, wantsJSON: Bool,
-                                  client: String) async throws(OAuthError) -> Response {
+                                  client: String, restart: String) async throws(OAuthError) -> Response {
         guard query["response_type"] == "code" else { throw OAuthError.unsupportedResponseType() }
         // OIDC Core §6.1, §6.2, §7.2.1: passing a request object, by value or by reference, or
         // client metadata is refused rather than ignored.
@@ -190,7 +193,7 @@ struct OIDCProvider: Sendable {
         if wantsJSON { return JSONResponse(answer, headers: [.cacheControl: "no-store"]).response() }
         let shortCode = await issueShortCode(accessCode: accessCode, appName: app.name, client: client, expires: expires,
                                              now: now)
-        return LoginPage(appName: app.name, answer: answer, shortCode: shortCode).response()
+        return LoginPage(appName: app.name, answer: answer, shortCode: shortCode, restartURL: restart).response()
     }
 
     /// A 7-digit access number (with its check digit, as device mode's) that stands for the
