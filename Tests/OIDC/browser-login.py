@@ -143,6 +143,67 @@ class RelyingParty:
         return server
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def refusals(rp, backend):
+    """What a relying party sees of the provider's refusals: errors of a known client come back
+    to its redirect URI (the request built by Authlib) with its state; an unregistered
+    redirect URI is never redirected to; client authentication, token and userinfo headers."""
+    opener = urllib.request.build_opener(NoRedirect)
+
+    def get(url, headers=None):
+        try:
+            with opener.open(urllib.request.Request(url, headers=headers or {}), timeout=10) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    cases = [("prompt=none", {"prompt": "none"}, "login_required"),
+             ("a request object", {"request": "eyJhbGciOiJub25lIn0.e30."}, "request_not_supported"),
+             ("response_type=token", {"response_type": "token"}, "unsupported_response_type"),
+             ("a scope without openid", {"scope": "email"}, "invalid_scope")]
+    for what, change, error in cases:
+        url = rp.login_url("rs", "client_secret_basic")
+        parts = urllib.parse.urlsplit(url)
+        query = dict(urllib.parse.parse_qsl(parts.query))
+        state = query["state"]
+        query.update(change)
+        status, headers, _ = get(parts._replace(query=urllib.parse.urlencode(query)).geturl())
+        location = headers.get("Location", "")
+        back = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))
+        check("%s: redirected to the client with %s and its state" % (what, error),
+              status == 302 and location.startswith(rp.redirect_uri + "?") and back.get("error") == error
+              and back.get("state") == state and back.get("error_description") and "code" not in back, (status, location))
+        rp.pending.pop(state, None)
+    url = rp.login_url("rs", "client_secret_basic")
+    evil = url.replace(urllib.parse.quote(rp.redirect_uri, safe=""), urllib.parse.quote("http://evil.example/cb", safe=""))
+    status, headers, _ = get(evil + "&prompt=none")
+    check("an unregistered redirect URI is answered with an error, never redirected", status == 400 and "Location" not in headers,
+          (status, headers.get("Location")))
+    request = urllib.request.Request(rp.discovery["token_endpoint"], method="POST", data=b"grant_type=authorization_code&code=x"
+                                     b"&redirect_uri=x&code_verifier=" + b"a" * 43,
+                                     headers={"Authorization": "Basic " + base64.b64encode(
+                                         (rp.clients["rs"][0] + ":wrong").encode()).decode(),
+                                              "Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        urllib.request.urlopen(request, timeout=10)
+        check("a wrong client secret is refused", False)
+    except urllib.error.HTTPError as e:
+        check("a wrong client secret: 401 invalid_client with WWW-Authenticate, no-store and no-cache",
+              e.code == 401 and json.load(e).get("error") == "invalid_client"
+              and e.headers.get("WWW-Authenticate", "").startswith("Basic")
+              and e.headers.get("Cache-Control") == "no-store" and e.headers.get("Pragma") == "no-cache", dict(e.headers))
+    status, headers, _ = get(rp.discovery["userinfo_endpoint"], {"Authorization": "Bearer made-up"})
+    check("userinfo refuses an unknown token with a Bearer challenge",
+          status == 401 and 'error="invalid_token"' in headers.get("WWW-Authenticate", ""), (status, headers))
+    check("discovery announces RS256 and ES256 and the userinfo endpoint",
+          {"RS256", "ES256"} <= set(rp.discovery["id_token_signing_alg_values_supported"])
+          and rp.discovery["userinfo_endpoint"] == backend + "/oidc/userinfo", rp.discovery)
+
+
 class Browser:
     """Headless Chromium over the DevTools protocol."""
 
@@ -258,6 +319,10 @@ def main():
         "rs": (args.client_id, args.client_secret, "RS256"),
         "es": (es["client_id"], es["client_secret"], "ES256")})
     httpd = rp.serve(args.rp_port)
+    try:
+        refusals(rp, args.backend)
+    except Exception as e:
+        check("the refusal checks completed", False, "%s: %s" % (type(e).__name__, e))
     browser = Browser(args.work, args.artifacts)
     start = "http://127.0.0.1:%d/login" % args.rp_port
 
