@@ -24,10 +24,10 @@ release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/releas
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
-               python3-pexpect dpkg-dev lintian adduser postgresql
+               python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -106,7 +106,7 @@ $(MODULE_SO): $(MODULE_OBJ) pam/pam_mpin.map
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-deb test-install test-fuzz
+test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-weblogin test-deb test-install test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -154,6 +154,14 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/impostor-tests.sh
 	bash Tests/Integration/activation-tests.sh
 	bash Tests/Integration/host-security-tests.sh
+
+# The OpenID provider's web login as a person does it (issue 29): `mpin approve` and `mpin refuse`
+# against the login page's codes, then headless Chromium (Debian's chromium) through the page to a
+# relying party on python3-authlib. Screenshots of the page's states in .build/weblogin-artifacts.
+test-weblogin: $(MODULE_STDLIB) | packages
+	$(call release_product,mpin-server)
+	$(call release_product,mpin)
+	WEBLOGIN_REQUIRE_BROWSER=1 bash Tests/Integration/weblogin-tests.sh
 
 # A real sshd (keyboard-interactive) and a real sudo with pam_mpin.so; needs root. A throwaway
 # user and sudo's PAM file are restored afterwards.

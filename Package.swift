@@ -98,7 +98,7 @@ let package = Package(
         // to resolve at start), lld with packed relative relocations (DT_RELR, glibc 2.36) and,
         // under make, the libswiftCore.a copy whose unused functions --gc-sections may drop
         // (pam/module-stdlib.py, passed as MPIN_MODULE_STDLIB).
-        .executableTarget(name: "mpin-pam-helper", dependencies: ["CPAMProtocol", "MPinClient", "MPinCrypto", "MPinLogin", "MPinLinux", "MPinPOSIX"],
+        .executableTarget(name: "mpin-pam-helper", dependencies: ["CPAMProtocol", "MPinClient", "MPinCrypto", "MPinLogin", "MPinLinux", "MPinPOSIX", "MPinWire"],
                           swiftSettings: moduleSettings,
                           linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
@@ -133,6 +133,8 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "Crypto", package: "swift-crypto"),
+            // The RSA key of RS256 ID tokens (jwt-kit signs with it; this makes it).
+            .product(name: "CryptoExtras", package: "swift-crypto"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),

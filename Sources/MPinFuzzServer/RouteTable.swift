@@ -64,11 +64,17 @@ let fuzzRoutes: [FuzzRoute] = [
     // Observability (Observability/HealthRoutes.swift).
     FuzzRoute("health", .get),
     FuzzRoute("metrics", .get),
+    // The OpenID provider's UserInfo (issue 29).
+    FuzzRoute("oidc/userinfo", .get, .post),
 ]
 
 /// The routes whose errors are OAuth 2.0 errors (`{"error", "error_description"}`) rather than
 /// the server's `{"message"}`.
-let oauthRoutes: Set<String> = ["authorize", "authorize/status", "oidc/token"]
+let oauthRoutes: Set<String> = ["authorize", "authorize/status", "oidc/token", "oidc/userinfo"]
+
+/// Routes that only the provider's own page calls (same origin): no CORS headers at all, and
+/// no preflight answered (docs/MFA.md §5.3).
+let routesWithoutCORS: Set<String> = ["authorize/status"]
 
 /// Routes outside the error middleware (Hummingbird applies a middleware to the routes added
 /// after it; `/health` and `/metrics` come before the CORS and error middleware).

@@ -11,6 +11,8 @@ public struct AppSummary: Codable, Sendable, Equatable {
     public var logoURL: String
     /// Seconds since the epoch.
     public var created: Double
+    /// The algorithm of its ID tokens, `RS256` or `ES256` (docs/MFA.md §7.1).
+    public var idTokenAlg: String
 }
 
 /// The credentials of a new application, shown to the administrator once.
@@ -24,6 +26,7 @@ public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidName
     case invalidRedirectURI
     case invalidLogoURL
+    case invalidIDTokenAlg
     case noSuchApp(String)
     case randomFailure
 
@@ -32,6 +35,7 @@ public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidName: return "the name must be 1 to 100 characters without control characters"
         case .invalidRedirectURI: return "the redirect URI must be an absolute http or https URL without a fragment"
         case .invalidLogoURL: return "the logo URL must be an absolute http or https URL"
+        case .invalidIDTokenAlg: return "the ID token algorithm must be RS256 or ES256"
         case .noSuchApp(let id): return "no such app: \(id)"
         case .randomFailure: return "the random source failed"
         }
@@ -48,8 +52,12 @@ public struct AppAdmin: Sendable {
 
     /// Registers an application and returns its client id and secret; only the secret's
     /// SHA-256 is stored, so this is the one time it can be shown.
-    public func add(name: String, redirectURI: String, logoURL: String = "") async throws -> NewAppCredentials {
+    /// Its ID tokens are signed with `idTokenAlg`: RS256 unless the relying party asks for ES256
+    /// (RS256 is OpenID Connect's default, OIDC Core §15.1, Dynamic Registration §2).
+    public func add(name: String, redirectURI: String, logoURL: String = "",
+                    idTokenAlg: String = "RS256") async throws -> NewAppCredentials {
         guard Self.isValidName(name) else { throw AppError.invalidName }
+        guard OIDCKey.algorithms.contains(idTokenAlg) else { throw AppError.invalidIDTokenAlg }
         guard Self.isValidRedirectURI(redirectURI) else { throw AppError.invalidRedirectURI }
         guard logoURL.isEmpty || Self.isHTTPURL(logoURL) else { throw AppError.invalidLogoURL }
         guard let idBytes = try? SystemRandom.bytes(16), let secretBytes = try? SystemRandom.bytes(32) else {
@@ -58,7 +66,7 @@ public struct AppAdmin: Sendable {
         let credentials = NewAppCredentials(clientId: "cid-" + Hex.encode(idBytes),
                                             clientSecret: Base64URL.encode(secretBytes))
         try await storage.addApp(clientID: credentials.clientId, name: name, redirectURI: redirectURI, logoURL: logoURL,
-                                 secretHash: Secrets.hash(credentials.clientSecret), now: Date())
+                                 secretHash: Secrets.hash(credentials.clientSecret), idTokenAlg: idTokenAlg, now: Date())
         return credentials
     }
 

@@ -143,13 +143,14 @@ public struct DataDirectory: Sendable {
     /// key and the verdict key (hosts pin it), made now rather than by each node's first `serve`.
     public func prepareForNodes() throws {
         _ = try loadOrCreateOIDCKey()
+        _ = try loadOrCreateOIDCRSAKey()
         _ = try loadOrCreateVerdictKey()
     }
 
     /// Undoes `initialise` (an `init --database` whose database cannot be used): removes the
     /// files it wrote, so that `init` can be run again.
     public func removeInitialisedFiles() throws {
-        for p in [configPath, appKeyPath, sharePath(1), sharePath(2), oidcKeyPath, verdictKeyPath] { unlink(p) }
+        for p in [configPath, appKeyPath, sharePath(1), sharePath(2), oidcKeyPath, oidcRSAKeyPath, verdictKeyPath] { unlink(p) }
     }
 
     /// `readPrivate` for the other files of the directory (the OIDC key).

@@ -78,8 +78,15 @@ public final class MPinServer: Sendable {
                 let rps = try await RPS(config: config, appKey: key, dta1: d1, dta2: d2, certivoxURL: certivox,
                                         storage: storage, spool: MailSpool(path: dir.spoolPath, logger: logger), logger: logger,
                                         metrics: metrics, verdictKey: try dir.loadOrCreateVerdictKey())
-                let oidc = OIDCProvider(storage: storage, config: config, key: try await OIDCKey(pem: try dir.loadOrCreateOIDCKey()),
-                                        logger: logger)
+                // A node of a shared database that makes its RSA key now (a directory from before
+                // RS256) would sign with a key the other nodes do not publish: say so.
+                if database.isShared, !FileManager.default.fileExists(atPath: dir.oidcRSAKeyPath) {
+                    logger.warning("made a new OIDC RS256 key: copy it to every other node of this database before they start",
+                                   metadata: ["file": "\(dir.oidcRSAKeyPath)"])
+                }
+                // Without publicBaseURL the issuer follows the scheme served (docs/MFA.md §7.2).
+                let oidc = OIDCProvider(storage: storage, config: config, key: try await dir.loadOIDCKeys(),
+                                        scheme: self.tls == nil ? "http" : "https", logger: logger)
                 routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
             } catch {
                 await database.close()

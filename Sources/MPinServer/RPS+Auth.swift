@@ -42,10 +42,16 @@ extension RPS {
         }
         var wid = req.WID == "0" ? "" : req.WID
         guard wid.utf8.count <= 64 else { throw ServerError.invalidData("WID too long") }
-        // An access code (MFA.md §6) is recorded by its hash; "0" (no WID) costs nothing more.
-        if !wid.isEmpty, AccessCode.isAccessCode(wid) { wid = AccessCode.storedPrefix + Secrets.hash(wid) }
-        let mpinID = Hex.encode(mpinBytes)
         let now = Date()
+        // An access code (MFA.md §6) is recorded by its hash; "0" (no WID) costs nothing more.
+        // An access number that stands for a web login (MFA.md §5.4) is recorded as its access code.
+        if !wid.isEmpty, AccessCode.isAccessCode(wid) {
+            wid = AccessCode.storedPrefix + Secrets.hash(wid)
+        } else if AccessNumber.isValid(wid) {
+            let number = wid
+            if let web = try await run({ try await self.storage.webLogin(accessNumber: number, now: now) }) { wid = web }
+        }
+        let mpinID = Hex.encode(mpinBytes)
         // The pass 1 this pass 2 belongs to: the one it names (mpin-server's clients), else each
         // pending one of the identity (the original SDK names none). Found nothing: refused and
         // not counted, so that a concurrent login or a flood cannot turn a right PIN into a

@@ -46,11 +46,15 @@ public struct SessionDetailsResponse: Codable, Sendable, Equatable {
     public var customerId: String?
     public var customerName: String?
     public var customerLogoURL: String?
+    /// **[here]** What asks, for a web login with a page (docs/MFA.md §5.4): the application
+    /// and the browser's address, as the short code's access-number description says it.
+    public var loginDescription: String?
 
     public init(prerollId: String, appName: String, appLogoURL: String, customerId: String? = nil,
-                customerName: String? = nil, customerLogoURL: String? = nil) {
+                customerName: String? = nil, customerLogoURL: String? = nil, loginDescription: String? = nil) {
         self.prerollId = prerollId; self.appName = appName; self.appLogoURL = appLogoURL
         self.customerId = customerId; self.customerName = customerName; self.customerLogoURL = customerLogoURL
+        self.loginDescription = loginDescription
     }
 }
 

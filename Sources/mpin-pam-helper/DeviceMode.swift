@@ -1,6 +1,7 @@
 import CPAMProtocol
 import MPinClient
 import MPinLogin
+import MPinWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -298,8 +298,12 @@ struct App: AsyncParsableCommand {
         @Option(name: .long, help: "The one redirect URI (absolute http/https, compared exactly).")
         var redirectURI: String
         @Option(name: .long, help: "URL of the application's logo.") var logoURL = ""
+        @Option(name: .long, help: "Signature algorithm of its ID tokens: RS256 (the OpenID Connect default) or ES256.")
+        var idTokenAlg = "RS256"
         func run() async throws {
-            let created = try await appCommand(options) { try await $0.add(name: name, redirectURI: redirectURI, logoURL: logoURL) }
+            let created = try await appCommand(options) {
+                try await $0.add(name: name, redirectURI: redirectURI, logoURL: logoURL, idTokenAlg: idTokenAlg)
+            }
             if json {
                 emitJSON(created)
             } else {
@@ -318,7 +322,7 @@ struct App: AsyncParsableCommand {
             if json {
                 emitJSON(apps)
             } else {
-                for a in apps { print("\(a.clientId)\t\(a.name)\t\(a.redirectURI)") }
+                for a in apps { print("\(a.clientId)\t\(a.name)\t\(a.redirectURI)\t\(a.idTokenAlg)") }
             }
         }
     }

@@ -70,10 +70,12 @@ struct Approve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Approve a login waiting for an access number: shows what asks, then asks for the PIN.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The access number the login shows (dashes and spaces are ignored).") var accessNumber: String
+    @Argument(help: "The access number the login shows (dashes and spaces are ignored), or a web login's M-Pin app link.")
+    var accessNumber: String
     @Option(help: "The identity to approve with (needed when several are registered).") var identity: String?
 
     func run() throws {
+        if let link = WebLoginLink(accessNumber) { return try link.approve(global: global, identity: identity) }
         let number = String(accessNumber.filter { $0 != "-" && $0 != " " })
         let (sdk, user, _) = try global.registered(identity)
         try check(sdk.checkAccessNumber(number))

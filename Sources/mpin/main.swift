@@ -10,7 +10,7 @@ struct MPinCommand: ParsableCommand {
         commandName: "mpin",
         abstract: "Approve logins from your own device with your M-Pin PIN.",
         discussion: "Exit status: 0 success, 1 the operation failed, 5 storage error, 6 backend unavailable, 64 usage error.",
-        subcommands: [Register.self, Approve.self, List.self, Delete.self, OTP.self])
+        subcommands: [Register.self, Approve.self, Refuse.self, List.self, Delete.self, OTP.self])
 }
 
 prepareProcess(program: "mpin")

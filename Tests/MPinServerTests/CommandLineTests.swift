@@ -163,7 +163,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(secret.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
 
         let second = try JSONDecoder().decode(NewAppCredentials.self, from: Data(try run(
-            ["app", "add", "Shop", "--redirect-uri", "http://127.0.0.1:9000/callback?x=1", "--json", "--data", dir]).utf8))
+            ["app", "add", "Shop", "--redirect-uri", "http://127.0.0.1:9000/callback?x=1", "--id-token-alg", "ES256",
+             "--json", "--data", dir]).utf8))
         XCTAssertNotEqual(second.clientId, clientID)
         XCTAssertNotEqual(second.clientSecret, secret)
 
@@ -172,7 +173,10 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(Set(apps.map(\.clientId)), [clientID, second.clientId])
         XCTAssertEqual(apps.first { $0.clientId == clientID }?.redirectURI, "https://wiki.example/cb")
         XCTAssertEqual(apps.first { $0.clientId == clientID }?.name, "Wiki")
+        XCTAssertEqual(apps.first { $0.clientId == clientID }?.idTokenAlg, "RS256", "OpenID Connect's default")
+        XCTAssertEqual(apps.first { $0.clientId == second.clientId }?.idTokenAlg, "ES256")
         let plain = try run(["app", "list", "--data", dir])
+        XCTAssertTrue(plain.contains("\tWiki\thttps://wiki.example/cb\tRS256"), plain)
         XCTAssertFalse(plain.contains(secret))
         XCTAssertTrue(plain.contains(clientID))
 
@@ -186,6 +190,9 @@ final class CommandLineTests: XCTestCase {
             try run(["app", "add", "Bad", "--redirect-uri", bad, "--data", dir], expectStatus: 64)
         }
         try run(["app", "add", "", "--redirect-uri", "https://x.example/", "--data", dir], expectStatus: 64)
+        for alg in ["none", "HS256", "rs256", ""] {
+            try run(["app", "add", "Bad", "--redirect-uri", "https://x.example/", "--id-token-alg", alg, "--data", dir], expectStatus: 64)
+        }
         XCTAssertEqual(try JSONDecoder().decode([AppSummary].self,
                                                 from: Data(try run(["app", "list", "--json", "--data", dir]).utf8)).count, 2)
 

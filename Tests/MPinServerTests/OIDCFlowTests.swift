@@ -23,7 +23,7 @@ class OIDCFlowTests: XCTestCase {
         var base: String { http.base }
     }
 
-    private func fixture(adjust: (inout ServerConfig) -> Void = { _ in }) async throws -> Fixture {
+    func fixture(adjust: (inout ServerConfig) -> Void = { _ in }) async throws -> Fixture {
         let server = try await TestServer(storage: Self.storage, adjust: adjust)
         try await server.start()
         let app = try await server.appAdmin()
@@ -59,7 +59,7 @@ class OIDCFlowTests: XCTestCase {
     }
 
     /// `POST /authorize` as the SDK's GetAccessCode does it.
-    private func startSession(_ f: Fixture, challenge: String, nonce: String? = "n-0S6") async throws -> (accessCode: String, webOTT: String) {
+    func startSession(_ f: Fixture, challenge: String, nonce: String? = "n-0S6") async throws -> (accessCode: String, webOTT: String) {
         let r = try await f.http.send("POST", "/authorize?" + Self.authorizeQuery(clientID: f.app.clientId, nonce: nonce,
                                                                                 challenge: challenge),
                                       body: Data("{}".utf8), headers: ["X-MIRACL-CID": f.app.clientId])
@@ -70,18 +70,18 @@ class OIDCFlowTests: XCTestCase {
         return (code, try XCTUnwrap(o["webOTT"]?.string))
     }
 
-    private func codeStatus(_ f: Fixture, _ body: [String: String]) async throws -> HTTPResult {
+    func codeStatus(_ f: Fixture, _ body: [String: String]) async throws -> HTTPResult {
         try await f.http.post("/rps/codeStatus", body)
     }
 
     /// Passes 1 and 2 with the access code as WID, then the mobile final step.
-    private func authenticate(_ f: Fixture, pin: String = "1234", accessCode: String) async throws -> HTTPResult {
+    func authenticate(_ f: Fixture, pin: String = "1234", accessCode: String) async throws -> HTTPResult {
         let (p2, _) = try await f.user.passes(pin: pin, wid: accessCode)
         return try await f.http.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2)))
     }
 
     /// A whole authorization up to the code: (code, verifier).
-    private func authorizationCode(_ f: Fixture) async throws -> (code: String, verifier: String) {
+    func authorizationCode(_ f: Fixture) async throws -> (code: String, verifier: String) {
         let p = try Self.pkce()
         let (accessCode, _) = try await startSession(f, challenge: p.challenge)
         let r = try await authenticate(f, accessCode: accessCode)
@@ -89,23 +89,23 @@ class OIDCFlowTests: XCTestCase {
         return (try XCTUnwrap(r.object?["code"]?.string), p.verifier)
     }
 
-    private func token(_ f: Fixture, code: String, verifier: String, redirectURI: String = redirectURI,
+    func token(_ f: Fixture, code: String, verifier: String, redirectURI: String = redirectURI,
                        secret: String? = nil, basic: Bool = true) async throws -> HTTPResult {
         let secret = secret ?? f.app.clientSecret
         if basic {
             let credentials = Data("\(FormEncoding.escape(f.app.clientId)):\(FormEncoding.escape(secret))".utf8).base64EncodedString()
-            return try await f.http.send("POST", "/oidc/token", body: Data(Self.form([
+            return try RawHTTP.send(f.base, "POST", "/oidc/token", body: Data(Self.form([
                 "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": verifier,
             ]).utf8), headers: ["Authorization": "Basic " + credentials,
                                 "Content-Type": "application/x-www-form-urlencoded"])
         }
-        return try await f.http.send("POST", "/oidc/token", body: Data(Self.form([
+        return try RawHTTP.send(f.base, "POST", "/oidc/token", body: Data(Self.form([
             "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": verifier,
             "client_id": f.app.clientId, "client_secret": secret,
         ]).utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"])
     }
 
-    private func assertOAuthError(_ r: HTTPResult, _ status: Int, _ error: String, file: StaticString = #filePath,
+    func assertOAuthError(_ r: HTTPResult, _ status: Int, _ error: String, file: StaticString = #filePath,
                                   line: UInt = #line) {
         XCTAssertEqual(r.status, status, String(decoding: r.body, as: UTF8.self), file: file, line: line)
         XCTAssertEqual(r.object?["error"]?.string, error, file: file, line: line)
@@ -273,13 +273,13 @@ class OIDCFlowTests: XCTestCase {
     }
 
     /// Runs the independent verifier with Debian's python3 (make deps installs python3-jwcrypto).
-    static func pythonVerify(_ token: String, issuer: String, clientID: String,
-                             nonce: String) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func pythonVerify(_ token: String, issuer: String, clientID: String, nonce: String,
+                             alg: String = "RS256") throws -> (status: Int32, stdout: String, stderr: String) {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("OIDC/verify_id_token.py").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [script, issuer, clientID, nonce]
+        p.arguments = [script, issuer, clientID, nonce, alg]
         let input = Pipe(), output = Pipe(), errors = Pipe()
         p.standardInput = input
         p.standardOutput = output
@@ -370,24 +370,36 @@ class OIDCFlowTests: XCTestCase {
             let p = try Self.pkce()
             let id = f.app.clientId
             let good = Self.authorizeQuery(clientID: id, challenge: p.challenge)
-            let authorizeCases: [(String, Int, String)] = [
+            // Answered directly, to the app and the browser alike: the client or its redirect URI is
+            // not known good, or the query cannot be read.
+            let directCases: [(String, Int, String)] = [
                 (Self.authorizeQuery(clientID: "cid-unknown", challenge: p.challenge), 400, "invalid_client"),
                 (good.replacingOccurrences(of: "client_id=\(id)", with: "client_id="), 400, "invalid_client"),
                 (Self.authorizeQuery(clientID: id, redirectURI: "https://evil.example/cb", challenge: p.challenge), 400, "invalid_request"),
                 (Self.authorizeQuery(clientID: id, redirectURI: Self.redirectURI + "/", challenge: p.challenge), 400, "invalid_request"),
-                (good.replacingOccurrences(of: "response_type=code", with: "response_type=token"), 400, "unsupported_response_type"),
-                (good.replacingOccurrences(of: "scope=openid%20email", with: "scope=email"), 400, "invalid_scope"),
-                (good.replacingOccurrences(of: "&state=st-1", with: ""), 400, "invalid_request"),
-                (good.replacingOccurrences(of: "code_challenge_method=S256", with: "code_challenge_method=plain"), 400, "invalid_request"),
-                (good.replacingOccurrences(of: "code_challenge=\(p.challenge)", with: "code_challenge=short"), 400, "invalid_request"),
                 (good + "&state=again", 400, "invalid_request"),
-                (good + "&nonce=%01", 400, "invalid_request"),
                 (good + "&x=%zz", 400, "invalid_request"),
                 ("", 400, "invalid_client"),
             ]
-            for (query, status, error) in authorizeCases {
+            for (query, status, error) in directCases {
                 assertOAuthError(try await f.http.send("POST", "/authorize?" + query), status, error)
-                assertOAuthError(try await f.http.get("/authorize?" + query), status, error)
+                assertOAuthError(try RawHTTP.send(f.base, "GET", "/authorize?" + query), status, error)
+            }
+            // The rest: a 400 to the app (POST), a redirect to the client for a browser (the
+            // redirects are checked in testAuthorizeErrorsAreRedirectedToTheRegisteredClient).
+            let appCases: [(String, Int, String)] = [
+                (good.replacingOccurrences(of: "response_type=code", with: "response_type=token"), 400, "unsupported_response_type"),
+                (good.replacingOccurrences(of: "scope=openid%20email", with: "scope=email"), 400, "invalid_scope"),
+                (good.replacingOccurrences(of: "code_challenge_method=S256", with: "code_challenge_method=plain"), 400, "invalid_request"),
+                (good.replacingOccurrences(of: "code_challenge=\(p.challenge)", with: "code_challenge=short"), 400, "invalid_request"),
+                (good.replacingOccurrences(of: "nonce=n-0S6", with: "nonce=%01"), 400, "invalid_request"),
+            ]
+            for (query, status, error) in appCases {
+                assertOAuthError(try await f.http.send("POST", "/authorize?" + query), status, error)
+                let browser = try RawHTTP.send(f.base, "GET", "/authorize?" + query)
+                XCTAssertEqual(browser.status, 302, query)
+                XCTAssertTrue(browser.headers["location"]?.hasPrefix(Self.redirectURI + "?error=" + error + "&") ?? false,
+                              browser.headers["location"] ?? "no Location")
             }
             assertOAuthError(try await f.http.send("POST", "/authorize?" + good, headers: ["X-MIRACL-Client-ID": "cid-other"]),
                              400, "invalid_client")
@@ -416,7 +428,7 @@ class OIDCFlowTests: XCTestCase {
                 ("{\"grant_type\": \"authorization_code\"}", [:], 400, "invalid_request"),
             ]
             for (body, headers, status, error) in tokenCases {
-                assertOAuthError(try await f.http.send("POST", "/oidc/token", body: Data(body.utf8), headers: headers), status, error)
+                assertOAuthError(try RawHTTP.send(f.base, "POST", "/oidc/token", body: Data(body.utf8), headers: headers), status, error)
             }
 
             for body in ["not json", "{}", #"{"webOTT": 5}"#] {

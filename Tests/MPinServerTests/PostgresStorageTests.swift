@@ -364,6 +364,13 @@ final class MultiNodeTests: XCTestCase {
                 XCTAssertEqual(health.status, 200)
                 XCTAssertEqual(health.object?["database"]?.string, "ok")
             }
+            // Both ID-token keys were made at init, so both nodes publish (and sign with) the same.
+            for key in ["oidc-es256.pem", "oidc-rs256.pem"] {
+                XCTAssertTrue(FileManager.default.fileExists(atPath: fleet.dirs[0] + "/" + key), key)
+            }
+            let jwksA = try await fleet.nodes[0].get("/oidc/jwks").object?["keys"]
+            let jwksB = try await fleet.nodes[1].get("/oidc/jwks").object?["keys"]
+            XCTAssertEqual(jwksA, jwksB)
             // A second init on the same database finds the schema and keeps it.
             let again = NSTemporaryDirectory() + "mpin-nodes-again-" + UUID().uuidString
             defer { try? FileManager.default.removeItem(atPath: again) }

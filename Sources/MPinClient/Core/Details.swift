@@ -45,6 +45,7 @@ extension MPinSDK {
             d.customerId = session?.customerId ?? ""
             d.customerName = session?.customerName ?? ""
             d.customerIconURL = session?.customerLogoURL ?? ""
+            d.loginDescription = AccessNumberDescription.sanitized(session?.loginDescription ?? "")
             return (.ok, d)
         }
     }

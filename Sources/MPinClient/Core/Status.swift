@@ -91,6 +91,8 @@ public struct MPinServiceDetails: Sendable, Equatable {
 public struct MPinSessionDetails: Sendable, Equatable {
     public var prerollId = "", appName = "", appIconURL = ""
     public var customerId = "", customerName = "", customerIconURL = ""
+    /// What asks (a web login's application and browser address), sanitized; may be empty.
+    public var loginDescription = ""
 }
 
 /// A registration code issued with an authentication (MPinMFA's FinishAuthenticationRegCode,

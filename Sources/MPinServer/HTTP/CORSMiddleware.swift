@@ -3,7 +3,9 @@ import MPinWire
 
 /// The original RPS's CORS behaviour: every response carries the same four headers (first,
 /// as the original wrote them), and an `OPTIONS` request to any path is answered 200 at once,
-/// before its body is read or a route is looked up.
+/// before its body is read or a route is looked up. Except `/authorize/status`, which only
+/// the provider's own page calls (same origin): it gets no CORS headers, so that no other
+/// site's script may read a login's state (and never `*` with credentials, issue 29).
 struct OriginalCORSMiddleware<Context: RequestContext>: RouterMiddleware {
     static var fields: HTTPFields {
         [
@@ -17,6 +19,7 @@ struct OriginalCORSMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
+        if request.uri.path == "/authorize/status" { return try await next(request, context) }
         var response = request.method == .options
             ? JSONResponse(StatusResponse(message: "options request")).response()
             : try await next(request, context)

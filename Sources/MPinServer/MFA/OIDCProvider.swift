@@ -12,12 +12,30 @@ struct OIDCProvider: Sendable {
     let storage: any ServerStorage
     let config: ServerConfig
     let key: OIDCKey
+    /// `https` when the server serves TLS itself, else `http`.
+    let scheme: String
     let logger: Logger
+    /// Short codes of web logins per browser address (device mode's limit).
+    let shortCodeLimit: AccessNumberRateLimit
+    /// Look-ups of sessions by short code per caller address.
+    let shortCodeLookupLimit: AccessNumberRateLimit
+
+    init(storage: any ServerStorage, config: ServerConfig, key: OIDCKey, scheme: String, logger: Logger) {
+        self.storage = storage
+        self.config = config
+        self.key = key
+        self.scheme = scheme
+        self.logger = logger
+        let perMinute = config.accessNumberRequestsPerMinute ?? ServerConfig.defaultAccessNumberRequestsPerMinute
+        shortCodeLimit = AccessNumberRateLimit(perMinute: perMinute)
+        shortCodeLookupLimit = AccessNumberRateLimit(perMinute: perMinute)
+    }
 
     private var mfa: MFAConfig { config.mfa }
 
-    /// The issuer and base URL (docs/MFA.md §7.1): `publicBaseURL`, else `http://` + the request's
-    /// host, which suits a server reached directly (tests, a LAN); a deployment sets the former.
+    /// The issuer and base URL (docs/MFA.md §7.2): `publicBaseURL`, else the scheme the server
+    /// serves + the request's host, which suits a server reached directly (tests, a LAN); a
+    /// deployment behind a proxy sets the former.
     func issuer(_ request: Request) throws(OAuthError) -> String {
         if var base = config.publicBaseURL, !base.isEmpty {
             while base.hasSuffix("/") { base.removeLast() }
@@ -27,7 +45,7 @@ struct OIDCProvider: Sendable {
               host.utf8.allSatisfy({ Self.isHostByte($0) }) else {
             throw OAuthError.invalidRequest("the request has no usable Host")
         }
-        return "http://" + host
+        return scheme + "://" + host
     }
 
     private static func isHostByte(_ b: UInt8) -> Bool {
@@ -44,7 +62,9 @@ struct OIDCProvider: Sendable {
                                logoURL: mfa.customerLogoURL)
     }
 
-    func codeStatus(_ req: CodeStatusRequest) async throws(ServerError) -> CodeStatusAnswer {
+    /// `client`: the caller's address; looking sessions up by short code is counted per address
+    /// (device mode's access-number limit), so that short codes cannot be swept.
+    func codeStatus(_ req: CodeStatusRequest, client: String = "unknown") async throws(ServerError) -> CodeStatusAnswer {
         let verb: CodeStatusVerb
         switch req.status {
         case "wid": verb = .wid
@@ -57,25 +77,42 @@ struct OIDCProvider: Sendable {
         default: throw ServerError.badRequest("BAD REQUEST. Unknown status")
         }
         let code = req.wid.lowercased()
-        guard AccessCode.isAccessCode(code) else { throw ServerError.sessionNotFound }
-        guard let view = try await run({ try await self.storage.codeStatus(accessCodeHash: Secrets.hash(code), verb: verb,
+        let accessCodeHash: String
+        if AccessCode.isAccessCode(code) {
+            accessCodeHash = Secrets.hash(code)
+        } else if AccessNumber.isValid(code) {
+            guard shortCodeLookupLimit.admit(client) else { throw ServerError.tooManyRequests }
+            // A web login's short code (§5.4) names its session as the access code does.
+            guard let stored = try await run({ try await self.storage.webLogin(accessNumber: code, now: Date()) })
+            else { throw ServerError.sessionNotFound }
+            accessCodeHash = String(stored.dropFirst(AccessCode.storedPrefix.count))
+        } else {
+            throw ServerError.sessionNotFound
+        }
+        guard let view = try await run({ try await self.storage.codeStatus(accessCodeHash: accessCodeHash, verb: verb,
                                                                           now: Date()) }) else {
             throw ServerError.sessionNotFound
         }
         guard verb == .wid else { return .acknowledged }
+        let described = try await run({ try await self.storage.webLoginDescription(accessCodeHash: accessCodeHash, now: Date()) })
         return .details(SessionDetailsResponse(prerollId: view.prerollID, appName: view.appName, appLogoURL: view.appLogoURL,
                                                customerId: config.appID, customerName: mfa.customerName,
-                                               customerLogoURL: mfa.customerLogoURL))
+                                               customerLogoURL: mfa.customerLogoURL, loginDescription: described))
     }
 
     // MARK: /authorize (§5)
 
-    func authorize(_ request: Request) async throws -> Response {
-        guard let query = QueryParameters(request.uri.query) else { throw OAuthError.invalidRequest("malformed query") }
+    /// `client`: the browser's (or app's) address, which the page's short code describes.
+    /// `form`: the body of a form `POST` (OIDC Core §3.1.2.1: a browser may post the request),
+    /// whose parameters replace the query's.
+    func authorize(_ request: Request, client: String = "unknown", form: String? = nil) async throws -> Response {
+        guard let query = QueryParameters(form ?? request.uri.query) else { throw OAuthError.invalidRequest("malformed query") }
         var seen = Set<String>()
         for (name, _) in query.all where !seen.insert(name).inserted {
             throw OAuthError.invalidRequest("a parameter is given twice")
         }
+        // Until the client and its redirect URI are known good, errors are answered here and
+        // never redirected (RFC 6749 §4.1.2.1: an open redirector otherwise).
         guard let clientID = query["client_id"], !clientID.isEmpty, clientID.utf8.count <= 100 else {
             throw OAuthError.invalidClient("client_id missing", status: 400)
         }
@@ -86,11 +123,38 @@ struct OIDCProvider: Sendable {
             throw OAuthError.invalidRequest("redirect_uri is not the registered one")
         }
         try Self.checkClientHeader(request, clientID: clientID)
-        guard query["response_type"] == "code" else { throw OAuthError.unsupportedResponseType() }
-        guard let scope = query["scope"], scope.split(separator: " ").contains("openid") else { throw OAuthError.invalidScope() }
-        guard let state = query["state"], Self.isPrintable(state, max: 512) else {
-            throw OAuthError.invalidRequest("state missing or malformed")
+        // The app's own request (the SDK's GetAccessCode posts, or asks for JSON) learns of an
+        // error from the 400; a browser is sent back to the client with it (§5.1).
+        let wantsJSON = (request.method == .post && form == nil) || (request.headers[.accept] ?? "").contains("application/json")
+        let state = query["state"]
+        do {
+            // "Start again" on the page is this request as a GET (a form POST's body as the query).
+            let restart = "/authorize?" + (form ?? request.uri.query ?? "")
+            return try await authorizeChecked(request, query: query, app: app, wantsJSON: wantsJSON, client: client,
+                                              restart: restart)
+        } catch {
+            if wantsJSON { throw error }
+            // The state goes back as it came, when it is one the server would have kept.
+            let echoed = state.flatMap { Self.isPrintable($0, max: 512) ? $0 : nil } ?? ""
+            let location = OAuthRedirect.url(app.redirectURI, ["error": error.code, "error_description": error.description,
+                                                               "state": echoed])
+            return Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
         }
+    }
+
+    /// The checks of a request whose client and redirect URI are known good, then the session.
+    private func authorizeChecked(_ request: Request, query: QueryParameters, app: StoredApp, wantsJSON: Bool,
+                                  client: String, restart: String) async throws(OAuthError) -> Response {
+        guard query["response_type"] == "code" else { throw OAuthError.unsupportedResponseType() }
+        // OIDC Core §6.1, §6.2, §7.2.1: passing a request object, by value or by reference, or
+        // client metadata is refused rather than ignored.
+        if query["request"] != nil { throw OAuthError.requestNotSupported() }
+        if query["request_uri"] != nil { throw OAuthError.requestURINotSupported() }
+        if query["registration"] != nil { throw OAuthError.registrationNotSupported() }
+        guard let scope = query["scope"], scope.split(separator: " ").contains("openid") else { throw OAuthError.invalidScope() }
+        // `state` is optional (RFC 6749 §4.1.1): PKCE, which is required, protects the code.
+        let state = query["state"] ?? ""
+        if query["state"] != nil, !Self.isPrintable(state, max: 512) { throw OAuthError.invalidRequest("state malformed") }
         let nonce = query["nonce"]
         if let nonce, !Self.isPrintable(nonce, max: 512) { throw OAuthError.invalidRequest("nonce malformed") }
         guard let challenge = query["code_challenge"], challenge.utf8.count == 43, Self.isBase64URL(challenge) else {
@@ -99,26 +163,59 @@ struct OIDCProvider: Sendable {
         guard query["code_challenge_method"] == "S256" else {
             throw OAuthError.invalidRequest("code_challenge_method must be S256")
         }
+        if let mode = query["response_mode"], mode != "query" { throw OAuthError.invalidRequest("response_mode must be query") }
         let preroll = query["prerollid"] ?? ""
         guard preroll.utf8.count <= 256, !preroll.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { throw OAuthError.invalidRequest("prerollid malformed") }
+        // OIDC Core §3.1.2.1: `none` stands alone, and since every login here is a fresh M-Pin
+        // authentication on a device, the provider can never complete one without the user.
+        if let prompt = query["prompt"] {
+            let values = prompt.split(separator: " ")
+            if values.contains("none") {
+                guard values.count == 1 else { throw OAuthError.invalidRequest("prompt=none with other values") }
+                throw OAuthError.loginRequired()
+            }
+        }
 
         let base = try issuer(request)
         let now = Date()
         let ttl = mfa.accessCodeTTLSeconds
         let accessCode = try oauthRandomHex(16), webOTT = try oauthRandomHex(16)
+        let expires = now.addingTimeInterval(TimeInterval(ttl))
         let session = NewMFASession(accessCodeHash: Secrets.hash(accessCode), webOTTHash: Secrets.hash(webOTT),
-                                    clientID: clientID, redirectURI: app.redirectURI, state: state, nonce: nonce,
-                                    codeChallenge: challenge, prerollID: preroll,
-                                    expires: now.addingTimeInterval(TimeInterval(ttl)))
+                                    clientID: app.clientID, redirectURI: app.redirectURI, state: state, nonce: nonce,
+                                    codeChallenge: challenge, prerollID: preroll, expires: expires)
         guard try await oauthRun({ try await self.storage.createSession(session) }) else {
             throw OAuthError.serverError(.internal("Session collision"))
         }
         let answer = AuthorizeResponse(qrURL: base + "#" + accessCode, accessCode: accessCode, webOTT: webOTT,
                                        ttlSeconds: ttl, expireTime: WireTime.milliseconds(now) + Int64(ttl) * 1000)
-        let wantsJSON = request.method == .post || (request.headers[.accept] ?? "").contains("application/json")
         if wantsJSON { return JSONResponse(answer, headers: [.cacheControl: "no-store"]).response() }
-        return Self.page(answer)
+        let shortCode = await issueShortCode(accessCode: accessCode, appName: app.name, client: client, expires: expires,
+                                             now: now)
+        return LoginPage(appName: app.name, answer: answer, shortCode: shortCode, restartURL: restart).response()
+    }
+
+    /// A 7-digit access number (with its check digit, as device mode's) that stands for the
+    /// session, for a person to type into `mpin approve` (§5.4); nil when none can be had (the
+    /// page then offers the QR URL only). Counted per browser address like device mode's.
+    private func issueShortCode(accessCode: String, appName: String, client: String, expires: Date, now: Date) async -> String? {
+        guard shortCodeLimit.admit(client) else {
+            logger.notice("web login short code refused", metadata: ["reason": "rate limit"])
+            return nil
+        }
+        let description = AccessNumberDescription.sanitized("web login to \(appName) from browser \(client)")
+        for _ in 0..<20 {
+            guard let bytes = try? SystemRandom.bytes(4) else { return nil }
+            let value = UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
+            guard value < 4_294_000_000 else { continue }  // a whole number of millions: no bias
+            guard let number = AccessNumber.issue(body: Int(value % 1_000_000)) else { continue }
+            let stored = try? await storage.createAccessNumber(wid: number, webOTTHash: AccessCode.storedPrefix + Secrets.hash(accessCode),
+                                                               expires: expires, now: now, description: description)
+            if stored == true { return number }
+            if stored == nil { return nil }
+        }
+        return nil
     }
 
     /// The client id header (docs/MFA.md §1.2): either spelling; when present it must name the app.
@@ -131,34 +228,6 @@ struct OIDCProvider: Sendable {
         }
     }
 
-    /// The browser's page: the QR payload as text and a poll that follows the redirect. It
-    /// holds only values the server made (hex, its own base URL), escaped for HTML anyway.
-    static func page(_ a: AuthorizeResponse) -> Response {
-        let qr = htmlEscape(a.qrURL)
-        let html = """
-            <!doctype html><html><head><meta charset="utf-8"><title>M-Pin login</title></head><body>
-            <p>Scan or enter in your M-Pin app:</p><p><code id="qr">\(qr)</code></p>
-            <p>Access code: <code>\(a.accessCode ?? "")</code></p>
-            <script>
-            async function poll() {
-              const r = await fetch("/authorize/status", {method: "POST", body: JSON.stringify({webOTT: "\(a.webOTT ?? "")"})});
-              if (r.status !== 200) { document.body.append("Session ended."); return; }
-              const s = await r.json();
-              if (s.status === "authenticated") { window.location = s.redirectURL; return; }
-              if (s.status === "pending") setTimeout(poll, 1000);
-            }
-            poll();
-            </script></body></html>
-            """
-        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(string: html)))
-    }
-
-    static func htmlEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
     /// `POST /authorize/status` (§5.3).
     func sessionStatus(_ req: SessionPollRequest) async throws(OAuthError) -> SessionPollResponse {
         let web = req.webOTT.lowercased()
@@ -169,6 +238,7 @@ struct OIDCProvider: Sendable {
         case .pending: return SessionPollResponse(status: "pending", redirectURL: nil)
         case .done: return SessionPollResponse(status: "done", redirectURL: nil)
         case .authenticated(let url): return SessionPollResponse(status: "authenticated", redirectURL: url)
+        case .refused: return SessionPollResponse(status: "refused", redirectURL: nil)
         }
     }
 
@@ -193,7 +263,7 @@ struct OIDCProvider: Sendable {
             guard let data = Data(base64Encoded: basic.trimmingCharacters(in: .whitespaces)),
                   let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
                   let id = Self.formDecode(String(text[..<colon])), let s = Self.formDecode(String(text[text.index(after: colon)...]))
-            else { throw OAuthError.invalidClient("malformed Basic credentials", basic: true) }
+            else { throw OAuthError.invalidClient("malformed Basic credentials") }
             if let formID = form["client_id"], formID != id { throw OAuthError.invalidRequest("client_id differs") }
             clientID = id; secret = s
         } else {
@@ -205,7 +275,7 @@ struct OIDCProvider: Sendable {
         guard !clientID.isEmpty, clientID.utf8.count <= 100, secret.utf8.count <= 256,
               let app = try await oauthRun({ try await self.storage.app(clientID: clientID) }),
               Secrets.equal(Secrets.hash(secret), app.secretHash) else {
-            throw OAuthError.invalidClient("client authentication failed", basic: basic != nil)
+            throw OAuthError.invalidClient("client authentication failed")
         }
 
         guard let code = form["code"], !code.isEmpty, code.utf8.count <= 256 else { throw OAuthError.invalidRequest("code missing") }
@@ -224,12 +294,12 @@ struct OIDCProvider: Sendable {
 
         let iat = Int(now.timeIntervalSince1970)
         let ttl = mfa.idTokenTTLSeconds
-        let email = grant.userID.filter { $0 == "@" }.count == 1 ? grant.userID : nil
+        let email = Self.email(grant.userID)
         let claims = IDTokenClaims(iss: try issuer(request), sub: grant.userID, aud: clientID, exp: iat + ttl, iat: iat,
                                    auth_time: Int(grant.authTime.timeIntervalSince1970), nonce: grant.nonce, email: email,
                                    amr: ["mpin"])
         let idToken: String
-        do { idToken = try await key.sign(claims) } catch {
+        do { idToken = try await key.sign(claims, alg: app.idTokenAlg) } catch {
             throw OAuthError.serverError(.internal("Signing failed"))
         }
         // The access token is what the SDK API reference's StartRegistrationDVS takes: the relying party hands
@@ -247,14 +317,35 @@ struct OIDCProvider: Sendable {
         let iss = try issuer(request)
         return OpenIDConfiguration(
             issuer: iss, authorization_endpoint: iss + "/authorize", token_endpoint: iss + "/oidc/token",
-            jwks_uri: iss + "/oidc/jwks", response_types_supported: ["code"], grant_types_supported: ["authorization_code"],
-            subject_types_supported: ["public"], id_token_signing_alg_values_supported: ["ES256"],
+            jwks_uri: iss + "/oidc/jwks", userinfo_endpoint: iss + "/oidc/userinfo",
+            response_types_supported: ["code"], response_modes_supported: ["query"],
+            grant_types_supported: ["authorization_code"],
+            subject_types_supported: ["public"], id_token_signing_alg_values_supported: OIDCKey.algorithms,
             token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
             code_challenge_methods_supported: ["S256"], scopes_supported: ["openid", "email"],
-            claims_supported: ["sub", "email", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr"])
+            claims_supported: ["sub", "email", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr"],
+            request_parameter_supported: false, request_uri_parameter_supported: false,
+            claims_parameter_supported: false)
     }
 
-    var jwks: JWKSet { JWKSet(keys: [key.jwk]) }
+    var jwks: JWKSet { JWKSet(keys: key.jwks) }
+
+    // MARK: UserInfo (§7.4)
+
+    /// `GET`/`POST /oidc/userinfo` with `Authorization: Bearer <access token>` (OIDC Core §5.3,
+    /// RFC 6750 §2.1): the token's user as `sub`, and `email` when the user id is one.
+    func userinfo(_ request: Request) async throws(OAuthError) -> UserInfoResponse {
+        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer "
+        else { throw OAuthError.invalidToken(OAuthError.noBearerToken) }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        guard (1...256).contains(token.utf8.count),
+              let user = try await oauthRun({ try await self.storage.dvsTokenUser(tokenHash: Secrets.hash(token), now: Date()) })
+        else { throw OAuthError.invalidToken("the access token is unknown or expired") }
+        return UserInfoResponse(sub: user, email: Self.email(user))
+    }
+
+    /// The user id as an e-mail address, when it is one (one `@`).
+    static func email(_ userID: String) -> String? { userID.filter { $0 == "@" }.count == 1 ? userID : nil }
 
     // MARK: Helpers
 
@@ -334,7 +425,9 @@ struct OpenIDConfiguration: Codable, Sendable, Equatable {
     var authorization_endpoint: String
     var token_endpoint: String
     var jwks_uri: String
+    var userinfo_endpoint: String
     var response_types_supported: [String]
+    var response_modes_supported: [String]
     var grant_types_supported: [String]
     var subject_types_supported: [String]
     var id_token_signing_alg_values_supported: [String]
@@ -342,4 +435,13 @@ struct OpenIDConfiguration: Codable, Sendable, Equatable {
     var code_challenge_methods_supported: [String]
     var scopes_supported: [String]
     var claims_supported: [String]
+    var request_parameter_supported: Bool
+    var request_uri_parameter_supported: Bool
+    var claims_parameter_supported: Bool
+}
+
+/// `/oidc/userinfo` answer (OIDC Core §5.3.2).
+struct UserInfoResponse: Codable, Sendable, Equatable {
+    var sub: String
+    var email: String?
 }

@@ -20,6 +20,13 @@ extension PostgresStorage {
         return expires > now.timeIntervalSince1970 ? userID : nil
     }
 
+    func dvsTokenUser(tokenHash: String, now: Date) async throws -> String? {
+        guard let row = try await run("""
+            SELECT user_id FROM dvs_tokens WHERE token_hash = \(tokenHash) AND expires > \(now.timeIntervalSince1970)
+            """, durable: false).first else { return nil }
+        return try row.decode(String.self)
+    }
+
     func saveSigningKey(mpinID: String, userID: String, publicKey: String, now: Date) async throws -> Bool {
         try await run("""
             INSERT INTO signing_keys (mpin_id, user_id, public_key, created)

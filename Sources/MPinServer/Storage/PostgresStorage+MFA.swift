@@ -6,11 +6,11 @@ import PostgresNIO
 extension PostgresStorage {
     func app(clientID: String) async throws -> StoredApp? {
         let rows = try await run("""
-            SELECT client_id, name, logo_url, redirect_uri, secret_hash FROM apps WHERE client_id = \(clientID)
+            SELECT client_id, name, logo_url, redirect_uri, secret_hash, id_token_alg FROM apps WHERE client_id = \(clientID)
             """, durable: false)
         guard let row = rows.first else { return nil }
-        let (id, name, logo, redirect, secret) = try row.decode((String, String, String, String, String).self)
-        return StoredApp(clientID: id, name: name, logoURL: logo, redirectURI: redirect, secretHash: secret)
+        let (id, name, logo, redirect, secret, alg) = try row.decode((String, String, String, String, String, String).self)
+        return StoredApp(clientID: id, name: name, logoURL: logo, redirectURI: redirect, secretHash: secret, idTokenAlg: alg)
     }
 
     func createSession(_ s: NewMFASession) async throws -> Bool {
@@ -67,7 +67,7 @@ extension PostgresStorage {
                     """, logger)
                 return .authenticated(redirectURL: url ?? "")
             case "done": return .done
-            case "aborted": return nil
+            case "aborted": return .refused
             default: return .pending
             }
         }
@@ -213,17 +213,18 @@ extension PostgresStorage {
     }
 
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
-                now: Date) async throws {
+                idTokenAlg: String, now: Date) async throws {
         try await run("""
-            INSERT INTO apps (client_id, name, redirect_uri, logo_url, secret_hash, created)
-            VALUES (\(clientID), \(name), \(redirectURI), \(logoURL), \(secretHash), \(now.timeIntervalSince1970))
+            INSERT INTO apps (client_id, name, redirect_uri, logo_url, secret_hash, id_token_alg, created)
+            VALUES (\(clientID), \(name), \(redirectURI), \(logoURL), \(secretHash), \(idTokenAlg), \(now.timeIntervalSince1970))
             """)
     }
 
     func listApps() async throws -> [AppSummary] {
-        try await run("SELECT client_id, name, redirect_uri, logo_url, created FROM apps ORDER BY created, client_id", durable: false).map { row in
-            let (id, name, redirect, logo, created) = try row.decode((String, String, String, String, Double).self)
-            return AppSummary(clientId: id, name: name, redirectURI: redirect, logoURL: logo, created: created)
+        try await run("SELECT client_id, name, redirect_uri, logo_url, created, id_token_alg FROM apps ORDER BY created, client_id",
+                      durable: false).map { row in
+            let (id, name, redirect, logo, created, alg) = try row.decode((String, String, String, String, Double, String).self)
+            return AppSummary(clientId: id, name: name, redirectURI: redirect, logoURL: logo, created: created, idTokenAlg: alg)
         }
     }
 

@@ -289,6 +289,10 @@ final class PostgresStorage: StorageBackend {
             "ALTER TABLE registrations ADD COLUMN device_name text NOT NULL DEFAULT ''",
             "ALTER TABLE registrations ADD COLUMN source text NOT NULL DEFAULT ''",
         ],
+        // 4: the ID token algorithm of each application (issue 29; SQLite's v8).
+        [
+            "ALTER TABLE apps ADD COLUMN id_token_alg text NOT NULL DEFAULT 'ES256'",
+        ],
     ]
 
     /// The schema version this program knows.
@@ -651,6 +655,22 @@ final class PostgresStorage: StorageBackend {
             SELECT web_ott_hash, description FROM access_numbers WHERE wid = \(wid) AND expires > \(Date().timeIntervalSince1970)
             """, durable: false)
         return try rows.first.map { try $0.decode((String, String).self) }
+    }
+
+    func webLogin(accessNumber: String, now: Date) async throws -> String? {
+        guard let row = try await run("""
+            SELECT web_ott_hash FROM access_numbers WHERE wid = \(accessNumber) AND expires > \(now.timeIntervalSince1970)
+            """, durable: false).first else { return nil }
+        let stored = try row.decode(String.self)
+        return stored.hasPrefix(AccessCode.storedPrefix) ? stored : nil
+    }
+
+    func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String? {
+        let stored = AccessCode.storedPrefix + accessCodeHash
+        guard let row = try await run("""
+            SELECT description FROM access_numbers WHERE web_ott_hash = \(stored) AND expires > \(now.timeIntervalSince1970)
+            """, durable: false).first else { return nil }
+        return try row.decode(String.self)
     }
 
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {

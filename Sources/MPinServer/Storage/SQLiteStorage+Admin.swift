@@ -88,12 +88,12 @@ extension SQLiteStorage {
     }
 
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
-                now: Date) async throws {
+                idTokenAlg: String, now: Date) async throws {
         try writeNow { db in
             try db.execute(sql: """
-                INSERT INTO apps (client_id, name, redirect_uri, logo_url, secret_hash, created)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [clientID, name, redirectURI, logoURL, secretHash, now.timeIntervalSince1970])
+                INSERT INTO apps (client_id, name, redirect_uri, logo_url, secret_hash, id_token_alg, created)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [clientID, name, redirectURI, logoURL, secretHash, idTokenAlg, now.timeIntervalSince1970])
         }
     }
 
@@ -101,7 +101,7 @@ extension SQLiteStorage {
         try readNow { db in
             try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY created, client_id").map { r in
                 AppSummary(clientId: r["client_id"], name: r["name"], redirectURI: r["redirect_uri"],
-                           logoURL: r["logo_url"], created: r["created"])
+                           logoURL: r["logo_url"], created: r["created"], idTokenAlg: r["id_token_alg"])
             }
         }
     }

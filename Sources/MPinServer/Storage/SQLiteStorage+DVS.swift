@@ -8,6 +8,8 @@ protocol DVSStorage: Sendable {
     func issueDVSToken(tokenHash: String, userID: String, expires: Date) async throws -> Bool
     /// Uses up a live token; the user it was issued to, or nil (unknown, expired, used).
     func useDVSToken(tokenHash: String, now: Date) async throws -> String?
+    /// The user of a live, unused token, leaving it unused (the userinfo endpoint, MFA.md §7.4).
+    func dvsTokenUser(tokenHash: String, now: Date) async throws -> String?
     /// Enrols a signing key: its signing mpinId, the user and Pa (hex). False when the mpinId is taken.
     func saveSigningKey(mpinID: String, userID: String, publicKey: String, now: Date) async throws -> Bool
     /// The enrolled key of a signing mpinId, or nil.
@@ -63,6 +65,13 @@ extension SQLiteStorage {
             try db.execute(sql: "DELETE FROM dvs_tokens WHERE token_hash = ?", arguments: [tokenHash])
             let expires: Double = row["expires"]
             return expires > now.timeIntervalSince1970 ? row["user_id"] as String : nil
+        }
+    }
+
+    func dvsTokenUser(tokenHash: String, now: Date) async throws -> String? {
+        try readNow { db in
+            try String.fetchOne(db, sql: "SELECT user_id FROM dvs_tokens WHERE token_hash = ? AND expires > ?",
+                                arguments: [tokenHash, now.timeIntervalSince1970])
         }
     }
 

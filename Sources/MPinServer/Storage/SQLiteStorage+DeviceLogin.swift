@@ -12,4 +12,23 @@ extension SQLiteStorage {
             return (row["description"], Date(timeIntervalSince1970: expires))
         }
     }
+
+    /// A web login's access number keeps `ac:` + its access code's hash where a device login's
+    /// keeps the webOTT hash (which is hex, so never starts so).
+    func webLogin(accessNumber: String, now: Date) async throws -> String? {
+        try readNow { db in
+            guard let stored = try String.fetchOne(db, sql: """
+                SELECT web_ott_hash FROM access_numbers WHERE wid = ? AND expires > ?
+                """, arguments: [accessNumber, now.timeIntervalSince1970]),
+                  stored.hasPrefix(AccessCode.storedPrefix) else { return nil }
+            return stored
+        }
+    }
+
+    func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String? {
+        try readNow { db in
+            try String.fetchOne(db, sql: "SELECT description FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
+                                arguments: [AccessCode.storedPrefix + accessCodeHash, now.timeIntervalSince1970])
+        }
+    }
 }

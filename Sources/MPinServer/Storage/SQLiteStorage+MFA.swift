@@ -27,6 +27,8 @@ struct StoredApp: Sendable, Equatable {
     var logoURL: String
     var redirectURI: String
     var secretHash: String
+    /// `RS256` or `ES256` (docs/MFA.md §7.1).
+    var idTokenAlg: String
 }
 
 /// A session `/authorize` creates.
@@ -62,6 +64,8 @@ enum SessionPoll: Sendable, Equatable {
     /// The redirect carrying the authorization code, handed out once.
     case authenticated(redirectURL: String)
     case done
+    /// The device refused the login (`codeStatus` `abort`).
+    case refused
 }
 
 /// An authorization code to issue in the verdict's transaction.
@@ -110,7 +114,7 @@ extension SQLiteStorage {
         try readNow { db in
             try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE client_id = ?", arguments: [clientID]).map { r in
                 StoredApp(clientID: r["client_id"], name: r["name"], logoURL: r["logo_url"],
-                          redirectURI: r["redirect_uri"], secretHash: r["secret_hash"])
+                          redirectURI: r["redirect_uri"], secretHash: r["secret_hash"], idTokenAlg: r["id_token_alg"])
             }
         }
     }
@@ -165,7 +169,7 @@ extension SQLiteStorage {
                 let url: String? = row["redirect_url"]
                 return .authenticated(redirectURL: url ?? "")
             case "done": return .done
-            case "aborted": return nil
+            case "aborted": return .refused
             default: return .pending
             }
         }
@@ -224,8 +228,9 @@ extension SQLiteStorage {
 /// Redirect URLs of the code flow (docs/MFA.md §5.3): parameters appended with `?` or `&`,
 /// percent-encoded except RFC 3986's unreserved characters.
 enum OAuthRedirect {
+    /// Parameters with an empty value are left out (a request without `state` gets none back).
     static func url(_ base: String, _ parameters: KeyValuePairs<String, String>) -> String {
-        let query = parameters.map { "\(escape($0.key))=\(escape($0.value))" }.joined(separator: "&")
+        let query = parameters.filter { !$0.value.isEmpty }.map { "\(escape($0.key))=\(escape($0.value))" }.joined(separator: "&")
         return base + (base.contains("?") ? "&" : "?") + query
     }
 

@@ -185,6 +185,11 @@ public final class SQLiteStorage: StorageBackend {
             try db.execute(sql: "ALTER TABLE registrations ADD COLUMN device_name TEXT NOT NULL DEFAULT ''")
             try db.execute(sql: "ALTER TABLE registrations ADD COLUMN source TEXT NOT NULL DEFAULT ''")
         }
+        m.registerMigration("v8: ID token algorithm per application") { db in
+            // Issue 29: RS256 beside ES256. Applications registered before keep ES256, which
+            // their relying parties were told; `app add` names the algorithm of new ones.
+            try db.execute(sql: "ALTER TABLE apps ADD COLUMN id_token_alg TEXT NOT NULL DEFAULT 'ES256'")
+        }
         return m
     }
 

@@ -54,6 +54,11 @@ protocol ServerStorage: MFAStorage, DVSStorage {
     func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)?
     /// Who asked for an access number: its webOTT's hash and description, while it is live.
     func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)?
+    /// The stored WID (`ac:` + access code hash) of the web login a live access number stands
+    /// for (MFA.md §5.4), or nil when the number is not a web login's.
+    func webLogin(accessNumber: String, now: Date) async throws -> String?
+    /// The description of the short code of the web login with this access code hash, if any.
+    func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String?
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String?
     /// Ends a session; false if there is none for this token and user.

@@ -21,7 +21,7 @@ protocol AdminStorage: Sendable {
     func unblockIdentity(userID: String, mpinID: String) async throws -> Bool
     /// Stores a new application (its secret only as a hash).
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
-                now: Date) async throws
+                idTokenAlg: String, now: Date) async throws
     /// Every application, oldest first.
     func listApps() async throws -> [AppSummary]
     /// Deletes the application with its live sessions and unused codes; false when there is none.

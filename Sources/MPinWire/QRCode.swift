@@ -1,4 +1,5 @@
-/// A QR code of an access number, drawn with Unicode half blocks for a terminal: version 1
+/// A QR code of an access number, drawn with Unicode half blocks for a terminal (mpin-pam-helper)
+/// or as SVG for a web page (mpin-server's login page, docs/MFA.md §5.2): version 1
 /// (21 × 21 modules), error-correction level L, numeric mode, mask pattern 0. Seven digits take
 /// 38 of its 152 data bits. Written from ISO/IEC 18004 as Project Nayuki's "QR Code generator"
 /// explains it (function patterns, the zigzag placement, the format bits and Reed–Solomon over
@@ -184,5 +185,29 @@ public struct QRCode: Sendable, Equatable {
         var text = ""
         for (i, line) in lines.enumerated() { text += (i == 0 ? "" : "\n") + line }
         return text
+    }
+
+    /// The code as a standalone SVG image, dark modules as one path on a light background with
+    /// a quiet zone of `quiet` modules (ISO/IEC 18004 asks for 4); the image scales to its
+    /// box. `title` labels it for screen readers (XML-escaped here).
+    public func svg(quiet: Int = 4, title: String) -> String {
+        let n = Self.size, side = n + 2 * quiet
+        var path = ""
+        for r in 0..<n {
+            for c in 0..<n where dark[r][c] { path += "M\(c + quiet) \(r + quiet)h1v1h-1z" }
+        }
+        var escaped = ""
+        for ch in title.unicodeScalars {
+            switch ch {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            default: escaped.unicodeScalars.append(ch)
+            }
+        }
+        return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(side) \(side)\" role=\"img\" "
+            + "shape-rendering=\"crispEdges\"><title>\(escaped)</title>"
+            + "<rect width=\"\(side)\" height=\"\(side)\" fill=\"#fff\"/><path fill=\"#000\" d=\"\(path)\"/></svg>"
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import MPinLogin
+import MPinWire
 import XCTest
 
 /// The access number's QR code: decoded by an independent reader (zbarimg, from zbar-tools,
@@ -58,5 +58,24 @@ final class QRCodeTests: XCTestCase {
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             XCTAssertEqual(text.trimmingCharacters(in: .whitespacesAndNewlines), number)
         }
+    }
+
+    /// The SVG (the web login page's) draws exactly the dark modules, offset by the quiet zone,
+    /// and escapes its title.
+    func testTheSVGDrawsTheDarkModules() throws {
+        let code = try XCTUnwrap(QRCode(digits: "4241703"))
+        let svg = code.svg(quiet: 4, title: "code <4241703> & \"x\"")
+        XCTAssertTrue(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 29 29\""), svg)
+        XCTAssertTrue(svg.contains("<title>code &lt;4241703&gt; &amp; &quot;x&quot;</title>"), svg)
+        let d = try XCTUnwrap(svg.components(separatedBy: " d=\"").last?.components(separatedBy: "\"").first)
+        var drawn = Set<[Int]>()
+        for part in d.split(separator: "M") {
+            let xy = part.components(separatedBy: "h").first!.split(separator: " ").compactMap { Int($0) }
+            XCTAssertEqual(xy.count, 2, String(part))
+            XCTAssertTrue(drawn.insert([xy[1] - 4, xy[0] - 4]).inserted, "a module drawn twice")
+        }
+        var expected = Set<[Int]>()
+        for r in 0..<QRCode.size { for c in 0..<QRCode.size where code.dark[r][c] { expected.insert([r, c]) } }
+        XCTAssertEqual(drawn, expected)
     }
 }
