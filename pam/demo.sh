@@ -7,9 +7,16 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/.build/release"
-# pam_mpin.so (make module) with the build tree's mpin-pam-helper.
-MODULE_LINE="$ROOT/.build/pam/pam_mpin.so helper=$BIN/mpin-pam-helper"
 WORK=$(mktemp -d /tmp/mpin-demo.XXXXXX); chmod 700 "$WORK"
+# pam_mpin.so (make module) with the build tree's mpin-pam-helper, copied into the demo's own
+# directory: the module runs a helper only from root's directories reached without a symbolic
+# link (pam_mpin(8)), which a checkout may not be (.build/release is a link; a home may be
+# another user's).
+install -d -m 755 "$WORK/bin" && install -m 755 "$BIN/mpin-pam-helper" "$WORK/bin/mpin-pam-helper"
+MODULE_LINE="$ROOT/.build/pam/pam_mpin.so helper=$WORK/bin/mpin-pam-helper"
+# The Unix user who logs in: the one running the demo (the module resolves users with the
+# system's name service, so it must exist; nothing about the account changes).
+DEMO_USER=$(id -un)
 SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 
@@ -36,21 +43,21 @@ if ! grep -q ready "$WORK/server.log"; then
   printf '\033[1;31mFAILED: step 1: mpin-server did not start\033[0m\n'; exit 1
 fi
 
-say "2. Register the Unix user 'demo' as demo@example.org with PIN 1234 (mpinctl, private store)"
+say "2. Register the Unix user '$DEMO_USER' as demo@example.org with PIN 1234 (mpinctl, private store)"
 mkdir -m 700 "$WORK/store"
 printf 'backend = %s\nstore = %s/store\ntimeout = 5\n%s\n' "$BACKEND" "$WORK" "$CACERT_LINE" > "$WORK/mpin.conf"
 cat "$WORK/mpin.conf"
-echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register demo --identity demo@example.org --pin-stdin \
-  || fail "step 2: mpinctl could not register demo"
+echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register "$DEMO_USER" --identity demo@example.org --pin-stdin \
+  || fail "step 2: mpinctl could not register $DEMO_USER"
 "$BIN/mpinctl" --config "$WORK/mpin.conf" list
 
 mkdir "$WORK/pam.d"
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/mpin-demo"
 # login PIN: one pamtester login; its exit status is pamtester's (0: accepted).
 login() {
-  echo "\$ echo $1 | pamtester mpin-demo demo authenticate"
+  echo "\$ echo $1 | pamtester mpin-demo $DEMO_USER authenticate"
   echo "$1" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" PAM_WRAPPER_DEBUGLEVEL=2 \
-    pamtester mpin-demo demo authenticate >"$WORK/login.out" 2>&1
+    pamtester mpin-demo "$DEMO_USER" authenticate >"$WORK/login.out" 2>&1
   local rc=$?
   sed 's/PWRAP_DEBUG[^]]*\] - SYSLOG([0-9]*): /\n  syslog: /' "$WORK/login.out" | grep -v '^PWRAP\|^$'
   return $rc
