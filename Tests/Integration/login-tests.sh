@@ -135,23 +135,42 @@ sudo_as 2468
 check_all "sudo: the right PIN runs the command as root" '[ "$SUDO_RC" -eq 0 ] && [ "$SUDO_OUT" = root ]'
 sudo_as 1357
 check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ]'
-check "sudo: the user is told the PIN was wrong" grep -q 'Wrong PIN.' "$WORK/sudo.err"
-# sudo in device mode: sudo has a terminal, so the message comes as information; the device
-# approves, and the command runs.
+[ -n "${VERBOSE:-}" ] && { echo "--- sudo (wrong PIN) said:"; cat "$WORK/sudo.err"; } >&2
+# sudo calls PAM with PAM_SILENT (Debian 12's sudo always; newer ones unless sudoers says
+# !pam_silent): the module then shows no message of its own (issue 24, finding 10) and sudo
+# says why itself.
+check_all "sudo (PAM_SILENT): the module adds no message, sudo says the attempt failed" \
+  '! grep -q "Wrong PIN." "$WORK/sudo.err" && grep -q "incorrect password attempt" "$WORK/sudo.err"'
+
+# sudo in device mode, on a pty (script), as in a terminal (sudo's output to a file would be
+# held back in its buffer). sudo_device [ENTER]: with ENTER, the user presses Enter once the
+# device approved: under PAM_SILENT the number can only come as a prompt.
 printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' \
   "$MODULE" "$WORK/mpin-device.conf" > /etc/pam.d/sudo
-# On a pty (script), as in a terminal: sudo's output to a file would be held back in its buffer.
-script -qfec "runuser -u $TESTUSER -- sudo -k /usr/bin/id -un" "$WORK/sudo-dev.out" </dev/null >/dev/null 2>&1 &
-SUDO_PID=$!
-N=""
-for _ in $(seq 1 100); do
-  N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.out" | head -1); [ -n "$N" ] && break; sleep 0.1
-done
-[ -n "$N" ] && echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" approve "$N" --pin-stdin >/dev/null 2>&1
-wait "$SUDO_PID"; SUDO_RC=$?
-check_all "sudo, device mode: shown the number, approved from the device, runs as root" \
-  '[ -n "$N" ] && [ "$SUDO_RC" -eq 0 ] && grep -qaE "(^|[^a-z])root.?$" "$WORK/sudo-dev.out"'
-[ -n "${VERBOSE:-}" ] && { echo "N=$N rc=$SUDO_RC"; cat "$WORK/sudo-dev.out"; } >&2
+sudo_device() {
+  rm -f "$WORK/sudo-in"; mkfifo "$WORK/sudo-in"
+  : > "$WORK/sudo-dev.out"
+  script -qfec "runuser -u $TESTUSER -- sudo -k /usr/bin/id -un" "$WORK/sudo-dev.out" <"$WORK/sudo-in" >/dev/null 2>&1 &
+  SUDO_PID=$!
+  exec 8>"$WORK/sudo-in"
+  N=""
+  for _ in $(seq 1 100); do
+    N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.out" | head -1); [ -n "$N" ] && break; sleep 0.1
+  done
+  if [ -n "$N" ]; then
+    echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" approve "$N" --pin-stdin >/dev/null 2>&1 &
+    local approve=$!
+    if [ -n "${1:-}" ]; then sleep 1; echo >&8; fi
+    wait "$approve"
+  fi
+  exec 8>&-
+  wait "$SUDO_PID"; SUDO_RC=$?
+  [ -n "${VERBOSE:-}" ] && { echo "--- sudo (device mode) said (N=$N rc=$SUDO_RC):"; cat "$WORK/sudo-dev.out"; } >&2
+}
+sudo_device enter
+check_all "sudo, device mode (PAM_SILENT): the number as a prompt, approved, Enter, runs as root" \
+  '[ -n "$N" ] && [ "$SUDO_RC" -eq 0 ] && grep -q "Press Enter once approved" "$WORK/sudo-dev.out" && grep -qaE "(^|[^a-z])root.?$" "$WORK/sudo-dev.out"'
+check "sudo, device mode (PAM_SILENT): no QR code" bash -c '! grep -q "█" "$1"' _ "$WORK/sudo-dev.out"
 restore_sudo_pam
 if [ -n "${ORIGINAL_SUDO_PAM:-}" ]; then
   check "sudo's PAM file is restored" [ "$(sha256sum < /etc/pam.d/sudo)" = "$ORIGINAL_SUDO_PAM" ]
