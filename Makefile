@@ -174,7 +174,8 @@ VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Source
 DEB_REVISION ?= 1
 DEB_DIR      ?= .build/deb
 
-# libpam-mpin (pam_mpin.so, mpinctl, mpin, /etc/mpin/mpin.conf, the pam-auth-update profile) and
+# libpam-mpin (pam_mpin.so, mpin-pam-helper, mpinctl and mpin as one program, /etc/mpin/mpin.conf,
+# the pam-auth-update profile) and
 # mpin-server (the server, its systemd unit, its system user) for this machine's architecture,
 # staged and built with Debian's tools by packaging/build-deb.sh; lintian must find no error.
 # The programs link the Swift runtime statically, so the packages need no Swift toolchain
@@ -183,7 +184,6 @@ DEB_DIR      ?= .build/deb
 deb: deps module
 	$(call release_product,mpin-pam-helper,--static-swift-stdlib)
 	$(call release_product,mpinctl,--static-swift-stdlib)
-	$(call release_product,mpin,--static-swift-stdlib)
 	$(call release_product,mpin-server,--static-swift-stdlib)
 	VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) bash packaging/build-deb.sh $(DEB_DIR)
 	lintian --fail-on error $(DEB_DIR)/libpam-mpin_$(VERSION)-$(DEB_REVISION)_*.deb $(DEB_DIR)/mpin-server_$(VERSION)-$(DEB_REVISION)_*.deb

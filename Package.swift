@@ -103,18 +103,30 @@ let package = Package(
                           linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         // What mpinctl and mpin share: exit statuses, PIN input, error output.
-        .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux"]),
+        .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux", "MPinPOSIX"]),
         // The admin CLI: registration and user management over the same store and config.
-        .executableTarget(name: "mpinctl", dependencies: [
+        .target(name: "MPinCtlCommands", dependencies: [
             "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-
         // The user's own device, no root: tokens in the user's store, approvals of device logins.
-        .executableTarget(name: "mpin", dependencies: [
+        .target(name: "MPinUserCommands", dependencies: [
             "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // mpinctl, and mpin when run by that name: the package installs one program for both,
+        // so that they carry one static Swift runtime (issue 30). Neither imports Foundation, whose
+        // static ICU data alone is 34 MB; ArgumentParser brings FoundationEssentials (no ICU). Linked
+        // as mpin-pam-helper is, for size only (lld's --gc-sections and --icf, packed relocations;
+        // not its libswiftCore.a copy, which links only with -static-stdlib, and this program also
+        // links dynamically for the tests), and without the dynamic symbol table SwiftPM asks
+        // for (--export-dynamic; nothing looks our symbols up by name): 14,936 KB stripped instead of 16,264 KB
+        // (59,376 KB each for mpinctl and mpin with Foundation).
+        .executableTarget(name: "mpinctl", dependencies: ["MPinCtlCommands", "MPinUserCommands"],
+                          linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
+                                                         "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"])]),
+        // mpin alone, for development and the tests (`swift build`); not packaged.
+        .executableTarget(name: "mpin", dependencies: ["MPinUserCommands"]),
 
         // MARK: Server
 
@@ -139,11 +151,17 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
+        // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
+        // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
+        // -static-stdlib and this program also links dynamically for the tests), and without the
+        // dynamic symbol table SwiftPM asks for (--export-dynamic, 4.4 MB here; nothing looks the
+        // server's symbols up by name): 81,072 KB stripped instead of 89,924 KB.
         .executableTarget(name: "mpin-server", dependencies: [
             "MPinServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
+                                                      "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"])]),
 
         // MARK: Tools
 

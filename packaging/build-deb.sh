@@ -18,7 +18,7 @@ MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 PAMDIR="lib/$MULTIARCH/security"
 
 MODULE_SO="$ROOT/.build/pam/pam_mpin.so"
-for f in "$MODULE_SO" "$BIN/mpin-pam-helper" "$BIN/mpinctl" "$BIN/mpin" "$BIN/mpin-server"; do
+for f in "$MODULE_SO" "$BIN/mpin-pam-helper" "$BIN/mpinctl" "$BIN/mpin-server"; do
   [ -f "$f" ] || { echo "build-deb: $f is missing (make deb builds it)" >&2; exit 1; }
 done
 # The package version and what the programs say must agree (a stale NOBUILD product would not).
@@ -81,14 +81,15 @@ strip_lib "$P/$PAMDIR/pam_mpin.so"
 install -m 0755 "$BIN/mpin-pam-helper" "$P/usr/libexec/mpin/mpin-pam-helper"
 strip_exe "$P/usr/libexec/mpin/mpin-pam-helper"
 install -m 0755 "$BIN/mpinctl" "$P/usr/sbin/mpinctl"
-install -m 0755 "$BIN/mpin" "$P/usr/bin/mpin"
 strip_exe "$P/usr/sbin/mpinctl"
-strip_exe "$P/usr/bin/mpin"
+# mpin is the same program run by that name (Sources/mpinctl/main.swift): one static Swift
+# runtime in the package instead of two (issue 30).
+ln -s ../sbin/mpinctl "$P/usr/bin/mpin"
 install -m 0644 "$ROOT/Config/mpin.conf" "$P/etc/mpin/mpin.conf"
 install -m 0644 "$ROOT/pam/pam-auth-update/mpin" "$P/usr/share/pam-configs/mpin"
 manpages libpam-mpin 5 mpin.conf.5
 manpages libpam-mpin 8 pam_mpin.8 mpinctl.8
-finish libpam-mpin "$PAMDIR/pam_mpin.so" usr/libexec/mpin/mpin-pam-helper usr/sbin/mpinctl usr/bin/mpin
+finish libpam-mpin "$PAMDIR/pam_mpin.so" usr/libexec/mpin/mpin-pam-helper usr/sbin/mpinctl
 
 # --- mpin-server ----------------------------------------------------------------------------
 P=debian/mpin-server

@@ -1,39 +1,10 @@
-import ArgumentParser
-import Foundation
-import MPinCLI
+import MPinCtlCommands
+import MPinUserCommands
 
-/// mpinctl: registration and user management for pam_mpin.
-struct MPinCtl: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "mpinctl",
-        abstract: "Manage M-Pin registrations for pam_mpin.",
-        discussion: "Exit status: 0 success, 1 the operation failed, 3 configuration error, 4 not root, 5 storage error, 6 backend unavailable, 64 usage error.",
-        subcommands: [Register.self, Link.self, PinKey.self, List.self, Show.self, Delete.self, Auth.self, OTP.self, RegCode.self, RegisterDVS.self, Sign.self, Verify.self, Backends.self,
-                      TestBackend.self, Doctor.self, Version.self])
-}
-
-/// Global options may come before the subcommand (`mpinctl --config F list`); ArgumentParser
-/// takes them after it, so leading ones are moved behind the subcommand name.
-func reorderedArguments(_ args: [String]) -> [String] {
-    let withValue: Set<String> = ["--config", "--store"], flags: Set<String> = ["--pin-stdin"]
-    var leading: [String] = [], i = 0
-    while i < args.count {
-        let a = args[i]
-        if withValue.contains(a), i + 1 < args.count { leading += [a, args[i + 1]]; i += 2 }
-        else if flags.contains(a) || withValue.contains(where: { a.hasPrefix($0 + "=") }) { leading.append(a); i += 1 }
-        else { break }
-    }
-    guard i < args.count else { return args }
-    return [args[i]] + leading + args[(i + 1)...]
-}
-
-prepareProcess(program: "mpinctl")
-do {
-    var command = try MPinCtl.parseAsRoot(reorderedArguments(Array(CommandLine.arguments.dropFirst())))
-    try command.run()
-} catch let error as CLIError {
-    printError(error.message)
-    exit(error.status.rawValue)
-} catch {
-    MPinCtl.exit(withError: error)
-}
+// One program for mpinctl and mpin, chosen by the name it is run as (as busybox does): the
+// libpam-mpin package installs /usr/bin/mpin as a symbolic link to /usr/sbin/mpinctl, so that
+// the statically linked Swift runtime and ArgumentParser are carried once (issue 30). Any other
+// name is mpinctl. `swift build` still builds a separate mpin (Sources/mpin) for development.
+let invokedAs = CommandLine.arguments.first?.split(separator: "/").last ?? ""
+if invokedAs == "mpin" { mpinMain() }
+mpinctlMain()

@@ -254,6 +254,11 @@ final class ExitStatusTests: XCTestCase {
         XCTAssertTrue(r.lines.contains("ok   pam.d: no file in \(pamDir) uses pam_mpin yet"), r.stdout)
         XCTAssertTrue(r.lines.allSatisfy { $0.hasPrefix("ok   ") || $0.hasPrefix("FAIL ") }, r.stdout)
         XCTAssertTrue(r.lines.allSatisfy { !$0.hasPrefix("FAIL ") || $0.contains(" -- fix: ") }, "every failure says what to do")
+        // The server's Date header was read (RFC 7231) and compared with this machine's clock,
+        // which is the server's own: whole seconds, and the server's date may lag by one.
+        XCTAssertTrue(r.lines.contains { line in
+            ["-1", "0", "1", "2"].contains { line == "ok   clock: skew \($0) s against the server" }
+        }, r.stdout)
         for check in ["config", "root", "store", "backend", "tls", "libcurl"] {
             XCTAssertTrue(r.lines.contains { $0.hasPrefix("ok   \(check):") }, "\(check) passes: \(r.stdout)")
         }

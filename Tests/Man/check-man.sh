@@ -86,7 +86,9 @@ swift_subcommands() {
 }
 for tool in mpinctl mpin-server; do
     page=man/$tool.8
-    options=$(swift_options Sources/$tool) subcommands=$(swift_subcommands Sources/$tool)
+    # mpinctl's commands are in a library (Sources/mpinctl is the program that runs them, and mpin's).
+    src=Sources/$tool; [ "$tool" = mpinctl ] && src=Sources/MPinCtlCommands
+    options=$(swift_options "$src") subcommands=$(swift_subcommands "$src")
     [ -n "$options" ] && [ -n "$subcommands" ] || fail "could not read $tool's options or subcommands"
     for o in $options; do has "$page" "Fl -$o( |$)" || fail "$page: option --$o is not documented"; done
     for s in $subcommands; do
@@ -99,8 +101,10 @@ for tool in mpinctl mpin-server; do
     done
 done
 
-# mpinctl's exit statuses (ExitStatus, and ArgumentParser's 64 for usage errors).
-for n in $(grep -oE 'case [a-zA-Z]+ = [0-9]+' Sources/mpinctl/Support.swift | awk '{print $4}') 64; do
+# mpinctl's exit statuses (ExitStatus, which it shares with mpin, and ArgumentParser's 64 for usage errors).
+statuses=$(grep -oE 'case [a-zA-Z]+ = [0-9]+' Sources/MPinCLI/ExitStatus.swift | awk '{print $4}')
+[ -n "$statuses" ] || fail "could not read mpinctl's exit statuses from Sources/MPinCLI/ExitStatus.swift"
+for n in $statuses 64; do
     sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' man/mpinctl.8 | grep -qx "\.It $n" || fail "mpinctl.8: exit status $n is not documented"
 done
 

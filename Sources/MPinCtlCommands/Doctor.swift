@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MPinCLI
 import MPinClient
 import MPinLinux
 import MPinLogin
@@ -45,7 +48,7 @@ struct Doctor: ParsableCommand {
         }
 
         let moduleDirectory = PAMReferences.moduleDirectory()
-        let module = moduleDirectory.map { $0 + "/pam_mpin.so" }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        let module = moduleDirectory.map { $0 + "/pam_mpin.so" }.flatMap { System.fileExists($0) ? $0 : nil }
         report(module != nil, "module", module ?? "pam_mpin.so is not installed in \(moduleDirectory ?? "the PAM module directory")",
                fix: "run `make install`")
 
@@ -53,7 +56,7 @@ struct Doctor: ParsableCommand {
         let references = PAMReferences.scan(directory: pamDir, moduleDirectory: moduleDirectory ?? "/lib/security")
         if references.isEmpty { report(true, "pam.d", "no file in \(pamDir) uses pam_mpin yet") }
         for r in references {
-            let exists = FileManager.default.fileExists(atPath: r.resolved)
+            let exists = System.fileExists(r.resolved)
             let which = r.resolved == module ? "the installed module" : "not the installed module"
             report(exists, "pam.d", "\(pamDir)/\(r.place): \(r.written) loads \(r.resolved)"
                    + (exists ? " (\(which))" : ", which does not exist"),
@@ -91,7 +94,7 @@ struct Doctor: ParsableCommand {
         // Backend reachability, TLS and clock skew from one clientSettings request.
         let transport = global.platform(config).transport
         let url = config.backend.trimmingSuffix("/") + "/" + config.rpsPrefix + "/clientSettings"
-        let started = Date()
+        let started = System.unixTime()
         do {
             let response = try transport.send(HTTPRequest(method: .get, url: url))
             report(response.status == 200, "backend", "\(url) answered HTTP \(response.status)",
@@ -100,9 +103,9 @@ struct Doctor: ParsableCommand {
             let local = config.backend.contains("://127.0.0.1") || config.backend.contains("://localhost")
             report(https || local, "tls", https ? "certificate verified" : "plain http",
                    fix: "use an https backend URL outside a single machine")
-            if let date = response.header("date").flatMap(Self.httpDate) {
-                let skew = date.timeIntervalSince(started)
-                report(abs(skew) < 60, "clock", String(format: "skew %.0f s against the server", skew),
+            if let date = response.header("date").flatMap(System.httpDate) {
+                let skew = date - started
+                report(abs(skew) < 60, "clock", "skew \(skew) s against the server",
                        fix: "synchronise the clock (systemd-timesyncd or chrony)")
             } else {
                 report(true, "clock", "the server sent no Date header; not checked")
@@ -111,15 +114,6 @@ struct Doctor: ParsableCommand {
             report(false, "backend", error.description, fix: "check the URL, the network, and the CA settings (cacert/capath)")
         }
         if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }
-    }
-
-    /// An RFC 7231 date such as `Sun, 22 Nov 2026 07:00:00 GMT`.
-    static func httpDate(_ text: String) -> Date? {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return f.date(from: text)
     }
 }
 

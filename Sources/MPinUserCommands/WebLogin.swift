@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MPinCLI
 import MPinClient
 import MPinWire
@@ -27,10 +29,10 @@ struct WebLoginLink: Equatable {
 
     /// `scheme://host[:port]`, lower-cased, of an http(s) URL; nil when it has none.
     static func origin(_ url: String) -> String? {
-        guard let schemeEnd = url.range(of: "://") else { return nil }
-        let scheme = url[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
-        let rest = url[schemeEnd.upperBound...]
+        // Without Foundation (mpin carries no ICU, issue 30): the scheme ends at the first "://".
+        let scheme: String
+        if url.lowercased().hasPrefix("https://") { scheme = "https" } else if url.lowercased().hasPrefix("http://") { scheme = "http" } else { return nil }
+        let rest = url.dropFirst(scheme.count + 3)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard !authority.isEmpty, !authority.contains("@") else { return nil }
         return scheme + "://" + authority.lowercased()

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MPinCLI
 import MPinClient
 import MPinCrypto
@@ -57,12 +59,12 @@ struct Register: ParsableCommand {
 
     /// ConfirmRegistration, polling while the identity is not verified yet.
     func confirm(_ sdk: MPinSDK, _ u: MPinUser) throws {
-        let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        let deadline = System.monotonicSeconds() + Double(wait)
         var said = false
         while true {
             let status = sdk.confirmRegistration(u)
             if status.isOK { if said { print("") }; return }
-            guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
+            guard status.code == .identityNotVerified, System.monotonicSeconds() < deadline else { try check(status); return }
             if !said {
                 // The administrator activates this registration by its fingerprint, not all of
                 // the identity's (issue 24, finding 2): tell it to them.
@@ -73,7 +75,7 @@ struct Register: ParsableCommand {
             }
             print(".", terminator: "")
             fflush(nil)
-            Thread.sleep(forTimeInterval: 2)
+            System.sleep(seconds: 2)
         }
     }
 }

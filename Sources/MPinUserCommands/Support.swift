@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MPinCLI
 import MPinClient
 import MPinCrypto
@@ -12,9 +14,9 @@ import MPinLogin
 struct UserStore {
     let directory: String
 
-    static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/mpin" }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+    static func defaultDirectory(environment: (String) -> String? = System.environment) -> String? {
+        if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/mpin" }
+        guard let home = environment("HOME"), home.hasPrefix("/") else { return nil }
         return home + "/.local/share/mpin"
     }
 
@@ -24,8 +26,7 @@ struct UserStore {
             throw CLIError(status: .storage, message: "STORAGE_ERROR: neither XDG_DATA_HOME nor HOME is an absolute path")
         }
         if create {
-            let parent = (dir as NSString).deletingLastPathComponent
-            try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            System.createDirectories(System.parentDirectory(dir))
             do { try FileStorage.createDirectory(dir, owner: getuid()) } catch {
                 throw CLIError(status: .storage, message: "STORAGE_ERROR: \(error)")
             }
@@ -43,7 +44,7 @@ struct UserStore {
     /// The account to act on, with the key it is stored under: `identity`'s if given, else the
     /// only one in the store. `advice` ends the USER_UNKNOWN messages (what to run instead).
     func chosenAccount(_ identity: String?, advice: String) throws -> (key: String, account: AccountMap.Account) {
-        guard FileManager.default.fileExists(atPath: directory) else {
+        guard System.fileExists(directory) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: no identity is registered here\(advice)")
         }
         let all: [(unixUser: String, account: AccountMap.Account)]

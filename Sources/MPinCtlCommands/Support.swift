@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MPinCLI
 import MPinClient
 import MPinCrypto
@@ -8,7 +10,7 @@ import MPinLogin
 
 // The exit statuses, CLIError, check() and Terminal are MPinCLI's, shared with `mpin`. The
 // aliases and printError(_:) keep them in reach of main.swift, which imports only
-// ArgumentParser and Foundation.
+// ArgumentParser, Glibc and MPinCLI.
 typealias ExitStatus = MPinCLI.ExitStatus
 typealias CLIError = MPinCLI.CLIError
 

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MPinCLI
 import MPinClient
 import MPinCrypto
@@ -34,12 +36,12 @@ struct Register: ParsableCommand {
         for u in sdk.listUsers().1 where u.id == identity { _ = sdk.deleteUser(u) }
         let user = sdk.makeNewUser(id: identity)
         try check(sdk.startRegistration(user, activateCode: activationCode ?? ""))
-        let deadline = Date().addingTimeInterval(TimeInterval(wait))
+        let deadline = System.monotonicSeconds() + Double(wait)
         var said = false
         while true {
             let status = sdk.confirmRegistration(user)
             if status.isOK { break }
-            guard status.code == .identityNotVerified, Date() < deadline else { try check(status); return }
+            guard status.code == .identityNotVerified, System.monotonicSeconds() < deadline else { try check(status); return }
             if !said {
                 // The administrator activates this registration by its fingerprint (issue 24, finding 2).
                 let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
@@ -47,7 +49,7 @@ struct Register: ParsableCommand {
                 fflush(nil)
                 said = true
             }
-            Thread.sleep(forTimeInterval: 2)
+            System.sleep(seconds: 2)
         }
         if let note = PINFormat.lengthNote(length: pinLength) { printError(note, program: "mpin") }
         let rule = PINFormat.rule(length: pinLength)
@@ -103,7 +105,7 @@ struct List: ParsableCommand {
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
-        guard FileManager.default.fileExists(atPath: store.directory) else { return }
+        guard System.fileExists(store.directory) else { return }
         let sdk = try store.sdk()
         for (id, account) in try store.accounts.all() {
             let user = sdk.listUsers(backend: account.backend).1.first { $0.id == id }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MPinCLI
 import MPinClient
 import MPinCrypto
@@ -43,7 +45,7 @@ struct Sign: ParsableCommand {
         }
         let pin = try global.readPIN("Signing PIN for \(identity): ")
         let (status, signature) = mfa.sign(u, documentHash: hash, pin0: pin, pin1: SecretBytes(),
-                                           epochTime: Int64(Date().timeIntervalSince1970))
+                                           epochTime: System.unixTime())
         try check(status)
         let path = output ?? file + ".mpinsig"
         let bytes: [UInt8]
@@ -66,12 +68,11 @@ struct Verify: ParsableCommand {
     func run() throws {
         let config = try global.loadConfig(backend: backend)
         guard !config.backend.isEmpty else { throw CLIError(status: .config, message: "CONFIG_ERROR: no backend; give --backend") }
-        let text: Data
-        do { text = try Data(contentsOf: URL(fileURLWithPath: signature)) } catch {
+        guard let text = System.readFile(signature) else {
             throw CLIError(status: .failed, message: "cannot read \(signature)")
         }
         let message: DVSSignatureMessage
-        do { message = try WireCoding.strict(DVSSignatureMessage.self, from: [UInt8](text)) } catch {
+        do { message = try WireCoding.strict(DVSSignatureMessage.self, from: text) } catch {
             throw CLIError(status: .failed, message: "INVALID: \(signature) is not an M-Pin signature")
         }
         let hash = try fileSHA256(file)
@@ -94,16 +95,9 @@ struct Verify: ParsableCommand {
 
 /// SHA-256 of a file's bytes, read in blocks.
 func fileSHA256(_ path: String) throws -> [UInt8] {
-    guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(status: .failed, message: "cannot read \(path)") }
-    defer { try? handle.close() }
     var hasher = SHA256()
-    while true {
-        let block: Data
-        do { block = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
-            throw CLIError(status: .failed, message: "cannot read \(path)")
-        }
-        if block.isEmpty { break }
-        hasher.update([UInt8](block))
+    guard System.forEachBlock(ofFile: path, { hasher.update($0) }) else {
+        throw CLIError(status: .failed, message: "cannot read \(path)")
     }
     return hasher.finalize()
 }
@@ -112,7 +106,8 @@ func fileSHA256(_ path: String) throws -> [UInt8] {
 /// that an existing signature is replaced whole or not at all. Signatures are public (0644).
 func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
     let temporary = path + ".tmp-\(getpid())"
-    guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o644]) else {
+    unlink(temporary)
+    guard System.createFile(temporary, bytes, mode: 0o644) else {
         throw CLIError(status: .failed, message: "cannot write \(temporary)")
     }
     guard rename(temporary, path) == 0 else {

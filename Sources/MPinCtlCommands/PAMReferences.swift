@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MPinCLI
 
 /// The pam.d lines that load pam_mpin, and where libpam finds each module they name.
 ///
@@ -65,10 +68,10 @@ struct PAMReferences {
 
     /// Where the system's PAM modules are: the directory holding pam_permit.so (Debian's
     /// multiarch directory, or /lib/security, /lib64/security elsewhere); nil if none does.
-    static func moduleDirectory(fileExists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String? {
+    static func moduleDirectory(fileExists: (String) -> Bool = System.fileExists) -> String? {
         var candidates: [String] = []
         for root in ["/lib", "/usr/lib"] {
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+            let entries = System.directoryEntries(root) ?? []
             for e in entries.sorted() where e.hasSuffix("-linux-gnu") || e.hasSuffix("-linux-gnueabihf") {
                 candidates.append("\(root)/\(e)/security")
             }
@@ -80,11 +83,11 @@ struct PAMReferences {
     /// Every line of the files in `directory` whose module path names pam_mpin, with the file
     /// libpam would load (relative paths joined to `moduleDirectory`).
     static func scan(directory: String, moduleDirectory: String) -> [Reference] {
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        let files = (System.directoryEntries(directory) ?? []).sorted()
         var found: [Reference] = []
         for name in files where !name.hasPrefix(".") {
             let path = directory + "/" + name
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            guard let bytes = System.readFile(path, limit: 1 << 20), let text = String(validating: bytes, as: UTF8.self) else { continue }
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 guard let module = modulePath(of: String(line)), module.split(separator: "/").last?.hasPrefix("pam_mpin") == true
                         || module.split(separator: "/").last?.hasPrefix("libpam_mpin") == true else { continue }

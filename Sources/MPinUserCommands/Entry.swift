@@ -1,0 +1,34 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import MPinCLI
+import MPinClient
+
+/// mpin: the user's own M-Pin device, no root needed. It holds the user's tokens and approves
+/// logins that wait for an access number (pam_mpin's `mode = device`).
+struct MPinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mpin",
+        abstract: "Approve logins from your own device with your M-Pin PIN.",
+        discussion: "Exit status: 0 success, 1 the operation failed, 5 storage error, 6 backend unavailable, 64 usage error.",
+        subcommands: [Register.self, Approve.self, Refuse.self, List.self, Delete.self, OTP.self])
+}
+
+/// What `mpin` does: parses the command line and runs the subcommand; exits with its status.
+public func mpinMain() -> Never {
+    prepareProcess(program: "mpin")
+    do {
+        var command = try MPinCommand.parseAsRoot()
+        try command.run()
+        exit(ExitStatus.ok.rawValue)
+    } catch let error as CLIError {
+        printError(error.message, program: "mpin")
+        exit(error.status.rawValue)
+    } catch let error as StorageError {
+        printError("STORAGE_ERROR: \(error)", program: "mpin")
+        exit(ExitStatus.storage.rawValue)
+    } catch {
+        MPinCommand.exit(withError: error)
+    }
+}
