@@ -268,7 +268,8 @@ fuzz: deps
 	  echo "== fuzz $$h: $(FUZZ_SECONDS) s"; \
 	  mkdir -p $(FUZZ_DIR)/findings/$$h; \
 	  bin=mpin-fuzz; [ $$h = server ] && bin=mpin-fuzz-server; \
-	  SWIFT_BACKTRACE=enable=no MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	  SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Fuzz/lsan-suppressions.txt \
+	  MPIN_FUZZ_HARNESS=$$h $(FUZZ_DIR)/release/$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/findings/$$h/ \
 	    $(FUZZ_DIR)/corpus/$$h 2>$(FUZZ_DIR)/findings/$$h.log \
 	  || { tail -40 $(FUZZ_DIR)/findings/$$h.log; exit 1; }; \
