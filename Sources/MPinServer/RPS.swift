@@ -141,7 +141,8 @@ final class RPS: Sendable {
         guard ok else { throw ServerError.unauthorized("No such registration") }
     }
 
-    /// The activation link of `link` mode: `GET|POST /mpinActivate?i={mpinIdHex}&s={activateKey}`.
+    /// The activation link of `link` mode: `POST /mpinActivate?i={mpinIdHex}&s={activateKey}`, what the
+    /// button of the page a GET shows posts (ActivationPage).
     func activateLink(mpinIDHex: String?, activateKey: String?) async throws(ServerError) {
         guard let mpinID = mpinIDHex.flatMap({ Hex.canonical($0) }), let key = activateKey.flatMap({ Hex.canonical($0) }) else {
             throw ServerError.badRequest("Invalid activation link")

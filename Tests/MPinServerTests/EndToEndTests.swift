@@ -211,10 +211,25 @@ class EndToEndTests: XCTestCase {
             // Not active until the link is opened; a forged link does nothing.
             let early = try await server.client.get("/rps/signature/\(lena.mpinIDHex)?regOTT=\(lena.regOTT)")
             XCTAssertEqual(early.status, 401)
-            let forged = try await server.client.get("/mpinActivate?i=\(lena.mpinIDHex)&s=" + String(repeating: "ab", count: 32))
+            let forged = try await server.client.send("POST", "/mpinActivate?i=\(lena.mpinIDHex)&s=" + String(repeating: "ab", count: 32))
             XCTAssertEqual(forged.status, 401)
+            // Opening the link (a mail scanner, a link preview, the person) only shows what it
+            // would activate: who, and the fingerprint the registering screen shows.
             let opened = try await server.client.get(link)
             XCTAssertEqual(opened.status, 200)
+            XCTAssertEqual(opened.headers["content-type"], "text/html; charset=utf-8")
+            XCTAssertEqual(opened.headers["cache-control"], "no-store")
+            XCTAssertTrue(opened.headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true)
+            let page = String(decoding: opened.body, as: UTF8.self)
+            XCTAssertTrue(page.contains("lena@example.com"), page)
+            XCTAssertTrue(page.contains(String(Hex.encode(MPin.hashID(lena.mpinID)).prefix(16))), page)
+            XCTAssertTrue(page.contains("<form method=\"post\""), page)
+            let stillInactive = try await server.client.get("/rps/signature/\(lena.mpinIDHex)?regOTT=\(lena.regOTT)")
+            XCTAssertEqual(stillInactive.status, 401, "a GET of the link activates nothing")
+            // The page's button: a POST of the same link, from a browser.
+            let pressed = try await server.client.send("POST", link, headers: ["Accept": "text/html"])
+            XCTAssertEqual(pressed.status, 200)
+            XCTAssertTrue(String(decoding: pressed.body, as: UTF8.self).contains("Registration activated"))
             try await lena.confirmAndFinish(pin: "8080")
             let v2 = try await lena.authenticate(pin: "8080")
             XCTAssertEqual(v2, 200)

@@ -82,10 +82,17 @@ extension RPS {
                                     try await decoder.decode(ActivateRequest.self, from: request))
             return JSONResponse(StatusResponse(message: "OK"))
         }
-        routes.endpoint("mpinActivate", .get, .post) { request, _ in
-            let query = QueryParameters(request.uri.query)
-            try await self.activateLink(mpinIDHex: query?["i"], activateKey: query?["s"])
-            return JSONResponse(StatusResponse(message: "Identity activated"))
+        // A GET only shows what the link would activate (ActivationPage says why); the page's
+        // button, or a client that means it, POSTs.
+        routes.endpoint("mpinActivate", .get, .post) { request, _ -> Response in
+            let query = request.uri.query ?? ""
+            guard request.method == .post else {
+                return ActivationPage(query: query, mpinIDHex: QueryParameters(query)?["i"]).response()
+            }
+            let fields = QueryParameters(query)
+            try await self.activateLink(mpinIDHex: fields?["i"], activateKey: fields?["s"])
+            if request.headers[.accept]?.contains("text/html") == true { return ActivationPage.activated() }
+            return JSONResponse(StatusResponse(message: "Identity activated")).response()
         }
         return routes
     }
