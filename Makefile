@@ -143,7 +143,8 @@ test-postgres: $(MODULE_STDLIB)
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
 # token mode and in device mode (approved by the per-user `mpin` command); then the attacks of
 # issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
-# someone else and a flood of pass 1s (activation-tests.sh).
+# someone else and a flood of pass 1s (activation-tests.sh); self-enrolment with a code from
+# `mpin-server user invite` (enrol-tests.sh, issue 26).
 test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-pam-helper)
 	$(call release_product,mpinctl)
@@ -154,6 +155,7 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/impostor-tests.sh
 	bash Tests/Integration/activation-tests.sh
 	bash Tests/Integration/host-security-tests.sh
+	bash Tests/Integration/enrol-tests.sh
 
 # The OpenID provider's web login as a person does it (issue 29): `mpin approve` and `mpin refuse`
 # against the login page's codes, then headless Chromium (Debian's chromium) through the page to a

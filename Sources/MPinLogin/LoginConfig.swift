@@ -1,3 +1,5 @@
+import MPinWire
+
 /// The settings of the PAM module and mpinctl: /etc/mpin/mpin.conf, overridden by module
 /// arguments or command-line options.
 public struct LoginConfig: Sendable, Equatable {
@@ -29,6 +31,16 @@ public struct LoginConfig: Sendable, Equatable {
     /// How many digits a PIN has (`pin_length`, 4 to 8): enforced at registration, and what a
     /// PAM_AUTHTOK must look like to be tried as the PIN (PINFormat).
     public var pinLength = PINFormat.defaultLength
+    /// Self-enrolment (`enrol = yes`): a Unix user with no registration is asked for the code
+    /// `mpin-server user invite` printed and a new PIN, and registered in the store (Enrolment).
+    public var enrol = false
+    /// The identity a self-enrolling Unix user registers (`enrol_identity`): `%u` stands for the
+    /// Unix user name, e.g. `%u@example.org`.
+    public var enrolIdentity = "%u"
+    /// The key `mpin-server verdict-key` prints (`verdict_key`, 130 hex digits): a
+    /// self-enrolment registers only with a backend that announces it. Needed unless every
+    /// backend node is https with `cacert` or `capath`.
+    public var verdictKey = ""
 
     public init() {}
 
@@ -83,6 +95,26 @@ public struct LoginConfig: Sendable, Equatable {
                 return "pin_length must be a number of digits from \(PINFormat.allowedLengths.lowerBound) to \(PINFormat.allowedLengths.upperBound)"
             }
             c.pinLength = n; return nil
+        },
+        "enrol": { c, v in
+            switch v {
+            case "yes": c.enrol = true
+            case "no": c.enrol = false
+            default: return "enrol must be yes or no"
+            }
+            return nil
+        },
+        "enrol_identity": { c, v in
+            let b = Array(v.utf8)
+            let namesUser = b.indices.dropLast().contains { b[$0] == UInt8(ascii: "%") && b[$0 + 1] == UInt8(ascii: "u") }
+            guard namesUser, b.count <= 200, !v.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                return "enrol_identity must contain %u (the Unix user name), e.g. %u@example.org"
+            }
+            c.enrolIdentity = v; return nil
+        },
+        "verdict_key": { c, v in
+            guard Verdict.isPublicKey(v) else { return "verdict_key must be the 130 hex digits `mpin-server verdict-key` prints" }
+            c.verdictKey = v.lowercased(); return nil
         },
     ]
 

@@ -34,7 +34,8 @@ public struct ModuleOptions: Sendable, Equatable {
     static let configKeys = ["backend": "backend", "store": "store", "prompt": "prompt", "timeout": "timeout",
                              "cacert": "cacert", "capath": "capath", "rps_prefix": "rps_prefix",
                              "connect_timeout": "connect_timeout", "mode": "mode", "device_timeout": "device_timeout",
-                             "pin_length": "pin_length"]
+                             "pin_length": "pin_length", "enrol": "enrol", "enrol_identity": "enrol_identity",
+                             "verdict_key": "verdict_key"]
 
     public init(arguments: [String]) {
         self.init()
@@ -51,6 +52,7 @@ public struct ModuleOptions: Sendable, Equatable {
             case ("debug", nil): debug = true
             case ("account_fail_open", nil): accountFailOpen = true
             case ("helper", let v?): helperPath = v
+            case ("enrol", nil): overrides.append(("enrol", "yes"))
             case (let n, let v?) where Self.configKeys[n] != nil: overrides.append((Self.configKeys[n]!, v))
             default: unknown.append(arg)
             }

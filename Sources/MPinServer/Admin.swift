@@ -89,6 +89,7 @@ public struct IssuedIdentity: Codable, Sendable, Equatable {
 public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchUser(String)
     case randomFailure
+    case inviteLifetime(Int)
     /// `user activate` without `--registration` while registrations are pending: which one?
     case registrationNotNamed(String, [PendingRegistration])
     /// `--registration` names no live registration of the user, or more than one.
@@ -102,6 +103,7 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .noSuchUser(let u): return "no such user: \(u)"
         case .randomFailure: return "the random source failed"
+        case .inviteLifetime(let s): return "an invitation lives from 60 seconds to 30 days, not \(s) seconds"
         case .registrationNotNamed(let u, let pending):
             return "\(u) has \(pending.count) pending registration(s); activate the user's own with "
                 + "--registration FINGERPRINT (the user's device shows it: mpin list --fingerprints). "
@@ -120,7 +122,7 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
 /// The administrator's operations (`mpin-server user …`), directly on the database (SQLite or
 /// PostgreSQL).
 public struct Admin: Sendable {
-    let storage: any AdminStorage
+    let storage: any AdminStorage & MFAStorage
     let maxAttempts: Int
 
     public init(storage: SQLiteStorage, config: ServerConfig) {
@@ -146,6 +148,26 @@ public struct Admin: Sendable {
         try await storage.addUser(userID: userID, activationCodeHash: Secrets.hash(code), now: Date())
         return code
     }
+
+    /// An invitation for self-enrolment (`mpin-server user invite`; pam_mpin's `enrol`): a
+    /// registration code of the MPinMFA flavour (docs/MFA.md §8) for `userID`, live for
+    /// `ttlSeconds`, returned once and stored hashed. A registration that presents it is active
+    /// at once; wrong codes tried for the user are counted (RegCodeFailures).
+    public func invite(userID: String, ttlSeconds: Int) async throws -> String {
+        guard (60...Self.maxInviteSeconds).contains(ttlSeconds) else { throw AdminError.inviteLifetime(ttlSeconds) }
+        let now = Date()
+        for _ in 0..<3 {
+            guard let code = Secrets.randomDigits(RPS.regCodeDigits) else { throw AdminError.randomFailure }
+            if try await storage.issueRegCode(codeHash: Secrets.hash(code), userID: userID,
+                                              expires: now.addingTimeInterval(TimeInterval(ttlSeconds)), now: now) {
+                return code
+            }
+        }
+        throw AdminError.randomFailure
+    }
+
+    /// The longest an invitation may live: 30 days.
+    public static let maxInviteSeconds = 30 * 24 * 3600
 
     /// The user's pending registrations, oldest first.
     public func pending(userID: String) async throws -> [PendingRegistration] {

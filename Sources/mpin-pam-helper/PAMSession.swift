@@ -147,6 +147,7 @@ struct PAMSession {
         debug("authenticating \(user) (uid \(account.uid))")
         if storeClosed(config, user: user, call: "") { return PAM_IGNORE }
         if config.mode == .device { return approveOnDevice(config: config, user: user, started: started) }
+        if config.enrol, let code = enrolIfUnregistered(config, user: user, started: started) { return code }
         var login = Login(config: config, platform: platform(config))
         // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
         if options.debug { login.trace = { event in debug(event.description) } }

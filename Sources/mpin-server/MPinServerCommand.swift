@@ -162,7 +162,7 @@ struct Serve: AsyncParsableCommand {
 struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer users.",
-        subcommands: [List.self, Add.self, Pending.self, Activate.self, Identities.self, Revoke.self, Unblock.self, Delete.self])
+        subcommands: [List.self, Add.self, Invite.self, Pending.self, Activate.self, Identities.self, Revoke.self, Unblock.self, Delete.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
@@ -190,6 +190,19 @@ struct User: AsyncParsableCommand {
         func run() async throws {
             let code = try await withAdmin(options) { try await $0.add(userID: identity) }
             if json { emitJSON(["userId": identity, "activationCode": code]) } else { print(code) }
+        }
+    }
+
+    struct Invite: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a registration code with which the user enrols at their first login (pam_mpin's enrol).")
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Option(name: .long, help: "Seconds the code stays valid (60 to 2592000, 30 days).") var ttl = 7 * 24 * 3600
+        @Argument(help: "User identity (the one pam_mpin's enrol_identity makes of the Unix user name).") var identity: String
+        func run() async throws {
+            let code = try await withAdmin(options) { try await $0.invite(userID: identity, ttlSeconds: ttl) }
+            if json { emitJSON(["userId": identity, "registrationCode": code, "ttlSeconds": String(ttl)]) } else { print(code) }
         }
     }
 

@@ -237,6 +237,51 @@ class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// `mpin-server user invite` (issue 26, self-enrolment): the code registers its own
+    /// identity at once, in `code` verification mode, and no other; the third wrong code tried for
+    /// an identity voids its codes; a lifetime out of range is refused.
+    func testInvitationCodesAndWrongCodeCounting() async throws {
+        let server = try await TestServer(storage: Self.storage) { $0.verification = .code }
+        try await server.start()
+        do {
+            let admin = try await server.admin()
+            func register(_ user: String, _ code: String) async throws -> HTTPResult {
+                try await server.client.put("/rps/user", RegisterRequest(userId: user, mobile: 1, regCode: code))
+            }
+            let ivy = try await admin.invite(userID: "ivy@example.com", ttlSeconds: 3600)
+            XCTAssertEqual(ivy.utf8.count, 12)
+            let other = try await register("jan@example.com", ivy)
+            XCTAssertEqual(other.status, 403, "a code registers only the identity it was issued to")
+            for guess in ["111111111111", "222222222222"] {
+                let wrong = try await register("ivy@example.com", guess)
+                XCTAssertEqual(wrong.status, 403)
+            }
+            let right = try await register("ivy@example.com", ivy)
+            XCTAssertEqual(right.status, 200, String(decoding: right.body, as: UTF8.self))
+            XCTAssertTrue(try right.decode(RegisterResponse.self).active, "active at once, without the admin")
+            let again = try await register("ivy@example.com", ivy)
+            XCTAssertEqual(again.status, 403, "single use")
+
+            let jan = try await admin.invite(userID: "jan@example.com", ttlSeconds: 3600)
+            for guess in ["111111111111", "222222222222", "333333333333"] {
+                let wrong = try await register("jan@example.com", guess)
+                XCTAssertEqual(wrong.status, 403)
+            }
+            let voided = try await register("jan@example.com", jan)
+            XCTAssertEqual(voided.status, 403, "the third wrong code voided jan's codes")
+            let fresh = try await register("jan@example.com", try await admin.invite(userID: "jan@example.com", ttlSeconds: 60))
+            XCTAssertEqual(fresh.status, 200, "a new invitation works")
+
+            do {
+                _ = try await admin.invite(userID: "kim@example.com", ttlSeconds: 59)
+                XCTFail("a lifetime under a minute is refused")
+            } catch let error as AdminError {
+                XCTAssertEqual(error, .inviteLifetime(59))
+            }
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
     func testExpiredPass1IsRejected() async throws {
         let server = try await TestServer(storage: Self.storage) { $0.pass1ExpireSeconds = 0 }
         try await server.start()

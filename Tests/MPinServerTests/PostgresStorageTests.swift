@@ -110,6 +110,7 @@ final class EndToEndPostgresTests: EndToEndTests {
     }
     override func testActivationCodeMode() async throws { try await super.testActivationCodeMode() }
     override func testActivationLinkMode() async throws { try await super.testActivationLinkMode() }
+    override func testInvitationCodesAndWrongCodeCounting() async throws { try await super.testInvitationCodesAndWrongCodeCounting() }
     override func testExpiredPass1IsRejected() async throws { try await super.testExpiredPass1IsRejected() }
     override func testExpiredAuthOTTIsRejectedWithoutCounting() async throws {
         try await super.testExpiredAuthOTTIsRejectedWithoutCounting()

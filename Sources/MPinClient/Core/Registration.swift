@@ -5,15 +5,18 @@ import MPinWire
 /// Registration (docs/PROTOCOL.md §3.3–§3.8).
 extension MPinSDK {
     /// `StartRegistration(user, activateCode, userData)`: `PUT registerURL`. The user joins the
-    /// list as STARTED_REGISTRATION, or ACTIVATED when the server says `"active": true`.
-    public func startRegistration(_ user: MPinUser, activateCode: String = "", userData: String = "") -> MPinStatus {
+    /// list as STARTED_REGISTRATION, or ACTIVATED when the server says `"active": true`. A
+    /// `regCode` (the MFA flavour's registration code, docs/MFA.md §8; pam_mpin's self-enrolment
+    /// sends the one `mpin-server user invite` printed) makes the registration active at once.
+    public func startRegistration(_ user: MPinUser, activateCode: String = "", userData: String = "",
+                                  regCode: String = "") -> MPinStatus {
         guard initialized, settings != nil else { return MPinStatus(.flowError, "no backend is set") }
         guard user.state == .invalid, !users.contains(where: { $0 === user }) else {
             return MPinStatus(.flowError, "the user has already started registration")
         }
         guard !isUserExisting(user.id) else { return MPinStatus(.flowError, "\(user.id) already exists on this backend") }
         user.backendKey = currentBackendKey
-        return register(user, urlSuffix: "", activateCode: activateCode, userData: userData, isNew: true)
+        return register(user, urlSuffix: "", activateCode: activateCode, userData: userData, isNew: true, regCode: regCode)
     }
 
     /// The MFA flavour's StartRegistration (MPinMFA): the user is scoped to the backend's

@@ -100,6 +100,10 @@ extension PostgresStorage {
             """).count == 1
     }
 
+    func dropRegCodes(userID: String) async throws -> Int {
+        try await run("DELETE FROM reg_codes WHERE user_id = \(userID) RETURNING 1").count
+    }
+
     /// The access-code step of a successful verdict (docs/MFA.md §6, step 3), in the verdict's
     /// transaction: the session (locked) becomes authenticated and an authorization code is stored.
     static func authorize(_ c: PostgresConnection, accessCodeHash: String, userID: String, code: NewAuthorizationCode,

@@ -18,6 +18,9 @@ protocol MFAStorage: Sendable {
     func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption
     /// Keeps a registration code of `userID` (docs/MFA.md §8); false if its hash is already in use.
     func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool
+    /// Deletes every registration code of `userID` (too many wrong codes were tried for it);
+    /// how many there were.
+    func dropRegCodes(userID: String) async throws -> Int
 }
 
 /// A registered application as the server reads it.
@@ -198,6 +201,13 @@ extension SQLiteStorage {
             try db.execute(sql: "INSERT OR IGNORE INTO reg_codes (code_hash, user_id, expires) VALUES (?, ?, ?)",
                            arguments: [codeHash, userID, expires.timeIntervalSince1970])
             return db.changesCount == 1
+        }
+    }
+
+    func dropRegCodes(userID: String) async throws -> Int {
+        try writeNow { db in
+            try db.execute(sql: "DELETE FROM reg_codes WHERE user_id = ?", arguments: [userID])
+            return db.changesCount
         }
     }
 

@@ -1,0 +1,165 @@
+import MPinClient
+import MPinCrypto
+import MPinWire
+
+/// Self-enrolment at the first login (`enrol = yes`, issue 26): a Unix user with no
+/// registration types the registration code an administrator made with `mpin-server user
+/// invite IDENTITY` and a new PIN, and is registered in the root-owned store, as `mpinctl
+/// register` would do it with the administrator at their side. The code is the MPinMFA
+/// flavour's registration code (docs/MFA.md §8): the server makes the registration active at
+/// once, only for the identity the code was issued to, and counts wrong codes.
+///
+/// Which server is believed is decided before anything is asked: the one that announces
+/// `verdict_key`, or, without one, only https nodes verified with `cacert`/`capath`. A
+/// registration pins the key the server announced, so every later login believes only it.
+public struct Enrolment {
+    /// What happened; the PAM module maps each to a PAM return code.
+    public enum Outcome: Equatable, Sendable {
+        case registered
+        /// The code is wrong, expired, used, or was issued to another identity.
+        case codeRefused
+        /// No code or no PIN was entered, or the two PINs differ.
+        case canceled
+        /// The PIN is not `pin_length` digits.
+        case pinFormat
+        /// Not allowed by the configuration (no backend, no way to know the server); says why.
+        case notAllowed(String)
+        /// The backend could not be reached, or TLS failed.
+        case unavailable(String)
+        /// Anything else the backend or the store reported.
+        case failed(String)
+
+        public var name: String {
+            switch self {
+            case .registered: "ENROLLED"
+            case .codeRefused: "CODE_REFUSED"
+            case .canceled: "CANCELED"
+            case .pinFormat: "PIN_FORMAT"
+            case .notAllowed: "NOT_ALLOWED"
+            case .unavailable: "UNAVAILABLE"
+            case .failed: "FAILED"
+            }
+        }
+    }
+
+    /// Digits of a registration code (mpin-server's `RPS.regCodeDigits`).
+    public static let codeDigits = 12
+
+    public let config: LoginConfig
+    public let platform: any PlatformContext
+
+    public init(config: LoginConfig, platform: any PlatformContext) {
+        self.config = config
+        self.platform = platform
+    }
+
+    /// The identity `unixUser` enrols as: `enrol_identity` with `%u` replaced by the name.
+    public func identity(for unixUser: String) -> String {
+        var out: [UInt8] = []
+        let template = Array(config.enrolIdentity.utf8)
+        var i = 0
+        while i < template.count {
+            if template[i] == UInt8(ascii: "%"), i + 1 < template.count, template[i + 1] == UInt8(ascii: "u") {
+                out.append(contentsOf: unixUser.utf8)
+                i += 2
+            } else {
+                out.append(template[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Why this configuration may not enrol anyone, or nil when it may (checked before the user
+    /// is asked anything).
+    public var refusal: String? {
+        guard config.enrol else { return "enrol is not set" }
+        guard !config.backend.isEmpty else { return "no backend in mpin.conf to enrol with" }
+        if config.verdictKey.isEmpty, config.unsignedVerdictRefusal(for: [config.backend]) != nil {
+            return "enrolment needs verdict_key in mpin.conf (what `mpin-server verdict-key` prints), "
+                + "or an https backend with cacert or capath: otherwise any server answering at the backend's address could enrol the user"
+        }
+        return nil
+    }
+
+    /// Enrols `unixUser`: asks `askCode` for the registration code, then `askNewPIN` for the PIN
+    /// (which checks it and asks twice), and only then registers, and records the account. On `.registered`
+    /// `login` is called with the new PIN, whose outcome is returned beside it; the PIN is
+    /// wiped before this returns.
+    public func run(unixUser: String, askCode: () -> SecretBytes?, askNewPIN: () -> NewPIN,
+                    login: (borrowing SecretBytes) -> Login.Outcome) -> (outcome: Outcome, identity: String, login: Login.Outcome?) {
+        let identity = identity(for: unixUser)
+        if let refusal { return (.notAllowed(refusal), identity, nil) }
+        let accounts = AccountMap(storage: platform.nonSecureStorage)
+        do {
+            if try accounts.account(for: unixUser) != nil { return (.failed("\(unixUser) is already registered"), identity, nil) }
+        } catch {
+            return (.failed(error.description), identity, nil)
+        }
+        guard let code = askCode(), !code.isEmpty else { return (.canceled, identity, nil) }
+        // A code of the wrong form is not sent: it could not be right (the server counts it
+        // as wrong all the same when it is sent).
+        let wellFormed = code.withUnsafeBytes { b in b.count == Self.codeDigits && b.allSatisfy { (0x30...0x39).contains($0) } }
+        guard wellFormed else { return (.codeRefused, identity, nil) }
+        // The PIN before the network: a mistyped repeat must not use the code up.
+        let pin: SecretBytes
+        switch askNewPIN() {
+        case .pin(let p): pin = p
+        case .canceled: return (.canceled, identity, nil)
+        case .badFormat: return (.pinFormat, identity, nil)
+        }
+
+        let sdk = MPinSDK(context: platform)
+        for d in config.trustedDomains { sdk.addTrustedDomain(d) }
+        var status = sdk.initialize()
+        guard status.isOK else { return (.failed(status.description), identity, nil) }
+        status = sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix)
+        guard status.isOK else { return (Self.outcome(status), identity, nil) }
+        let announced = (sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "").lowercased()
+        if !config.verdictKey.isEmpty, announced != config.verdictKey {
+            return (.notAllowed("\(URLHost.of(config.backend)) announces another verdict key than verdict_key: it may not be your server"),
+                    identity, nil)
+        }
+        // A registration of the same identity left unfinished by an earlier try is replaced.
+        for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { _ = sdk.deleteUser(u) }
+        let user = sdk.makeNewUser(id: identity, deviceName: "pam_mpin enrolment")
+        status = code.withTemporaryArray { sdk.startRegistration(user, regCode: String(decoding: $0, as: UTF8.self)) }
+        guard status.isOK else {
+            _ = sdk.deleteUser(user)
+            return (status.code == .identityNotAuthorized ? .codeRefused : Self.outcome(status), identity, nil)
+        }
+        status = sdk.confirmRegistration(user)
+        guard status.isOK else {
+            _ = sdk.deleteUser(user)
+            return (Self.outcome(status), identity, nil)
+        }
+        status = sdk.finishRegistration(user, pin: pin)
+        guard status.isOK else {
+            _ = sdk.deleteUser(user)
+            return (Self.outcome(status), identity, nil)
+        }
+        let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
+        do {
+            try accounts.set(.init(identity: identity, backend: config.backend, mpinIdHash: fingerprint), for: unixUser)
+        } catch {
+            _ = sdk.deleteUser(user)
+            return (.failed(error.description), identity, nil)
+        }
+        return (.registered, identity, login(pin))
+    }
+
+    /// The answer to "choose a PIN".
+    public enum NewPIN: ~Copyable {
+        case pin(SecretBytes)
+        case canceled
+        case badFormat
+    }
+
+    static func outcome(_ status: MPinStatus) -> Outcome {
+        switch status.code {
+        case .networkError, .httpServerError, .untrustedDomainError, .badUserAgent: .unavailable(status.message)
+        case .identityNotAuthorized: .codeRefused
+        default: .failed(status.description)
+        }
+    }
+}

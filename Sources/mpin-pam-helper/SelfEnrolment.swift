@@ -1,0 +1,70 @@
+import CPAMProtocol
+import MPinClient
+import MPinCrypto
+import MPinLogin
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `enrol = yes`: a Unix user with no registration enrols in this same conversation (the
+/// registration code from `mpin-server user invite`, a new PIN twice) and is then logged in
+/// with that PIN (MPinLogin's Enrolment does the work; this maps it to PAM).
+extension PAMSession {
+    /// The PAM code of an enrolment, or nil when `user` has a registration already (or the
+    /// store cannot say: the login reports that), so the usual login runs.
+    func enrolIfUnregistered(_ config: LoginConfig, user: String, started: MonotonicInstant) -> Int32? {
+        let platform = platform(config)
+        guard (try? AccountMap(storage: platform.nonSecureStorage).account(for: user)) == .some(nil) else { return nil }
+        let enrolment = Enrolment(config: config, platform: platform)
+        if let refusal = enrolment.refusal {
+            log(LOG_ERR, "user=\(user) outcome=ENROL_REFUSED (\(refusal))")
+            return options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN
+        }
+        tell(PAM_TEXT_INFO, "No M-Pin identity for \(user) yet: enrol with the registration code your administrator gave you.")
+        let rule = PINFormat.rule(length: config.pinLength)
+        let (outcome, identity, loginOutcome) = enrolment.run(
+            unixUser: user,
+            askCode: { channel.converse(style: PAM_PROMPT_ECHO_OFF, "M-Pin registration code: ") },
+            askNewPIN: {
+                guard let pin = channel.converse(style: PAM_PROMPT_ECHO_OFF, "New M-Pin PIN (\(rule)): ") else { return .canceled }
+                guard PINFormat.isValid(pin, length: config.pinLength) else { return .badFormat }
+                guard let again = channel.converse(style: PAM_PROMPT_ECHO_OFF, "Repeat the new PIN: "),
+                      pin.hasSameBytes(as: again) else { return .canceled }
+                return .pin(pin)
+            },
+            login: { (pin: borrowing SecretBytes) -> Login.Outcome in
+                // The login after the registration gets the time of a login of its own.
+                allowTime(config)
+                var bytes = pin.withUnsafeBytes { [UInt8]($0) }
+                var copyHolder: SecretBytes? = SecretBytes(taking: &bytes)
+                return Login(config: config, platform: platform).run(unixUser: user) { copyHolder.take() }.outcome
+            })
+        var detail = ""
+        switch outcome {
+        case .notAllowed(let why), .unavailable(let why), .failed(let why): detail = " (\(why))"
+        default: break
+        }
+        let ms = (MonotonicInstant.now - started).components
+        let elapsed = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
+        log(outcome == .registered ? LOG_NOTICE : LOG_WARNING,
+            "user=\(user) identity=\(identity) enrolment=\(outcome.name) duration_ms=\(elapsed)\(detail)")
+        switch outcome {
+        case .registered:
+            guard let loginOutcome else { return PAM_AUTH_ERR }
+            let code = pamCode(loginOutcome)
+            logOutcome(code, user: user, identity: identity, outcome: loginOutcome, started: started, mode: " enrolled")
+            return code
+        case .codeRefused:
+            tell(PAM_ERROR_MSG, "The registration code was refused.")
+            return PAM_AUTH_ERR
+        case .canceled, .pinFormat:
+            tell(PAM_ERROR_MSG, outcome == .pinFormat ? "The PIN must be \(rule)." : "Enrolment canceled.")
+            return PAM_AUTH_ERR
+        case .notAllowed: return options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN
+        case .unavailable:
+            tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
+            return PAM_AUTHINFO_UNAVAIL
+        case .failed: return PAM_AUTH_ERR
+        }
+    }
+}
