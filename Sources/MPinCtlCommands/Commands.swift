@@ -42,7 +42,7 @@ struct Register: ParsableCommand {
             guard status.code == .networkError || status.code == .httpServerError else { break }
         }
         try check(status)
-        try checkAnnouncedVerdictKey(sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "", expected: verdictKey,
+        try checkAnnouncedVerdictKey(sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "", expected: expectedVerdictKey(verdictKey, config),
                                      backend: node)
         // A stale, unfinished registration of the same identity is replaced.
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
@@ -245,17 +245,23 @@ struct Version: ParsableCommand {
 /// `--verdict-key`, only that key, read on the server itself; without it, the announced key is
 /// pinned, and over plain http the admin is told to compare it with the server's, since whoever
 /// answered may not be the server (issue 24's review: trust on first use).
+/// The verdict key a registration or link must find announced: `--verdict-key`, else
+/// `verdict_key` in mpin.conf, else none (then one announced over plain http is pinned with a note).
+func expectedVerdictKey(_ option: String?, _ config: LoginConfig) -> String? {
+    option ?? (config.verdictKey.isEmpty ? nil : config.verdictKey)
+}
+
 func checkAnnouncedVerdictKey(_ announced: String, expected: String?, backend: String) throws {
     if let expected {
         guard Verdict.isPublicKey(expected) else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: --verdict-key takes the 130 hex digits `mpin-server verdict-key` prints")
         }
         guard announced.lowercased() == expected.lowercased() else {
-            throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) announces another verdict key than --verdict-key: "
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) announces another verdict key than --verdict-key (or verdict_key in mpin.conf): "
                            + "it may not be your server; nothing was registered")
         }
     } else if !announced.isEmpty, !backend.hasPrefix("https://") {
         printError("note: pinning the verdict key \(backend) announced over plain http; compare it with "
-                   + "`mpin-server verdict-key` on the server, or give --verdict-key: \(announced)", program: "mpinctl")
+                   + "`mpin-server verdict-key` on the server, or give --verdict-key (or verdict_key in mpin.conf): \(announced)", program: "mpinctl")
     }
 }

@@ -44,7 +44,7 @@ struct Link: ParsableCommand {
         let sdk = try global.sdk(config)
         try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
         var key = sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? ""
-        try checkAnnouncedVerdictKey(key, expected: verdictKey, backend: config.backend)
+        try checkAnnouncedVerdictKey(key, expected: expectedVerdictKey(verdictKey, config), backend: config.backend)
         if !Verdict.isPublicKey(key) {
             key = ""
             if let refusal = config.unsignedVerdictRefusal(for: [config.backend]) {

@@ -104,6 +104,13 @@ echo 1234 | ctl register alice2 --identity alice2@example.org --pin-stdin --verd
 check "register --verdict-key: a backend announcing another key is refused" [ "$?" -ne 0 ]
 check "register --verdict-key: the refusal says why" grep -q "announces another verdict key" "$WORK/reg2.out"
 check_all "register --verdict-key: nothing was registered" '! ctl list | grep -q alice2'
+# The same key from mpin.conf's verdict_key, when --verdict-key is not given.
+cp "$WORK/mpin.conf" "$WORK/mpin.conf.saved"
+echo "verdict_key = $OTHER_KEY" >> "$WORK/mpin.conf"
+echo 1234 | ctl register alice2 --identity alice2@example.org --pin-stdin >"$WORK/reg3.out" 2>&1
+check "register with verdict_key in mpin.conf: a backend announcing another key is refused" [ "$?" -ne 0 ]
+check "verdict_key in mpin.conf: the refusal names it" grep -q "or verdict_key in mpin.conf" "$WORK/reg3.out"
+cp "$WORK/mpin.conf.saved" "$WORK/mpin.conf"
 echo 1234 | ctl register alice2 --identity alice2@example.org --pin-stdin \
   --verdict-key "$("$BIN/mpin-server" verdict-key --data "$WORK/server")" >/dev/null 2>&1
 check "register --verdict-key: the server's own key is accepted" [ "$?" -eq 0 ]
