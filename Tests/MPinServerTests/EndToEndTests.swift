@@ -224,6 +224,11 @@ class EndToEndTests: XCTestCase {
             XCTAssertTrue(page.contains("lena@example.com"), page)
             XCTAssertTrue(page.contains(String(Hex.encode(MPin.hashID(lena.mpinID)).prefix(16))), page)
             XCTAssertTrue(page.contains("<form method=\"post\""), page)
+            // A crafted link cannot put markup on the page: the query goes back escaped.
+            let crafted = try await server.client.get(link + "&x=%22%3E%3Cscript%3Ealert(1)%3C/script%3E")
+            let craftedPage = String(decoding: crafted.body, as: UTF8.self)
+            XCTAssertFalse(craftedPage.contains("<script"), craftedPage)
+            XCTAssertTrue(craftedPage.contains("&lt;script") || craftedPage.contains("%3Cscript"), craftedPage)
             let stillInactive = try await server.client.get("/rps/signature/\(lena.mpinIDHex)?regOTT=\(lena.regOTT)")
             XCTAssertEqual(stillInactive.status, 401, "a GET of the link activates nothing")
             // The page's button: a POST of the same link, from a browser.
