@@ -29,6 +29,11 @@ public struct LoginConfig: Sendable, Equatable {
     /// How many digits a PIN has (`pin_length`, 4 to 8): enforced at registration, and what a
     /// PAM_AUTHTOK must look like to be tried as the PIN (PINFormat).
     public var pinLength = PINFormat.defaultLength
+    /// Members of these groups must pass M-Pin, registered or not (`require_group`;
+    /// EnforcementPolicy).
+    public var requireGroups: [String] = []
+    /// Members of these groups, unless also of a required one, are skipped (`exempt_group`).
+    public var exemptGroups: [String] = []
 
     public init() {}
 
@@ -83,6 +88,14 @@ public struct LoginConfig: Sendable, Equatable {
                 return "pin_length must be a number of digits from \(PINFormat.allowedLengths.lowerBound) to \(PINFormat.allowedLengths.upperBound)"
             }
             c.pinLength = n; return nil
+        },
+        "require_group": { c, v in
+            let (groups, problem) = EnforcementPolicy.parseGroups(v, key: "require_group")
+            c.requireGroups = groups; return problem
+        },
+        "exempt_group": { c, v in
+            let (groups, problem) = EnforcementPolicy.parseGroups(v, key: "exempt_group")
+            c.exemptGroups = groups; return problem
         },
     ]
 
