@@ -25,7 +25,7 @@ release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/releas
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
                python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket \
-               login util-linux
+               login util-linux polkitd pkexec dbus-daemon
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean

@@ -11,7 +11,8 @@
 #   3. Real hosts: su and login (on a pseudo-terminal, with libpam-wrapper's private PAM
 #      files), sudo -n (setuid: /etc/pam.d/sudo is replaced and restored) and sshd with
 #      AuthenticationMethods publickey,keyboard-interactive. A throwaway Unix user is created
-#      and removed. polkit's pkexec is not tested: see the note at the end.
+#      and removed. polkit's pkexec with its text agent on a private bus (see there for what
+#      this machine lets it show).
 # Needs root and the release builds of pam_mpin, mpin-pam-helper, mpinctl, mpin, mpin-server.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -307,5 +308,54 @@ check "... sshd logged keyboard-interactive/pam as the method that completed the
   grep -q "Accepted keyboard-interactive/pam for $TESTUSER" "$WORK/sshd-key.log"
 check "... key and a wrong PIN are refused" [ "$(ssh_key "$WORK/userkey" 1111)" = denied ]
 check "... a key that is not authorised never reaches the PIN prompt" [ "$(ssh_key "$WORK/otherkey" 2468)" = noprompt ]
+
+# polkit's pkexec with its text agent (pkttyagent), on a system bus and polkitd of the test's
+# own: in a private mount namespace, /run/dbus is a fresh tmpfs (pkexec and polkit-agent-helper-1
+# are setuid and ignore DBUS_SYSTEM_BUS_ADDRESS, so the bus must be at the standard path) and
+# polkit's PAM file, /usr/lib/pam.d/polkit-1, is the test's (bind mount; nothing changes outside
+# the namespace). Debian's polkit asks a member of group sudo, so the user joins it.
+# What this machine allows: polkit-agent-helper-1 runs the PAM stack with our module and, when it
+# succeeds, reports to polkitd, which here (no systemd-logind) answers "No session for cookie"
+# even with pam_permit in place of the module; so the test shows the module's prompt and verdict
+# inside pkexec, and counts a run of the command as root as success too.
+if command -v pkexec >/dev/null && [ -x /usr/lib/polkit-1/polkitd ] && [ -f /usr/lib/pam.d/polkit-1 ] \
+   && command -v unshare >/dev/null && command -v dbus-daemon >/dev/null; then
+  usermod -aG sudo "$TESTUSER"
+  printf 'auth required %s\naccount required pam_permit.so\nsession required pam_permit.so\n' "$HOSTLINE" > "$WORK/polkit-1.pam"
+  # pkexec_as PIN: prints accepted|refused|noprompt|error.
+  pkexec_as() {
+    unshare -m --propagation private bash -c '
+      mount -t tmpfs tmpfs /run/dbus && mount --bind "$1/polkit-1.pam" /usr/lib/pam.d/polkit-1 || { echo error; exit; }
+      dbus-daemon --system --fork >/dev/null 2>&1 || { echo error; exit; }
+      /usr/lib/polkit-1/polkitd --no-debug >/dev/null 2>&1 &
+      pk=$!
+      for _ in $(seq 1 50); do dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
+        string:org.freedesktop.PolicyKit1 2>/dev/null | grep -q true && break; sleep 0.1; done
+      runuser -u "$2" -- python3 - "$3" <<PY
+import pexpect, sys
+c = pexpect.spawn("pkexec", ["/usr/bin/id", "-un"], timeout=20, encoding="utf-8")
+try:
+    if c.expect(["M-Pin PIN: ", pexpect.EOF]) != 0:
+        print("noprompt"); sys.exit()
+    c.sendline(sys.argv[1])
+    c.expect(pexpect.EOF)
+    out = c.before
+    if "error response to PolicyKit daemon" in out or out.strip().endswith("root"):
+        print("accepted")
+    elif "AUTHENTICATION FAILED" in out:
+        print("refused")
+    else:
+        print("error")
+except pexpect.exceptions.ExceptionPexpect:
+    print("error")
+PY
+      kill $pk 2>/dev/null; kill $(cat /run/dbus/pid 2>/dev/null) 2>/dev/null
+    ' _ "$WORK" "$TESTUSER" "$1"
+  }
+  check "pkexec (text agent): the M-Pin prompt, and the right PIN passes polkit's PAM stack" [ "$(pkexec_as 2468)" = accepted ]
+  check "pkexec (text agent): a wrong PIN fails polkit's PAM stack" [ "$(pkexec_as 1111)" = refused ]
+else
+  echo "ok - # SKIP pkexec: needs pkexec, polkitd, dbus-daemon and unshare"
+fi
 
 summary
