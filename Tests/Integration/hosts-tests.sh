@@ -102,6 +102,32 @@ check_all "attacker: a failing name service (getgrnam_r EIO) is PAM_AUTHINFO_UNA
 conv nss-grouplist erin record
 check_all "attacker: a failing getgrouplist is PAM_AUTHINFO_UNAVAIL, not a skip" \
   '[ "$CODE" = "$PAM_AUTHINFO_UNAVAIL" ] && ! grep -q "outcome=IGNORED" <<<"$OUT"'
+# A caller that is not root (a screen locker) cannot check a token: the module steps aside,
+# except for a member of a required group, who is refused. The module, helper, test name
+# service and harness are copied where nobody can reach them (a directory of root's in /run).
+REACH=$(mktemp -d /run/mpin-hosts-it.XXXXXX) && chmod 755 "$REACH" || { echo "cannot make a directory in /run"; exit 1; }
+trap 'rm -rf "$REACH"; cleanup' EXIT
+cp "$PAM_SO" "$BIN/mpin-pam-helper" "$NSS_SO" "$WORK/pam-conv-check" "$REACH/" && chmod 755 "$REACH"/*
+NSS_SO="$REACH/nss-shim.so" nss_wrap "$REACH/mpin-pam-helper" "$REACH/helper" MPIN_TEST_GROUP="$MPIN_TEST_GROUP"
+mkdir -p "$OTHERS/pam.d" && chmod 755 "$OTHERS/pam.d"
+cp "$WORK/mpin.conf" "$OTHERS/mpin.conf" && chmod 644 "$OTHERS/mpin.conf"
+printf '%s\n' "$STACK $REACH/pam_mpin.so helper=$REACH/helper config=$OTHERS/mpin.conf nouserok $POLICY" \
+  "auth required pam_permit.so" > "$OTHERS/pam.d/locker"
+chmod 644 "$OTHERS/pam.d/locker"
+as_nobody() {
+  OUT=$(setpriv --reuid=nobody --regid=nogroup --clear-groups env LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 \
+        PAM_WRAPPER_SERVICE_DIR="$OTHERS/pam.d" PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 "$REACH/pam-conv-check" locker "$1" record 2>&1)
+  CODE=$(sed -n 's/^rc=\([0-9]*\) t=.*/\1/p' <<<"$OUT")
+  [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2
+  return 0
+}
+as_nobody carol
+check_all "require_group: a caller that is not root cannot step aside for a required member (PAM_AUTH_ERR, logged)" \
+  '[ "$CODE" = "$PAM_AUTH_ERR" ] && grep -q "user=carol outcome=AUTH_ERR (a member of require_group mpin-admins must pass M-Pin" <<<"$OUT"'
+as_nobody alice
+check_all "... an ordinary user still gets PAM_IGNORE there (the password decides)" \
+  '[ "$CODE" = 0 ] && grep -q "user=alice outcome=IGNORED (the caller runs as uid" <<<"$OUT"'
+
 conv nouser root record
 check_all "nouserok does not let root through without a registration (PAM_USER_UNKNOWN)" \
   '[ "$CODE" = "$PAM_USER_UNKNOWN" ] && grep -q "nouserok does not cover root" <<<"$OUT"'
@@ -205,6 +231,7 @@ restore() {
   restore_sudo_pam
   rm -f "/etc/sudoers.d/$TESTUSER"
   userdel -r "$TESTUSER" >/dev/null 2>&1
+  rm -rf "$REACH"
   cleanup
 }
 trap restore EXIT
