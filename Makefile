@@ -24,10 +24,11 @@ release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/releas
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
-               python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket
+               python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket \
+               login util-linux polkitd pkexec dbus-daemon
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -106,7 +107,7 @@ $(MODULE_SO): $(MODULE_OBJ) pam/pam_mpin.map
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-weblogin test-deb test-install test-fuzz
+test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -169,6 +170,14 @@ test-weblogin: $(MODULE_STDLIB) | packages
 # user and sudo's PAM file are restored afterwards.
 test-login: test-pam
 	bash Tests/Integration/login-tests.sh
+
+# Issue 26, every PAM host and who must pass (Tests/Integration/hosts-tests.sh): require_group,
+# exempt_group and nouserok_root with the test name service's groups (a look-alike group, a
+# failing name service); callers that cannot prompt (no conversation, sudo -n) in token and
+# device mode, and what reaches a recorded conversation in which order; then real su and login
+# on a pseudo-terminal, sudo -n, and sshd with publickey,keyboard-interactive. Needs root.
+test-hosts: test-pam
+	bash Tests/Integration/hosts-tests.sh
 
 # The version, from one place: MPinSDK.version in MPinClient (what `mpinctl version` prints);
 # the packages are VERSION-DEB_REVISION.

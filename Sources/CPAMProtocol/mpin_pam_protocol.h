@@ -21,7 +21,8 @@
  *                                in the conversation does not count)
  *                      RESULT    the PAM return code, one byte; the helper's last frame
  *   module -> helper   REPLY     the answer to CONVERSE or GET_ITEM: a status byte
- *                                (MPIN_PAM_ANSWERED or MPIN_PAM_NO_ANSWER), then the text
+ *                                (MPIN_PAM_ANSWERED, MPIN_PAM_NO_ANSWER, or for CONVERSE
+ *                                MPIN_PAM_CONVERSATION_FAILED), then the text
  */
 #ifndef MPIN_PAM_PROTOCOL_H
 #define MPIN_PAM_PROTOCOL_H
@@ -46,6 +47,9 @@ enum {
 enum {
     MPIN_PAM_ANSWERED = 0,
     MPIN_PAM_NO_ANSWER = 1,
+    /* The application has no conversation function, or it returned an error (sudo -n, a
+     * program without a terminal): nobody can be asked (issue 26). */
+    MPIN_PAM_CONVERSATION_FAILED = 2,
 };
 
 /* A frame's header: type and length. */

@@ -41,6 +41,11 @@ public struct LoginConfig: Sendable, Equatable {
     /// self-enrolment registers only with a backend that announces it. Needed unless every
     /// backend node is https with `cacert` or `capath`.
     public var verdictKey = ""
+    /// Members of these groups must pass M-Pin, registered or not (`require_group`;
+    /// EnforcementPolicy).
+    public var requireGroups: [String] = []
+    /// Members of these groups, unless also of a required one, are skipped (`exempt_group`).
+    public var exemptGroups: [String] = []
 
     public init() {}
 
@@ -115,6 +120,14 @@ public struct LoginConfig: Sendable, Equatable {
         "verdict_key": { c, v in
             guard Verdict.isPublicKey(v) else { return "verdict_key must be the 130 hex digits `mpin-server verdict-key` prints" }
             c.verdictKey = v.lowercased(); return nil
+        },
+        "require_group": { c, v in
+            let (groups, problem) = EnforcementPolicy.parseGroups(v, key: "require_group")
+            c.requireGroups = groups; return problem
+        },
+        "exempt_group": { c, v in
+            let (groups, problem) = EnforcementPolicy.parseGroups(v, key: "exempt_group")
+            c.exemptGroups = groups; return problem
         },
     ]
 

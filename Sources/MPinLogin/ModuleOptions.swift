@@ -6,6 +6,9 @@ public struct ModuleOptions: Sendable, Equatable {
     public var overrides: [(key: String, value: String)] = []
     /// Unknown users are ignored (PAM_IGNORE) instead of refused (PAM_USER_UNKNOWN).
     public var nouserok = false
+    /// `nouserok` covers root too (EnforcementPolicy): without it, root with no registration
+    /// is refused even on a `nouserok` line.
+    public var nouserokRoot = false
     /// Try the PIN from PAM_AUTHTOK first, prompting if there is none.
     public var tryFirstPass = false
     /// Take the PIN from PAM_AUTHTOK only; never prompt.
@@ -25,7 +28,7 @@ public struct ModuleOptions: Sendable, Equatable {
 
     public static func == (a: ModuleOptions, b: ModuleOptions) -> Bool {
         a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
-            && a.nouserok == b.nouserok && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
+            && a.nouserok == b.nouserok && a.nouserokRoot == b.nouserokRoot && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
             && a.debug == b.debug && a.helperPath == b.helperPath && a.unknown == b.unknown
             && a.accountFailOpen == b.accountFailOpen
     }
@@ -35,7 +38,7 @@ public struct ModuleOptions: Sendable, Equatable {
                              "cacert": "cacert", "capath": "capath", "rps_prefix": "rps_prefix",
                              "connect_timeout": "connect_timeout", "mode": "mode", "device_timeout": "device_timeout",
                              "pin_length": "pin_length", "enrol": "enrol", "enrol_identity": "enrol_identity",
-                             "verdict_key": "verdict_key"]
+                             "verdict_key": "verdict_key", "require_group": "require_group", "exempt_group": "exempt_group"]
 
     public init(arguments: [String]) {
         self.init()
@@ -47,6 +50,7 @@ public struct ModuleOptions: Sendable, Equatable {
             switch (name, value) {
             case ("config", let v?): configPath = v
             case ("nouserok", nil): nouserok = true
+            case ("nouserok_root", nil): nouserokRoot = true
             case ("try_first_pass", nil): tryFirstPass = true
             case ("use_first_pass", nil): useFirstPass = true
             case ("debug", nil): debug = true

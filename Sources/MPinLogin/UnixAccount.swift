@@ -12,8 +12,10 @@ public struct UnixAccount: Sendable, Equatable {
     /// `pw_name`: the account's name as the name service spells it.
     public let name: String
     public let uid: UInt32
+    /// `pw_gid`, the primary group (UnixGroups: getgrouplist starts from it).
+    public let gid: UInt32
 
-    public init(name: String, uid: UInt32) { self.name = name; self.uid = uid }
+    public init(name: String, uid: UInt32, gid: UInt32) { self.name = name; self.uid = uid; self.gid = gid }
 
     public enum LookupError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The name is not valid UTF-8 (or contains a NUL byte): refused, never decoded lossily.
@@ -60,7 +62,7 @@ public struct UnixAccount: Sendable, Equatable {
                 let nameBytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pwName).assumingMemoryBound(to: UInt8.self),
                                                           count: strlen(pwName)))
                 guard let canonical = validUTF8(nameBytes), !nameBytes.isEmpty else { throw .accountNameNotUTF8 }
-                return UnixAccount(name: canonical, uid: found.pointee.pw_uid)
+                return UnixAccount(name: canonical, uid: found.pointee.pw_uid, gid: found.pointee.pw_gid)
             }
             // getpwnam_r(3): 0, ENOENT, ESRCH, EBADF or EPERM mean "not found" in practice.
             switch rc {

@@ -8,7 +8,8 @@ import Glibc
 
 /// `mode = device`: the login is approved on the user's own device (MPinLogin.DeviceLogin).
 extension PAMSession {
-    func approveOnDevice(config: LoginConfig, user: String, started: MonotonicInstant) -> Int32 {
+    func approveOnDevice(config: LoginConfig, user: String, unregistered: EnforcementPolicy.Unregistered,
+                         started: MonotonicInstant) -> Int32 {
         var login = DeviceLogin(config: config, platform: platform(config))
         if options.debug { login.note = { debug($0) } }
         let remoteHost = item(PAM_RHOST)
@@ -37,14 +38,31 @@ extension PAMSession {
             }
             if !silent && !asksWithPrompt(remoteHost: remoteHost, tty: tty) {
                 tell(PAM_TEXT_INFO, message)
+            } else if silent && remoteHost.isEmpty && !tty.hasPrefix("/dev/") {
+                // PAM_SILENT without a terminal (sudo -n from a script, Ansible's become): a
+                // prompt could not be answered, and sudo -n fails a login whose module asked
+                // one, whatever the module returns. The number is the one thing the user
+                // needs, so it goes out once as an error message, which such callers show,
+                // and the wait starts at once (issue 26).
+                debug("PAM_SILENT without a terminal: the number is shown as a message, the login waits for the approval")
+                _ = channel.converse(style: PAM_ERROR_MSG, message)
             } else {
-                _ = channel.converse(style: PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ")
+                var cannotAsk = false
+                _ = channel.converse(style: PAM_PROMPT_ECHO_ON, message + "\nPress Enter once approved: ", conversationFailed: &cannotAsk)
+                // The application cannot prompt (sudo -n, no terminal): the number is the one
+                // thing the user needs, so it goes out once as an error message, which such
+                // callers still show, PAM_SILENT or not; the wait goes on without a prompt.
+                if cannotAsk {
+                    debug("the conversation cannot prompt; the number is shown as a message, the login waits for the approval")
+                    _ = channel.converse(style: PAM_ERROR_MSG, message)
+                }
             }
         }
-        var code = pamCode(outcome)
+        var code = pamCode(outcome, unregistered: unregistered)
         // A refusal, another identity or no approval in time are authentication failures.
         if case .failed = outcome { code = PAM_AUTH_ERR }
-        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, mode: " mode=device")
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, mode: " mode=device",
+                   unregistered: unregistered)
         switch outcome {
         case .success: break
         case .unavailable: tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")

@@ -40,9 +40,20 @@ struct ModuleChannel {
     /// Asks through the conversation; the answer (to a prompt) comes back as a secret, because
     /// it may be a PIN.
     func converse(style: Int32, _ text: String) -> SecretBytes? {
+        var failed = false
+        return converse(style: style, text, conversationFailed: &failed)
+    }
+
+    /// The same, telling a failed conversation apart from no answer: `conversationFailed` is
+    /// set when the application has no conversation, or it failed (sudo -n): nobody can be
+    /// asked (issue 26).
+    func converse(style: Int32, _ text: String, conversationFailed: inout Bool) -> SecretBytes? {
         send(UInt8(MPIN_PAM_FRAME_CONVERSE), [UInt8(style)] + Array(text.utf8.prefix(Int(MPIN_PAM_MAX_PAYLOAD) - 1)))
         guard style == PAM_PROMPT_ECHO_OFF || style == PAM_PROMPT_ECHO_ON else { return nil }
-        return reply()
+        var status: UInt8 = 0
+        let answer = reply(status: &status)
+        conversationFailed = status == UInt8(MPIN_PAM_CONVERSATION_FAILED)
+        return answer
     }
 
     /// A PAM item: PAM_USER (pam_get_user), PAM_SERVICE, PAM_RHOST, PAM_TTY or PAM_AUTHTOK.
@@ -76,9 +87,16 @@ struct ModuleChannel {
     /// The answer to CONVERSE or GET_ITEM; nil for no answer. A broken channel ends the helper:
     /// the module is gone or has given up, so there is no one left to answer.
     private func reply() -> SecretBytes? {
-        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_REPLY), let status = frame.payload.first else { exit(1) }
+        var status: UInt8 = 0
+        return reply(status: &status)
+    }
+
+    /// The same, with the REPLY's status byte.
+    private func reply(status: inout UInt8) -> SecretBytes? {
+        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_REPLY), let first = frame.payload.first else { exit(1) }
         defer { frame.payload.wipe() }
-        guard status == UInt8(MPIN_PAM_ANSWERED) else { return nil }
+        status = first
+        guard first == UInt8(MPIN_PAM_ANSWERED) else { return nil }
         return SecretBytes(copying: frame.payload.dropFirst())
     }
 

@@ -104,26 +104,24 @@ struct PAMSession {
         }
     }
 
-    /// Whether the store is closed to this process, so the module stays out of the way
-    /// (PAM_IGNORE: the stack's next module, usually the password, decides; issue 24, finding 6):
-    /// a caller that is not root (screen lockers run PAM as the user) in token mode, whose
-    /// token must be read and written in root's store; or, in any mode, a store that answers
-    /// EACCES/EPERM. Logs the reason.
-    func storeClosed(_ config: LoginConfig, user: String, call: String) -> Bool {
+    /// Why the store is closed to this process, or nil: a caller that is not root (screen
+    /// lockers run PAM as the user) in token mode, whose token must be read and written in
+    /// root's store; or, in any mode, a store that answers EACCES/EPERM. Then the module stays
+    /// out of the way (PAM_IGNORE: the stack's next module, usually the password, decides;
+    /// issue 24, finding 6), except for a member of a required group (EnforcementPolicy).
+    func storeClosed(_ config: LoginConfig, user: String) -> String? {
         let euid = geteuid()
         if euid != 0 && config.mode == .token {
-            log(LOG_NOTICE, "\(call)user=\(user) outcome=IGNORED (the caller runs as uid \(euid), not root: the store is root's)")
-            return true
+            return "the caller runs as uid \(euid), not root: the store is root's"
         }
         do {
             _ = try AccountMap(storage: platform(config).nonSecureStorage).account(for: user)
         } catch where error.isPermissionDenied {
-            log(LOG_NOTICE, "\(call)user=\(user) outcome=IGNORED (the store refuses uid \(euid): \(error.description))")
-            return true
+            return "the store refuses uid \(euid): \(error.description)"
         } catch {
             // Any other store error is the login's to report.
         }
-        return false
+        return nil
     }
 
     func platform(_ config: LoginConfig) -> LinuxPlatform {
@@ -140,19 +138,40 @@ struct PAMSession {
         logHardeningFailure()
         guard let config = loadConfig() else { return PAM_SERVICE_ERR }
         allowTime(config)
-        let (account, refusal) = unixAccount(unknownCode: options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN,
+        let policy = EnforcementPolicy(options: options, config: config)
+        let (account, refusal) = unixAccount(unknownCode: code(policy.unregistered(uid: nil, standing: .ordinary)),
                                              unavailableCode: PAM_AUTHINFO_UNAVAIL)
         guard let account else { return refusal }
         let user = account.name
         debug("authenticating \(user) (uid \(account.uid))")
-        if storeClosed(config, user: user, call: "") { return PAM_IGNORE }
-        if config.mode == .device { return approveOnDevice(config: config, user: user, started: started) }
-        if config.enrol, let code = enrolIfUnregistered(config, user: user, started: started) { return code }
+        guard let standing = standing(policy, account) else { return PAM_AUTHINFO_UNAVAIL }
+        if case .exempt(let group) = standing {
+            log(LOG_NOTICE, "user=\(user) outcome=IGNORED (a member of exempt_group \(group): not asked for M-Pin)")
+            return PAM_IGNORE
+        }
+        if let why = storeClosed(config, user: user) {
+            guard policy.mayStepAside(standing: standing) else {
+                log(LOG_NOTICE, "user=\(user) outcome=AUTH_ERR (\(standing.described) must pass M-Pin, but \(why))")
+                return PAM_AUTH_ERR
+            }
+            log(LOG_NOTICE, "user=\(user) outcome=IGNORED (\(why))")
+            return PAM_IGNORE
+        }
+        let unregistered = policy.unregistered(uid: account.uid, standing: standing)
+        if config.mode == .device {
+            return approveOnDevice(config: config, user: user, unregistered: unregistered, started: started)
+        }
+        // `enrol`: a user with no registration may enrol here (SelfEnrolment); a required member
+        // who does not is refused as the policy says.
+        if config.enrol, let code = enrolIfUnregistered(config, user: user, unregistered: unregistered, started: started) {
+            return code
+        }
         var login = Login(config: config, platform: platform(config))
         // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
         if options.debug { login.trace = { event in debug(event.description) } }
         var firstPass = false
-        var (outcome, identity) = login.run(unixUser: user) { readPIN(config, firstPass: &firstPass) }
+        var cannotAsk = false
+        var (outcome, identity) = login.run(unixUser: user) { readPIN(config, firstPass: &firstPass, cannotAsk: &cannotAsk) }
         if outcome == .wrongPIN, firstPass, !options.useFirstPass {
             // try_first_pass: the stacked password looked like a PIN and was a wrong one (one
             // wrong PIN counted). The user is asked now; an answer that is the same text is
@@ -160,7 +179,9 @@ struct PAMSession {
             debug("try_first_pass: PAM_AUTHTOK was a wrong PIN; asking for the PIN")
             var repeated = false
             (outcome, identity) = login.run(unixUser: user) {
-                guard let answer = channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt) else { return nil }
+                guard let answer = channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt, conversationFailed: &cannotAsk) else {
+                    return nil
+                }
                 if let token = channel.item(PAM_AUTHTOK), token.hasSameBytes(as: answer) {
                     repeated = true
                     return nil
@@ -172,8 +193,15 @@ struct PAMSession {
                 outcome = .wrongPIN
             }
         }
-        let code = pamCode(outcome)
-        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started)
+        if outcome == .pinCanceled && cannotAsk {
+            // No terminal, sudo -n, a program without a conversation: a PIN cannot be typed,
+            // so the login ends now, with a code the stack can tell from a wrong PIN.
+            log(LOG_NOTICE, "user=\(user) identity=\(identity) outcome=CONV_ERR (the application cannot prompt for the PIN: "
+                + "no conversation, or it failed, as under sudo -n)")
+            return PAM_CONV_ERR
+        }
+        let code = pamCode(outcome, unregistered: unregistered)
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, unregistered: unregistered)
         switch outcome {
         case .wrongPIN: tell(PAM_ERROR_MSG, "Wrong PIN.")
         case .blocked: tell(PAM_ERROR_MSG, "Your M-Pin identity is blocked; ask an administrator.")
@@ -186,25 +214,56 @@ struct PAMSession {
 
     /// The one syslog line of a login: user, identity, outcome, duration and, for a failure, why.
     func logOutcome(_ code: Int32, user: String, identity: String, outcome: Login.Outcome, started: MonotonicInstant,
-                    mode: String = "") {
+                    mode: String = "", unregistered: EnforcementPolicy.Unregistered) {
         let ms = (MonotonicInstant.now - started).components
         let elapsed = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
         var detail = ""
         if case .unavailable(let why) = outcome { detail = " (\(why))" }
         if case .failed(let why) = outcome { detail = " (\(why))" }
+        if outcome == .unknownUser {
+            switch unregistered {
+            case .ignore: detail = " (nouserok: no registration)"
+            case .unknown(let why), .refuse(let why): detail = " (\(why))"
+            }
+        }
         log(code == PAM_SUCCESS ? LOG_INFO : LOG_NOTICE,
             "user=\(user) identity=\(identity.isEmpty ? "-" : identity)\(mode) outcome=\(outcome.name) duration_ms=\(elapsed)\(detail)")
     }
 
-    func pamCode(_ outcome: Login.Outcome) -> Int32 {
+    func pamCode(_ outcome: Login.Outcome, unregistered: EnforcementPolicy.Unregistered) -> Int32 {
         switch outcome {
         case .success: PAM_SUCCESS
         case .wrongPIN, .pinCanceled: PAM_AUTH_ERR
         case .blocked: PAM_MAXTRIES
         case .revoked: PAM_PERM_DENIED
-        case .unknownUser: options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN
+        case .unknownUser: code(unregistered)
         case .unavailable: PAM_AUTHINFO_UNAVAIL
         case .failed: PAM_AUTH_ERR
+        }
+    }
+
+    /// The code for a user with no registration, as EnforcementPolicy decided.
+    func code(_ unregistered: EnforcementPolicy.Unregistered) -> Int32 {
+        switch unregistered {
+        case .ignore: PAM_IGNORE
+        case .unknown: PAM_USER_UNKNOWN
+        case .refuse: PAM_AUTH_ERR
+        }
+    }
+
+    /// Where `account` stands in the line's policy, its groups resolved by the name service
+    /// (UnixGroups); nil when the name service failed, which is logged and is
+    /// PAM_AUTHINFO_UNAVAIL, never a skip. No lookup when the policy names no group.
+    func standing(_ policy: EnforcementPolicy, _ account: UnixAccount) -> EnforcementPolicy.Standing? {
+        let groups = policy.groupsToResolve
+        guard !groups.isEmpty else { return .ordinary }
+        do {
+            let standing = policy.standing(memberOf: try UnixGroups.membership(of: account, in: groups))
+            debug("user=\(account.name) groups: \(standing.described)")
+            return standing
+        } catch {
+            log(LOG_ERR, "user=\(account.name) outcome=UNAVAILABLE (\(error.description); require_group/exempt_group cannot be decided)")
+            return nil
         }
     }
 
@@ -221,8 +280,9 @@ struct PAMSession {
     /// echo off; the module wipes its copy of the answer, this process keeps it only as a
     /// SecretBytes. A PAM_AUTHTOK is the stack's password, typed for another module: it is
     /// sent as the PIN only when it is one (`pin_length` digits), else try_first_pass asks and
-    /// use_first_pass sends nothing (issue 24, finding 8). `firstPass` tells which was taken.
-    func readPIN(_ config: LoginConfig, firstPass: inout Bool) -> SecretBytes? {
+    /// use_first_pass sends nothing (issue 24, finding 8). `firstPass` tells which was taken;
+    /// `cannotAsk` is set when the conversation is missing or failed (issue 26).
+    func readPIN(_ config: LoginConfig, firstPass: inout Bool, cannotAsk: inout Bool) -> SecretBytes? {
         if options.useFirstPass || options.tryFirstPass {
             if let token = channel.item(PAM_AUTHTOK), !token.isEmpty {
                 if PINFormat.isValid(token, length: config.pinLength) {
@@ -235,7 +295,7 @@ struct PAMSession {
             }
             if options.useFirstPass { return nil }
         }
-        return channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt)
+        return channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt, conversationFailed: &cannotAsk)
     }
 
     /// pam_sm_acct_mgmt: a blocked or revoked identity is PAM_PERM_DENIED; anyone else gets no
@@ -251,7 +311,10 @@ struct PAMSession {
             return code == PAM_SERVICE_ERR ? accountError("the user could not be resolved") : code
         }
         let user = account.name
-        if storeClosed(config, user: user, call: "account ") { return PAM_IGNORE }
+        if let why = storeClosed(config, user: user) {
+            log(LOG_NOTICE, "account user=\(user) outcome=IGNORED (\(why))")
+            return PAM_IGNORE
+        }
         let state: Login.AccountState
         do {
             state = try Login(config: config, platform: platform(config)).accountState(unixUser: user)
@@ -275,5 +338,16 @@ struct PAMSession {
         }
         log(LOG_ERR, "account: \(why); refused (PAM_SERVICE_ERR)")
         return PAM_SERVICE_ERR
+    }
+}
+
+extension EnforcementPolicy.Standing {
+    /// For log lines: which group put the user where.
+    var described: String {
+        switch self {
+        case .required(let group): "a member of require_group \(group)"
+        case .exempt(let group): "a member of exempt_group \(group)"
+        case .ordinary: "a member of no require_group or exempt_group"
+        }
     }
 }

@@ -12,13 +12,14 @@ import Glibc
 extension PAMSession {
     /// The PAM code of an enrolment, or nil when `user` has a registration already (or the
     /// store cannot say: the login reports that), so the usual login runs.
-    func enrolIfUnregistered(_ config: LoginConfig, user: String, started: MonotonicInstant) -> Int32? {
+    func enrolIfUnregistered(_ config: LoginConfig, user: String, unregistered: EnforcementPolicy.Unregistered,
+                             started: MonotonicInstant) -> Int32? {
         let platform = platform(config)
         guard (try? AccountMap(storage: platform.nonSecureStorage).account(for: user)) == .some(nil) else { return nil }
         let enrolment = Enrolment(config: config, platform: platform)
         if let refusal = enrolment.refusal {
             log(LOG_ERR, "user=\(user) outcome=ENROL_REFUSED (\(refusal))")
-            return options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN
+            return code(unregistered)
         }
         tell(PAM_TEXT_INFO, "No M-Pin identity for \(user) yet: enrol with the registration code your administrator gave you.")
         let rule = PINFormat.rule(length: config.pinLength)
@@ -51,16 +52,17 @@ extension PAMSession {
         switch outcome {
         case .registered:
             guard let loginOutcome else { return PAM_AUTH_ERR }
-            let code = pamCode(loginOutcome)
-            logOutcome(code, user: user, identity: identity, outcome: loginOutcome, started: started, mode: " enrolled")
-            return code
+            let result = pamCode(loginOutcome, unregistered: unregistered)
+            logOutcome(result, user: user, identity: identity, outcome: loginOutcome, started: started, mode: " enrolled",
+                       unregistered: unregistered)
+            return result
         case .codeRefused:
             tell(PAM_ERROR_MSG, "The registration code was refused.")
             return PAM_AUTH_ERR
         case .canceled, .pinFormat:
             tell(PAM_ERROR_MSG, outcome == .pinFormat ? "The PIN must be \(rule)." : "Enrolment canceled.")
             return PAM_AUTH_ERR
-        case .notAllowed: return options.nouserok ? PAM_IGNORE : PAM_USER_UNKNOWN
+        case .notAllowed: return code(unregistered)
         case .unavailable:
             tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
             return PAM_AUTHINFO_UNAVAIL

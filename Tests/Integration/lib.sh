@@ -202,7 +202,8 @@ threads_of() {
 }
 
 # start_sshd PORT PAM_DIR NAME: a real sshd on 127.0.0.1:PORT, keyboard-interactive through PAM
-# only, whose PAM files libpam_wrapper reads from PAM_DIR; its log is $WORK/NAME.log. Sets
+# only (with SSHD_AUTH_METHODS set: those AuthenticationMethods, public keys allowed), whose PAM
+# files libpam_wrapper reads from PAM_DIR; its log is $WORK/NAME.log. Sets
 # SSHD_PID (also added to PIDS) and returns once sshd accepts connections.
 start_sshd() {
   local port=$1 pamdir=$2 name=$3
@@ -216,8 +217,8 @@ PidFile $WORK/$name.pid
 UsePAM yes
 KbdInteractiveAuthentication yes
 PasswordAuthentication no
-PubkeyAuthentication no
-AuthenticationMethods keyboard-interactive
+PubkeyAuthentication $([ "${SSHD_AUTH_METHODS:-}" ] && echo yes || echo no)
+AuthenticationMethods ${SSHD_AUTH_METHODS:-keyboard-interactive}
 StrictModes no
 CONF
   LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$pamdir" \

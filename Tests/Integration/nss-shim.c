@@ -3,10 +3,18 @@
  * first, then from the system's name service, so that the suites' users (alice, carol, ...)
  * exist without a change to /etc. With MPIN_TEST_NSS_NOCASE set, names are compared without
  * regard to ASCII case, as sssd with case_sensitive = false and winbind do: getpwnam("ALICE")
- * answers alice's entry, whose pw_name is "alice". */
+ * answers alice's entry, whose pw_name is "alice".
+ *
+ * Groups (issue 26, require_group and exempt_group): getgrnam_r and getgrouplist answer from
+ * the group(5) file MPIN_TEST_GROUP first (getgrouplist adds the groups of that file that list
+ * the user to the system's answer), so that a test user can be put in groups without a change
+ * to /etc. MPIN_TEST_NSS_FAIL=getgrnam makes getgrnam_r fail with EIO, as a name service whose
+ * server is down does; MPIN_TEST_NSS_FAIL=getgrouplist makes getgrouplist return -1 without
+ * asking for a larger buffer. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,4 +71,71 @@ int getpwnam_r(const char *name, struct passwd *pwd, char *buf, size_t buflen, s
     }
     getpwnam_r_fn next = (getpwnam_r_fn)dlsym(RTLD_NEXT, "getpwnam_r");
     return next == NULL ? ENOENT : next(name, pwd, buf, buflen, result);
+}
+
+typedef int (*getgrnam_r_fn)(const char *, struct group *, char *, size_t, struct group **);
+typedef int (*getgrouplist_fn)(const char *, gid_t, gid_t *, int *);
+
+static int failing(const char *what) {
+    const char *fail = getenv("MPIN_TEST_NSS_FAIL");
+    return fail != NULL && strcmp(fail, what) == 0;
+}
+
+int getgrnam_r(const char *name, struct group *grp, char *buf, size_t buflen, struct group **result) {
+    *result = NULL;
+    if (failing("getgrnam")) return EIO;
+    const char *file = getenv("MPIN_TEST_GROUP");
+    FILE *f = file != NULL ? fopen(file, "re") : NULL;
+    if (f != NULL) {
+        struct group entry, *g;
+        char line[1024];
+        int rc = ENOENT;
+        while (fgetgrent_r(f, &entry, line, sizeof line, &g) == 0) {
+            if (strcmp(g->gr_name, name) != 0) continue;
+            /* Name and gid only: the module asks for nothing else. */
+            size_t at = 0;
+            *grp = *g;
+            grp->gr_mem = NULL;
+            if ((grp->gr_name = place(g->gr_name, buf, buflen, &at)) == NULL ||
+                (grp->gr_passwd = place(g->gr_passwd, buf, buflen, &at)) == NULL) {
+                rc = ERANGE;
+            } else {
+                *result = grp;
+                rc = 0;
+            }
+            break;
+        }
+        fclose(f);
+        if (rc != ENOENT) return rc;
+    }
+    getgrnam_r_fn next = (getgrnam_r_fn)dlsym(RTLD_NEXT, "getgrnam_r");
+    return next == NULL ? ENOENT : next(name, grp, buf, buflen, result);
+}
+
+int getgrouplist(const char *user, gid_t group, gid_t *groups, int *ngroups) {
+    if (failing("getgrouplist")) return -1;
+    getgrouplist_fn next = (getgrouplist_fn)dlsym(RTLD_NEXT, "getgrouplist");
+    gid_t found[256];
+    int count = 256;
+    if (next == NULL || next(user, group, found, &count) < 0) {
+        found[0] = group;
+        count = 1;
+    }
+    const char *file = getenv("MPIN_TEST_GROUP");
+    FILE *f = file != NULL ? fopen(file, "re") : NULL;
+    if (f != NULL) {
+        struct group entry, *g;
+        char line[1024];
+        while (count < 256 && fgetgrent_r(f, &entry, line, sizeof line, &g) == 0) {
+            for (char **m = g->gr_mem; m != NULL && *m != NULL; m++) {
+                if (strcmp(*m, user) == 0) { found[count++] = g->gr_gid; break; }
+            }
+        }
+        fclose(f);
+    }
+    int room = *ngroups;
+    *ngroups = count;
+    if (count > room) return -1;
+    memcpy(groups, found, (size_t)count * sizeof *groups);
+    return count;
 }

@@ -72,7 +72,7 @@ final class HostSecurityTests: XCTestCase {
     /// unknown, not an error.
     func testUnixAccountLookup() throws {
         let root = try UnixAccount.lookup(bytes: Array("root".utf8))
-        XCTAssertEqual(root, UnixAccount(name: "root", uid: 0))
+        XCTAssertEqual(root, UnixAccount(name: "root", uid: 0, gid: 0))
         XCTAssertEqual(try UnixAccount.lookup("root"), root)
         XCTAssertThrowsError(try UnixAccount.lookup("no-such-user-\(getpid())-mpin")) { error in
             XCTAssertEqual(error as? UnixAccount.LookupError, .unknown)

@@ -220,11 +220,16 @@ struct Helper {
         switch request {
         case .converse(let style):
             var answer: UnsafeMutablePointer<CChar>? = nil
-            if converse(pamh, style: style, text: text, answer: &answer) != PAM_SUCCESS { answer = nil }
+            // A missing or failing conversation is told apart from an empty answer: the helper
+            // then ends at once instead of waiting for a PIN nobody can type (issue 26).
+            let conversed = converse(pamh, style: style, text: text, answer: &answer) == PAM_SUCCESS
+            if !conversed { answer = nil }
             // Waiting for the user does not count against the helper's budget.
             extendDeadline(since: asked)
             var sent = true
-            if style == PAM_PROMPT_ECHO_OFF || style == PAM_PROMPT_ECHO_ON { sent = sendReply(answer) }
+            if style == PAM_PROMPT_ECHO_OFF || style == PAM_PROMPT_ECHO_ON {
+                sent = sendReply(answer, status: conversed ? nil : UInt8(MPIN_PAM_CONVERSATION_FAILED))
+            }
             wipeAndFree(answer)
             return sent ? nil : .failed(.brokeProtocol)
         case .getItem(let item):
@@ -321,8 +326,10 @@ struct Helper {
         return true
     }
 
-    private func sendReply(_ text: UnsafePointer<CChar>?) -> Bool {
-        var status = UInt8(text != nil ? MPIN_PAM_ANSWERED : MPIN_PAM_NO_ANSWER)
+    /// REPLY with `text`; its status is ANSWERED or NO_ANSWER from `text`, unless `status`
+    /// names another.
+    private func sendReply(_ text: UnsafePointer<CChar>?, status given: UInt8? = nil) -> Bool {
+        var status = given ?? UInt8(text != nil ? MPIN_PAM_ANSWERED : MPIN_PAM_NO_ANSWER)
         let count = text.map { strnlen($0, Int(MPIN_PAM_MAX_PAYLOAD) - 1) } ?? 0
         return withUnsafeBytes(of: &status) { sendFrame(UInt8(MPIN_PAM_FRAME_REPLY), $0.baseAddress, 1, text.map(UnsafeRawPointer.init), count) }
     }
