@@ -134,17 +134,17 @@ public enum PAMStackAnalysis {
                                     fix: endWithDeny))
         }
         let wrongPIN = outcome { _ in .authErr }
-        // Root without a registration: nouserok skips root only with nouserok_root.
+        // Root without a registration: nouserok skips root only together with nouserok_root.
         var summary = "backend down -> \(down.text); no registration -> \(unregistered.text)"
         if rootAuthenticates {
-            let root = outcome { $0.has("nouserok_root") ? .ignore : .userUnknown }
+            let root = outcome { $0.has("nouserok") && $0.has("nouserok_root") ? .ignore : .userUnknown }
             if root.text != unregistered.text { summary += "; root without registration -> \(root.text)" }
             // When a password alone gets past a wrong PIN, that finding (below) covers root too.
             let passwordAloneForAll = wrongPIN.openRun != nil || wrongPIN.passwordRun != nil
             if let run = root.openRun, unregistered.openRun == nil, !passwordAloneForAll {
                 findings.append(Finding(message: "root without a registration logs in with no credential\(conditionsText(run))", fix: endWithDeny))
             } else if let run = root.passwordRun, !passwordAloneForAll {
-                let skip = mpinLines.filter { $0.has("nouserok_root") }.map(\.place)
+                let skip = mpinLines.filter { $0.has("nouserok") && $0.has("nouserok_root") }.map(\.place)
                 findings.append(Finding(message: "root without a registration logs in with \(grantors(run)) alone\(conditionsText(run))"
                                         + (skip.isEmpty ? "" : " (nouserok_root at \(skip.joined(separator: ", ")))"),
                                         fix: skip.isEmpty ? "end the stack when pam_mpin answers PAM_USER_UNKNOWN (`user_unknown=die` or `default=die`), and register root"

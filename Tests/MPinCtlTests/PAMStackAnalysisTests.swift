@@ -103,9 +103,13 @@ final class PAMStackAnalysisTests: XCTestCase {
         }, messages(r))
         let notForRoot = try analyse(["login": line], service: "login", root: false)
         XCTAssertEqual(notForRoot.findings, [], messages(notForRoot))
+        // nouserok alone (the pam-auth-update profile) does not cover root; nouserok_root alone does nothing.
         let plain = try analyse(["login": line.replacingOccurrences(of: " nouserok_root", with: "")], service: "login")
         XCTAssertEqual(plain.findings, [], messages(plain))
-        XCTAssertTrue(plain.summary.hasSuffix("root without registration -> refused"), plain.summary)
+        XCTAssertEqual(plain.summary, "backend down -> falls through to pam_unix.so; no registration -> falls through to pam_unix.so; root without registration -> refused")
+        let rootOnly = try analyse(["login": line.replacingOccurrences(of: "nouserok nouserok_root", with: "nouserok_root")], service: "login")
+        XCTAssertEqual(rootOnly.findings, [], messages(rootOnly))
+        XCTAssertEqual(rootOnly.summary, "backend down -> falls through to pam_unix.so; no registration -> refused", "root as everyone else")
     }
 
     /// Arguments another part of the module adds (require_group=, exempt_group=) are read where
