@@ -133,14 +133,19 @@ extension Doctor {
         let sshdUsesMPin = PAMStack.auth(service: "sshd") { read($0.hasPrefix("/") ? $0 : pamDir + "/" + $0) }
             .modules.contains(where: \.isMPin)
         var sshd: SSHDCheck?
+        // Reported after the stacks, with sshd's other lines.
+        var sshdLines: [(ok: Bool, detail: String, fix: String)] = []
         if sshdUsesMPin, let binary = SSHDCheck.installedSSHD() {
             let run = SSHDCheck.effectiveSettings(sshd: binary, config: sshdConfig)
             if run.status == 0 {
                 sshd = SSHDCheck(output: run.output)
+                sshdLines = sshd?.results.map { ($0.ok, $0.detail, $0.fix) } ?? []
             } else {
                 let why = run.error.split(separator: "\n").first.map(String.init) ?? "exit status \(run.status)"
-                report(false, "sshd", "`\(binary) -T` failed: \(why)", "run `sshd -t` as root and correct what it names")
+                sshdLines = [(false, "`\(binary) -T` failed: \(why)", "run `sshd -t` as root and correct what it names")]
             }
+        } else if sshdUsesMPin {
+            sshdLines = [(true, "\(pamDir)/sshd loads pam_mpin, but sshd is not installed; its settings are not checked", "")]
         }
         // Root authenticates through sshd's stack only with PermitRootLogin yes, and never through
         // sudo's (sudo asks the calling user, and root is not asked at all).
@@ -150,15 +155,13 @@ extension Doctor {
         for r in reports {
             report(r.findings.isEmpty && r.problems.isEmpty, "stack", "\(r.service): \(r.summary)", "see the lines below")
             for problem in r.problems {
-                report(false, "stack", "\(r.service): \(problem)", "correct the line; libpam fails the whole stack on it")
+                report(false, "stack", "\(r.service): \(problem)", "correct the line; libpam cannot use it as written")
             }
             for finding in r.findings {
                 report(false, "fail-open", "\(r.service): \(finding.message)", finding.fix)
             }
         }
-        for result in sshd?.results ?? [] {
-            report(result.ok, "sshd", result.detail, result.fix)
-        }
+        for line in sshdLines { report(line.ok, "sshd", line.detail, line.fix) }
     }
 }
 
