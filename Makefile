@@ -25,10 +25,11 @@ release_product = $(if $(NOBUILD),@echo "NOBUILD: $(1) as found in .build/releas
 APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite3-dev pamtester libpam-wrapper openssl socat \
                openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
                python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket \
-               login util-linux polkitd pkexec dbus-daemon
+               login util-linux polkitd pkexec dbus-daemon \
+               selinux-policy-dev selinux-policy-default setools checkpolicy semodule-utils
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -107,12 +108,18 @@ $(MODULE_SO): $(MODULE_OBJ) pam/pam_mpin.map
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install test-fuzz
+test: deps test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
 test-man:
 	bash Tests/Man/check-man.sh
+
+# The SELinux policy module (packaging/selinux) compiled as `make deb` compiles it, linked into
+# Debian's reference policy and questioned with sesearch (Tests/Integration/selinux-tests.sh);
+# checked, not enforced: this machine need not run SELinux.
+test-selinux: | packages
+	bash Tests/Integration/selinux-tests.sh
 
 test-unit: $(MODULE_STDLIB)
 	$(SHARED_CHECK)

@@ -210,8 +210,9 @@ let package = Package(
             // Creates and drops the throwaway databases of the PostgreSQL variants (MPIN_TEST_POSTGRES).
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
-        // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server.
-        .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport"]),
+        // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server;
+        // and doctor's analysis of pam.d stacks and sshd settings (MPinCtlCommands), in process.
+        .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport", "MPinCtlCommands"]),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",

@@ -87,6 +87,18 @@ strip_exe "$P/usr/sbin/mpinctl"
 ln -s ../sbin/mpinctl "$P/usr/bin/mpin"
 install -m 0644 "$ROOT/Config/mpin.conf" "$P/etc/mpin/mpin.conf"
 install -m 0644 "$ROOT/pam/pam-auth-update/mpin" "$P/usr/share/pam-configs/mpin"
+# The SELinux policy module (packaging/selinux), compiled with selinux-policy-dev's Makefile for
+# the reference policy; not loaded by the package: `semodule -i /usr/share/selinux/packages/mpin.pp`.
+SELINUX_DEVEL=/usr/share/selinux/devel/Makefile
+[ -f "$SELINUX_DEVEL" ] || { echo "build-deb: $SELINUX_DEVEL is missing (apt-get install selinux-policy-dev)" >&2; exit 1; }
+SELINUX_BUILD="$OUT/selinux"
+rm -rf "$SELINUX_BUILD" && mkdir -p "$SELINUX_BUILD"
+cp "$ROOT/packaging/selinux/mpin.te" "$ROOT/packaging/selinux/mpin.fc" "$ROOT/packaging/selinux/mpin.if" "$SELINUX_BUILD/"
+make -s -C "$SELINUX_BUILD" -f "$SELINUX_DEVEL" mpin.pp >/dev/null \
+  || { echo "build-deb: the SELinux module did not compile" >&2; exit 1; }
+install -d -m 0755 "$P/usr/share/selinux/packages"
+install -m 0644 "$SELINUX_BUILD/mpin.pp" "$P/usr/share/selinux/packages/mpin.pp"
+rm -rf "$SELINUX_BUILD"
 manpages libpam-mpin 5 mpin.conf.5
 manpages libpam-mpin 8 pam_mpin.8 mpinctl.8
 finish libpam-mpin "$PAMDIR/pam_mpin.so" usr/libexec/mpin/mpin-pam-helper usr/sbin/mpinctl

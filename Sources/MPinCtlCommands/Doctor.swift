@@ -15,6 +15,9 @@ struct Doctor: ParsableCommand {
     @Option(help: "The PAM configuration directory whose references to pam_mpin are checked.")
     var pamDir = "/etc/pam.d"
 
+    @Option(help: "The sshd configuration `sshd -T` reads, instead of its own default (/etc/ssh/sshd_config).")
+    var sshdConfig: String?
+
     func run() throws {
         var failures = 0
         func report(_ ok: Bool, _ name: String, _ detail: String, fix: String = "") {
@@ -63,6 +66,8 @@ struct Doctor: ParsableCommand {
                    fix: r.written.hasPrefix("/") ? "correct the path or run `make install`"
                                                  : "write `pam_mpin.so` (installed) or an absolute path; relative paths are taken from \(moduleDirectory ?? "the module directory")")
         }
+
+        checkStacks { report($0, $1, $2, fix: $3) }
 
         // pam_mpin.so runs mpin-pam-helper for every call; it refuses one it cannot trust.
         var helpers = Set(references.map(\.helper))
@@ -114,6 +119,49 @@ struct Doctor: ParsableCommand {
             report(false, "backend", error.description, fix: "check the URL, the network, and the CA settings (cacert/capath)")
         }
         if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }
+    }
+}
+
+extension Doctor {
+    /// What each service's auth stack does when pam_mpin cannot say yes, and the combinations
+    /// that let a login through without the PIN (PAMStackAnalysis); for sshd, the settings
+    /// without which pam_mpin is never asked (SSHDCheck).
+    func checkStacks(report: (Bool, String, String, String) -> Void) {
+        let read: (String) -> String? = { path in
+            System.readFile(path, limit: 1 << 20).flatMap { String(validating: $0, as: UTF8.self) }
+        }
+        let sshdUsesMPin = PAMStack.auth(service: "sshd") { read($0.hasPrefix("/") ? $0 : pamDir + "/" + $0) }
+            .modules.contains(where: \.isMPin)
+        var sshd: SSHDCheck?
+        // Reported after the stacks, with sshd's other lines.
+        var sshdLines: [(ok: Bool, detail: String, fix: String)] = []
+        if sshdUsesMPin, let binary = SSHDCheck.installedSSHD() {
+            let run = SSHDCheck.effectiveSettings(sshd: binary, config: sshdConfig)
+            if run.status == 0 {
+                sshd = SSHDCheck(output: run.output)
+                sshdLines = sshd?.results.map { ($0.ok, $0.detail, $0.fix) } ?? []
+            } else {
+                let why = run.error.split(separator: "\n").first.map(String.init) ?? "exit status \(run.status)"
+                sshdLines = [(false, "`\(binary) -T` failed: \(why)", "run `sshd -t` as root and correct what it names")]
+            }
+        } else if sshdUsesMPin {
+            sshdLines = [(true, "\(pamDir)/sshd loads pam_mpin, but sshd is not installed; its settings are not checked", "")]
+        }
+        // Root authenticates through sshd's stack only with PermitRootLogin yes, and never through
+        // sudo's (sudo asks the calling user, and root is not asked at all).
+        let reports = PAMStackAnalysis.analyse(directory: pamDir, rootAuthenticates: { service in
+            service == "sshd" ? sshd?.rootUsesPAM ?? true : !service.hasPrefix("sudo")
+        }, readFile: read)
+        for r in reports {
+            report(r.findings.isEmpty && r.problems.isEmpty, "stack", "\(r.service): \(r.summary)", "see the lines below")
+            for problem in r.problems {
+                report(false, "stack", "\(r.service): \(problem)", "correct the line; libpam cannot use it as written")
+            }
+            for finding in r.findings {
+                report(false, "fail-open", "\(r.service): \(finding.message)", finding.fix)
+            }
+        }
+        for line in sshdLines { report(line.ok, "sshd", line.detail, line.fix) }
     }
 }
 

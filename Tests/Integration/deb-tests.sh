@@ -139,6 +139,8 @@ check "/etc/mpin/mpin.conf is a registered conffile" \
   grep -q '^ /etc/mpin/mpin.conf [0-9a-f]\{32\}$' <(dpkg-query -W -f='${Conffiles}\n' libpam-mpin)
 check "the pam-auth-update profile is installed" cmp -s /usr/share/pam-configs/mpin "$ROOT/pam/pam-auth-update/mpin"
 check "pam-auth-update has seen the profile" grep -qx mpin /var/lib/pam/seen
+# Compiled at package time (packaging/selinux); selinux-tests.sh checks what it allows.
+check "the SELinux policy module is installed, not loaded" semodule_unpackage /usr/share/selinux/packages/mpin.pp /dev/null /dev/null
 check_all "the manual pages are installed, gzipped" \
   '[ -f /usr/share/man/man8/pam_mpin.8.gz ] && [ -f /usr/share/man/man8/mpinctl.8.gz ] && [ -f /usr/share/man/man5/mpin.conf.5.gz ] && [ -f /usr/share/man/man8/mpin-server.8.gz ] && zcat /usr/share/man/man8/pam_mpin.8.gz | cmp -s - "$ROOT/man/pam_mpin.8"'
 check_all "the system user mpin-server exists (system uid, no login shell)" \
