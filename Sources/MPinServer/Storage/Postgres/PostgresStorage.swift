@@ -357,8 +357,11 @@ final class PostgresStorage: StorageBackend {
             // The user's row, locked: its state and activation code decide, and may change here.
             let user = try await c.rows("""
                 SELECT state, activation_code_hash FROM users WHERE user_id = \(userID) FOR UPDATE
-                """, logger).first.map { try $0.decode((String, String?).self) }
-            if user?.0 == "revoked" { return .refused }
+                """, logger).first.map { row in
+                let (state, code) = try row.decode((String, String?).self)
+                return RegistrationPolicy.User(state: state, activationCodeHash: code)
+            }
+            if user?.state == "revoked" { return .refused }
             var mode = mode
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
@@ -369,31 +372,20 @@ final class PostgresStorage: StorageBackend {
                 guard used.count == 1 else { return .regCodeRefused }
                 mode = .auto
             }
-            var active = false
-            switch mode {
-            case .auto:
-                active = true
+            let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
+            switch userWrite {
+            case .none: break
+            case .createPending:
+                try await c.rows("""
+                    INSERT INTO users (user_id, state, created) VALUES (\(userID), 'pending', \(t)) ON CONFLICT DO NOTHING
+                    """, logger)
+            case .upsertActive:
                 try await c.rows("""
                     INSERT INTO users (user_id, state, created) VALUES (\(userID), 'active', \(t))
                     ON CONFLICT (user_id) DO UPDATE SET state = 'active'
                     """, logger)
-            case .link:
-                if user == nil {
-                    try await c.rows("""
-                        INSERT INTO users (user_id, state, created) VALUES (\(userID), 'pending', \(t)) ON CONFLICT DO NOTHING
-                        """, logger)
-                }
-            case .code:
-                if let stored = user?.1, let activateCodeHash, stored == activateCodeHash {
-                    active = true
-                    try await c.rows("""
-                        UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = \(userID)
-                        """, logger)
-                } else if user == nil {
-                    try await c.rows("""
-                        INSERT INTO users (user_id, state, created) VALUES (\(userID), 'pending', \(t)) ON CONFLICT DO NOTHING
-                        """, logger)
-                }
+            case .activateUsingCode:
+                try await c.rows("UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = \(userID)", logger)
             }
             // Sent again: the first start time, expiry, device name and address stay.
             try await c.rows("""

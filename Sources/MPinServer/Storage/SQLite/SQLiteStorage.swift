@@ -228,9 +228,8 @@ public final class SQLiteStorage: StorageBackend {
                           details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         try await write { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
-                                        arguments: [userID])
-            let state: String? = user?["state"]
-            if state == "revoked" { return .refused }
+                                        arguments: [userID]).map { RegistrationPolicy.User(state: $0["state"], activationCodeHash: $0["activation_code_hash"]) }
+            if user?.state == "revoked" { return .refused }
             var mode = mode
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
@@ -240,29 +239,20 @@ public final class SQLiteStorage: StorageBackend {
                 guard db.changesCount == 1 else { return .regCodeRefused }
                 mode = .auto
             }
-            var active = false
-            switch mode {
-            case .auto:
-                active = true
+            let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
+            switch userWrite {
+            case .none: break
+            case .createPending:
+                try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
+                               arguments: [userID, now.timeIntervalSince1970])
+            case .upsertActive:
                 try db.execute(sql: """
                     INSERT INTO users (user_id, state, created) VALUES (?, 'active', ?)
                     ON CONFLICT(user_id) DO UPDATE SET state = 'active'
                     """, arguments: [userID, now.timeIntervalSince1970])
-            case .link:
-                if user == nil {
-                    try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
-                                   arguments: [userID, now.timeIntervalSince1970])
-                }
-            case .code:
-                let stored: String? = user?["activation_code_hash"]
-                if let stored, let activateCodeHash, stored == activateCodeHash {
-                    active = true
-                    try db.execute(sql: "UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = ?",
-                                   arguments: [userID])
-                } else if user == nil {
-                    try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
-                                   arguments: [userID, now.timeIntervalSince1970])
-                }
+            case .activateUsingCode:
+                try db.execute(sql: "UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = ?",
+                               arguments: [userID])
             }
             // Sent again: the first start time, expiry, device name and address stay.
             try db.execute(sql: """
