@@ -17,7 +17,7 @@ enum FinalStepVerdict {
     static func decide(identity: IdentityCounter?, success: Bool, maxAttempts: Int,
                        now: Date) -> (status: Int, blockedNow: Bool, update: WrongPINCounter.Update?) {
         guard let identity else { return (401, false, nil) }
-        if identity.userState == nil || identity.userState == "revoked" { return (410, false, nil) }
+        if !UserStatePolicy.mayAct(identity.userState) { return (410, false, nil) }
         let (outcome, update) = WrongPINCounter.decide(attempts: identity.attempts, blockedAt: identity.blockedAt,
                                                        success: success, maxAttempts: maxAttempts, now: now)
         switch outcome {

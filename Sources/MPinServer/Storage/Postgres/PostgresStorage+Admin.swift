@@ -51,7 +51,7 @@ extension PostgresStorage {
         return try await transaction { c in
             let state = try await c.rows("SELECT state FROM users WHERE user_id = \(userID) FOR UPDATE", logger)
                 .first.map { try $0.decode(String.self) }
-            guard let state, state != "revoked" else { return false }
+            guard UserStatePolicy.mayAct(state) else { return false }
             let updated = try await c.rows("""
                 UPDATE registrations SET active = TRUE WHERE mpin_id = \(mpinID) AND user_id = \(userID) AND expires > \(t)
                 RETURNING 1

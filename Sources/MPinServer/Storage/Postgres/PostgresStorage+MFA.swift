@@ -60,16 +60,13 @@ extension PostgresStorage {
                   AND expires > \(now.timeIntervalSince1970) FOR UPDATE
                 """, logger).first else { return nil }
             let (state, url) = try row.decode((String, String?).self)
-            switch state {
-            case "authenticated":
+            let (poll, handsOut) = MFASessionPolicy.poll(state: state, redirectURL: url)
+            if handsOut {
                 try await c.rows("""
                     UPDATE mfa_sessions SET state = 'done', redirect_url = NULL WHERE web_ott_hash = \(webOTTHash)
                     """, logger)
-                return .authenticated(redirectURL: url ?? "")
-            case "done": return .done
-            case "aborted": return .refused
-            default: return .pending
             }
+            return poll
         }
     }
 

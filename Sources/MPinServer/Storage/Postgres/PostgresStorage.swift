@@ -361,7 +361,7 @@ final class PostgresStorage: StorageBackend {
                 let (state, code) = try row.decode((String, String?).self)
                 return RegistrationPolicy.User(state: state, activationCodeHash: code)
             }
-            if user?.state == "revoked" { return .refused }
+            if !UserStatePolicy.mayRegister(user?.state) { return .refused }
             var mode = mode
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
@@ -425,7 +425,7 @@ final class PostgresStorage: StorageBackend {
             }
             // A wrong regOTT is refused and changes nothing (as SQLiteStorage).
             guard hash == regOTTHash else { return .regOTTMismatch }
-            guard active, state != nil, state != "revoked" else { return .notActive }
+            guard active, UserStatePolicy.mayAct(state) else { return .notActive }
             try await c.rows("DELETE FROM registrations WHERE mpin_id = \(mpinID)", logger)
             try await c.rows("""
                 INSERT INTO identities (mpin_id, user_id, attempts, created) VALUES (\(mpinID), \(userID), 0, \(now.timeIntervalSince1970))
@@ -440,7 +440,7 @@ final class PostgresStorage: StorageBackend {
             SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = \(mpinID)
             """, durable: false)
         let state = try rows.first?.decode(String.self)
-        return state == nil || state == "revoked" ? .revoked : .allowed
+        return UserStatePolicy.permit(state)
     }
 
     // MARK: Authentication

@@ -50,7 +50,7 @@ extension SQLiteStorage {
     func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool {
         try await write { db in
             let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
-            guard let state, state != "revoked" else { return false }
+            guard UserStatePolicy.mayAct(state) else { return false }
             try db.execute(sql: "UPDATE registrations SET active = 1 WHERE mpin_id = ? AND user_id = ? AND expires > ?",
                            arguments: [mpinID, userID, now.timeIntervalSince1970])
             guard db.changesCount == 1 else { return false }

@@ -53,18 +53,13 @@ extension SQLiteStorage {
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT state, redirect_url FROM mfa_sessions WHERE web_ott_hash = ? AND expires > ?
                 """, arguments: [webOTTHash, now.timeIntervalSince1970]) else { return nil }
-            let state: String = row["state"]
-            switch state {
-            case "authenticated":
+            let (poll, handsOut) = MFASessionPolicy.poll(state: row["state"], redirectURL: row["redirect_url"])
+            if handsOut {
                 // Handed out once; the row forgets the URL (and so the code) at once.
                 try db.execute(sql: "UPDATE mfa_sessions SET state = 'done', redirect_url = NULL WHERE web_ott_hash = ?",
                                arguments: [webOTTHash])
-                let url: String? = row["redirect_url"]
-                return .authenticated(redirectURL: url ?? "")
-            case "done": return .done
-            case "aborted": return .refused
-            default: return .pending
             }
+            return poll
         }
     }
 

@@ -229,7 +229,7 @@ public final class SQLiteStorage: StorageBackend {
         try await write { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
                                         arguments: [userID]).map { RegistrationPolicy.User(state: $0["state"], activationCodeHash: $0["activation_code_hash"]) }
-            if user?.state == "revoked" { return .refused }
+            if !UserStatePolicy.mayRegister(user?.state) { return .refused }
             var mode = mode
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
@@ -298,7 +298,7 @@ public final class SQLiteStorage: StorageBackend {
             guard h == regOTTHash else { return .regOTTMismatch }
             let active: Bool = row["active"]
             let state: String? = row["state"]
-            guard active, state != nil, state != "revoked" else { return .notActive }
+            guard active, UserStatePolicy.mayAct(state) else { return .notActive }
             let userID: String = row["user_id"]
             try db.execute(sql: "DELETE FROM registrations WHERE mpin_id = ?", arguments: [mpinID])
             try db.execute(sql: """
@@ -315,7 +315,7 @@ public final class SQLiteStorage: StorageBackend {
             let state = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
                 """), arguments: [mpinID])
-            return state == nil || state == "revoked" ? .revoked : .allowed
+            return UserStatePolicy.permit(state)
         }
     }
 
