@@ -146,7 +146,7 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+        ], swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
         // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
         // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
         // -static-stdlib and this program also links dynamically for the tests), and without the
