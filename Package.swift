@@ -2,11 +2,20 @@
 import Foundation
 import PackageDescription
 
-// Layers, dependencies pointing one way:
+// Layers, dependencies pointing one way (A <- B: B depends on A):
 //   MPinCrypto, MPinJSON  <-  MPinWire  <-  MPinClient (SDK core + platform protocols)
-//     <-  MPinLinux (libcurl, root-owned files)  <-  MPinLogin  <-  mpin-pam-helper, mpinctl
-//   pam_mpin.so (pam/Module, Embedded Swift, built by the Makefile) runs mpin-pam-helper for each call
-//   MPinCrypto + MPinJSON + MPinWire  <-  MPinServer (SQLite or PostgreSQL)  <-  mpin-server
+//   CProcessControl  <-  MPinPOSIX (EINTR-safe POSIX calls, process hardening)
+//   MPinClient + MPinPOSIX + CCurl/CCurlShim  <-  MPinLinux (libcurl, root-owned files)
+//   MPinClient + MPinPOSIX  <-  MPinLogin (mpin.conf, account map, the login; beside MPinLinux, not on it)
+//   MPinLogin + MPinLinux + CPAMProtocol  <-  mpin-pam-helper, which pam_mpin.so (pam/Module,
+//     Embedded Swift, built by the Makefile) runs for each call
+//   MPinClient + MPinLinux + MPinPOSIX  <-  MPinCLI  <-  MPinCtlCommands, MPinUserCommands (+ MPinLogin)
+//     <-  mpinctl (both; `mpin` by name), mpin (MPinUserCommands alone)
+//   MPinCrypto + MPinJSON + MPinWire + MPinPOSIX  <-  MPinServer (SQLite or PostgreSQL)  <-  mpin-server
+// Products are what ships: the four programs. No library is a product: every library target
+// builds with unsafeFlags (below) or depends on one that does, which SwiftPM refuses in a
+// package used as a dependency. The tools (mpin-bench, mpin-server-bench, mpin-vectors,
+// mpin-demo, test helpers) stay executable targets: `swift build --product NAME` builds them.
 // The client side links without Foundation so that mpin-pam-helper stays small and starts fast.
 // The modules linked into mpin-pam-helper do not import _StringProcessing (Swift's regex and
 // string-algorithm module) implicitly: statically linked, it and its regex parser cost the
@@ -22,24 +31,11 @@ let moduleStdlib: [String] = ProcessInfo.processInfo.environment["MPIN_MODULE_ST
 let package = Package(
     name: "mpin-pam",
     products: [
-        .library(name: "MPinCrypto", targets: ["MPinCrypto"]),
-        .library(name: "MPinJSON", targets: ["MPinJSON"]),
-        .library(name: "MPinWire", targets: ["MPinWire"]),
-        .library(name: "MPinClient", targets: ["MPinClient"]),
-        .library(name: "MPinLinux", targets: ["MPinLinux"]),
-        .library(name: "MPinLogin", targets: ["MPinLogin"]),
-        .library(name: "MPinServer", targets: ["MPinServer"]),
         // The work of pam_mpin.so (pam/Module, Embedded Swift, built by the Makefile), in its own process.
         .executable(name: "mpin-pam-helper", targets: ["mpin-pam-helper"]),
         .executable(name: "mpinctl", targets: ["mpinctl"]),
         .executable(name: "mpin", targets: ["mpin"]),
         .executable(name: "mpin-server", targets: ["mpin-server"]),
-        .executable(name: "mpin-server-bench", targets: ["mpin-server-bench"]),
-        .executable(name: "mpin-vectors", targets: ["mpin-vectors"]),
-        .executable(name: "mpin-bench", targets: ["mpin-bench"]),
-        .executable(name: "mpin-demo", targets: ["mpin-demo"]),
-        .executable(name: "mpin-storage-stress", targets: ["mpin-storage-stress"]),
-        .executable(name: "mpin-fork-check", targets: ["mpin-fork-check"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -130,7 +126,7 @@ let package = Package(
 
         // MARK: Server
 
-        // The backend roles: RPS, two D-TAs, M-Pin authentication server, SQLite storage.
+        // The backend roles: RPS, two D-TAs, M-Pin authentication server, OpenID provider, on SQLite or PostgreSQL.
         .target(name: "MPinServer", dependencies: [
             "MPinCrypto", "MPinWire", "MPinJSON", "MPinPOSIX",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -150,7 +146,7 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+        ], swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
         // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
         // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
         // -static-stdlib and this program also links dynamically for the tests), and without the

@@ -1,6 +1,7 @@
 import MPinClient
 import MPinCrypto
 import MPinJSON
+import Synchronization
 
 /// One authentication of a Unix user, exactly as the PAM module does it (and `mpinctl auth`):
 /// look the user up, ask for the PIN, StartAuthentication + FinishAuthentication, all within
@@ -213,32 +214,32 @@ struct NodeAttempt {
 /// Until an origin has answered once, each request to it may wait only `limit`
 /// (`connect_timeout`): a dead or black-holed node then costs that, not the login's whole
 /// budget. Later requests get the budget's remainder.
-final class FirstAnswerTransport: HTTPTransport, @unchecked Sendable {
+final class FirstAnswerTransport: HTTPTransport {
     let base: any HTTPTransport
     let limit: Duration
-    /// Origins (`scheme://host[:port]`) that sent an HTTP answer, whatever its status.
-    private var answered: Set<String> = []
-    /// Origins that a request reached no answer from (refused, timed out, reset).
-    private var silent: Set<String> = []
+    /// Origins (`scheme://host[:port]`) that sent an HTTP answer, whatever its status, and
+    /// those that a request reached no answer from (refused, timed out, reset); locked, as
+    /// `HTTPTransport` promises calls from several threads at once.
+    private let origins = Mutex<(answered: Set<String>, silent: Set<String>)>(([], []))
 
     init(base: any HTTPTransport, limit: Duration) { self.base = base; self.limit = limit }
 
     /// Whether `url`'s origin failed to answer a request, and never answered one.
     func isSilent(_ url: String) -> Bool {
         let origin = URLHost.of(url)
-        return silent.contains(origin) && !answered.contains(origin)
+        return origins.withLock { $0.silent.contains(origin) && !$0.answered.contains(origin) }
     }
 
     func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let origin = URLHost.of(request.url)
         var r = request
-        if !answered.contains(origin) { r.timeout = min(request.timeout ?? limit, limit) }
+        if !origins.withLock({ $0.answered.contains(origin) }) { r.timeout = min(request.timeout ?? limit, limit) }
         do {
             let response = try base.send(r)
-            answered.insert(origin)
+            origins.withLock { _ = $0.answered.insert(origin) }
             return response
         } catch {
-            silent.insert(origin)
+            origins.withLock { _ = $0.silent.insert(origin) }
             throw error
         }
     }

@@ -170,14 +170,14 @@ final class HTTPLayerTests: XCTestCase {
         let storage = try SQLiteStorage(path: path)
         let now = Date()
         for (id, expires) in [("aa", now.addingTimeInterval(-5)), ("bb", now.addingTimeInterval(3600))] {
-            try await storage.queue.write { db in
+            try await storage.pool.write { db in
                 try db.execute(sql: """
                     INSERT INTO registrations (mpin_id, user_id, reg_ott_hash, activate_key_hash, active, expires)
                     VALUES (?, ?, 'h', 'k', 1, ?)
                     """, arguments: [id, "u" + id, expires.timeIntervalSince1970])
             }
         }
-        func count() throws -> Int { try storage.queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM registrations") ?? -1 } }
+        func count() throws -> Int { try storage.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM registrations") ?? -1 } }
         XCTAssertEqual(try count(), 2)
         let service = PurgeService(storage: storage, interval: .milliseconds(20), logger: Logger(label: "t"))
         let task = Task { try await service.run() }

@@ -109,10 +109,10 @@ for n in $statuses 64; do
 done
 
 # mpin-server's config.json keys and the files of its data directory.
-for k in $(grep -oE 'public var [a-zA-Z0-9]+' Sources/MPinServer/ServerConfig.swift | awk '{print $3}'); do
+for k in $(grep -oE 'public var [a-zA-Z0-9]+' Sources/MPinServer/Server/ServerConfig.swift | awk '{print $3}'); do
     has man/mpin-server.8 "^\.It Li ([a-zA-Z0-9]+ , )*$k( |$)" || fail "mpin-server.8: config.json key $k is not documented"
 done
-for f in $(grep -oE 'path \+ "/[a-z0-9.]+"' Sources/MPinServer/DataDirectory.swift | grep -oE '/[a-z0-9.]+' | tr -d /) \
+for f in $(grep -oE 'path \+ "/[a-z0-9.]+"' Sources/MPinServer/Server/DataDirectory.swift | grep -oE '/[a-z0-9.]+' | tr -d /) \
          dta1.share dta2.share; do
     has man/mpin-server.8 "^\.It Pa ([a-z0-9.]+ , )*$f( |$)" || fail "mpin-server.8: data file $f is not documented"
 done

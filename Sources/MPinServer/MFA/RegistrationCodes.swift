@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MPinWire
 
 /// Registration codes (docs/MFA.md §8): a device that proves the user's PIN gets a short code with

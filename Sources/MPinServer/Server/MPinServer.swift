@@ -61,9 +61,10 @@ public final class MPinServer: Sendable {
             storage = nil
             database = nil
         case .all, .rps:
-            // SQLite transactions run on the request's thread: a lock held elsewhere (the `user`
-            // command) may stall it at most this long before the request fails with 503.
-            let database = try await dir.openDatabase(config: config, busyTimeout: 2, logger: logger)
+            // A write waits at most this long for a lock held elsewhere (the `user` command)
+            // before the request fails with 503; it waits on GRDB's writer thread, not on an
+            // event loop. PostgreSQL's pool runs in the server's service group (`application`).
+            let database = try await dir.openDatabase(config: config, busyTimeout: 2, inServiceGroup: true, logger: logger)
             let storage = database.backend
             do {
                 let d1: any DTAEndpoint, d2: any DTAEndpoint, embedded: DTA?, certivox: String
@@ -102,7 +103,10 @@ public final class MPinServer: Sendable {
     /// the TLS reload on SIGHUP when `reloadSignals` is given).
     private func application(reloadSignals: UnixSignalsSequence? = nil,
                              onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
-        var services: [any Service] = storage.map { [PurgeService(storage: $0, logger: logger)] } ?? []
+        // The database's own service first: a service group stops its services in reverse
+        // order, so the pool closes after the purge and after the server have stopped.
+        var services: [any Service] = database?.backend.service.map { [$0] } ?? []
+        if let storage { services.append(PurgeService(storage: storage, logger: logger)) }
         if let reloadSignals {
             services.append(TLSReloadService(tls: tls, signals: reloadSignals, logger: logger))
         }

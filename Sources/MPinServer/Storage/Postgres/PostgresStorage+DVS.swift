@@ -50,20 +50,13 @@ extension PostgresStorage {
                 SELECT attempts, blocked_at FROM signing_keys WHERE mpin_id = \(mpinID) FOR UPDATE
                 """, logger).first else { return .unknownKey }
             let (attempts, blockedAt) = try row.decode((Int, Double?).self)
-            if blockedAt != nil { return .blocked }
-            if valid {
-                if attempts != 0 {
-                    try await c.rows("UPDATE signing_keys SET attempts = 0 WHERE mpin_id = \(mpinID)", logger)
-                }
-                return .valid
+            let decision = FinalStepVerdict.signature(counter: (attempts, blockedAt), valid: valid, maxAttempts: maxAttempts, now: now)
+            if let update = decision.update {
+                try await c.rows("""
+                    UPDATE signing_keys SET attempts = \(update.attempts), blocked_at = \(update.blockedAt) WHERE mpin_id = \(mpinID)
+                    """, logger)
             }
-            let n = attempts + 1
-            let blocks = n >= maxAttempts
-            try await c.rows("""
-                UPDATE signing_keys SET attempts = \(n), blocked_at = CASE WHEN \(blocks) THEN \(now.timeIntervalSince1970) ELSE NULL END
-                WHERE mpin_id = \(mpinID)
-                """, logger)
-            return blocks ? .blocked : .invalid
+            return decision.verdict
         }
     }
 }

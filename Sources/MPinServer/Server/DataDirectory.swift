@@ -126,17 +126,26 @@ public struct DataDirectory: Sendable {
 
     /// The database `config.json` names (SQLite by default, or PostgreSQL), opened and migrated:
     /// refused with `SetupError.schemaTooNew` when a newer mpin-server migrated it. Close it
-    /// when done. `busyTimeout`: SQLite's wait for another process's lock.
-    public func openDatabase(config: ServerConfig? = nil, busyTimeout: Double = 10,
-                             logger: Logger = Logger(label: "mpin-server")) async throws -> ServerDatabase {
+    /// when done. `busyTimeout`: SQLite's wait for another process's lock. `inServiceGroup`:
+    /// the caller runs the database's `service` (PostgreSQL's pool) in its service group
+    /// instead of the database running it itself (the server).
+    func openDatabase(config: ServerConfig? = nil, busyTimeout: Double = 10, inServiceGroup: Bool,
+                      logger: Logger = Logger(label: "mpin-server")) async throws -> ServerDatabase {
         let config = try config ?? loadConfig()
         guard let text = config.database, text != "sqlite" else {
             return ServerDatabase(backend: try openStorage(busyTimeout: busyTimeout), name: databasePath, isShared: false)
         }
         guard let url = PostgresURL(text) else { throw SetupError.invalidSetting(configPath, "database") }
         let password = FileManager.default.fileExists(atPath: databasePasswordPath) ? try readPrivate(databasePasswordPath) : nil
-        let storage = try await PostgresStorage.open(url: url, password: password, logger: logger)
+        let storage = try await PostgresStorage.open(url: url, password: password, logger: logger, runsClient: !inServiceGroup)
         return ServerDatabase(backend: storage, name: url.description, isShared: true)
+    }
+
+    /// The database `config.json` names, for a command or a test: it runs what it needs itself
+    /// until `close()`.
+    public func openDatabase(config: ServerConfig? = nil, busyTimeout: Double = 10,
+                             logger: Logger = Logger(label: "mpin-server")) async throws -> ServerDatabase {
+        try await openDatabase(config: config, busyTimeout: busyTimeout, inServiceGroup: false, logger: logger)
     }
 
     /// What nodes copied from this directory must share besides the database: the ID-token

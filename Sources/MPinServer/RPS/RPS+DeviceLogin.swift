@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MPinWire
 
 /// Access numbers for logins approved from a device (PROTOCOL.md §5.1, §5.7, **[here]**): the

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ServiceLifecycle
 import MPinWire
 
 /// The server's state in one SQLite file (GRDB), for one machine (`PostgresStorage` is the
@@ -12,23 +13,26 @@ import MPinWire
 /// without one waits in memory, `PendingAuthStore`, unless that is full); the file, like its
 /// directory, is owner-only.
 public final class SQLiteStorage: StorageBackend {
-    public let queue: DatabaseQueue
+    /// The file, in WAL mode: one writer connection and a few readers, so that a read never
+    /// waits for a write (nor for another process's write lock).
+    public let pool: DatabasePool
     /// Pass-2 results without an access number, until the final step consumes them: the file
     /// has one server, so they need not be written (one write transaction per login, not two).
     let pendingAuth = PendingAuthStore()
 
     /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
+    /// `busyTimeout`: how long a write waits for another process's lock (on GRDB's writer
+    /// thread, never on the caller's).
     public init(path: String, busyTimeout: Double = 10) throws {
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
-        config.journalMode = .wal
         // WAL + NORMAL: a committed transaction survives a process crash (kill -9); only a
         // power loss may drop the last commits. Saves an fsync per request.
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let existed = FileManager.default.fileExists(atPath: path)
-        if !existed { FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
-        queue = try DatabaseQueue(path: path, configuration: config)
-        try SQLiteStorage.migrate(queue, path: path)
+        if !existed { _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+        pool = try DatabasePool(path: path, configuration: config)
+        try SQLiteStorage.migrate(pool, path: path)
     }
 
     /// The schema version this program knows: the number of its migrations. The file records
@@ -37,35 +41,46 @@ public final class SQLiteStorage: StorageBackend {
     /// before anything is changed.
     static var schemaVersion: Int { migrator.migrations.count }
 
-    private static func migrate(_ queue: DatabaseQueue, path: String) throws {
+    private static func migrate(_ pool: DatabasePool, path: String) throws {
         let known = schemaVersion
-        let (recorded, found): (Int, Int) = try queue.read { db in
+        let (recorded, found): (Int, Int) = try pool.read { db in
             let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             let applied = try migrator.appliedIdentifiers(db)
             let superseded = try migrator.hasBeenSuperseded(db)
             return (userVersion, superseded ? max(userVersion, applied.count, known + 1) : max(userVersion, applied.count))
         }
         if found > known { throw SetupError.schemaTooNew(database: path, found: found, known: known) }
-        try migrator.migrate(queue)
-        if recorded != known { try queue.write { db in try db.execute(sql: "PRAGMA user_version = \(known)") } }
+        try migrator.migrate(pool)
+        if recorded != known { try pool.write { db in try db.execute(sql: "PRAGMA user_version = \(known)") } }
     }
 
-    // Transactions run on the calling thread (GRDB's synchronous API): they are short, and the
-    // asynchronous API's two thread hops per transaction cost more than the SQLite work.
-    func writeNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.write(body) }
+    // Transactions run on GRDB's threads (its async API), never on the caller's: the caller is
+    // a request on a NIO event loop, which must not block (swift-nio's rule), and a write may
+    // wait up to `busyTimeout` for another process's lock (`mpin-server user …`, a checkpoint).
+    // A write waits behind that lock; a read (WAL) does not.
 
-    /// Takes the write lock (as the login's final step must) and reads the schema, then rolls
-    /// back: fails when the file is unreadable or another process holds the lock beyond the
-    /// busy timeout.
+    /// One write transaction on the writer connection.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.write(body)
+    }
+
+    /// One read transaction on a reader connection: the last committed state, without waiting
+    /// for a write.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.read(body)
+    }
+
+    /// A read of the schema on a reader connection (`/health`): whether the file answers. A
+    /// lock held elsewhere delays writes, not the probe.
     func healthCheck() async throws {
-        try queue.inTransaction(.immediate) { db in
-            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-            return .rollback
-        }
+        _ = try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
     }
-    func readNow<T>(_ body: (Database) throws -> T) throws -> T { try queue.read(body) }
 
-    /// Nothing to close: the queue closes the file when it goes.
+
+    /// Nothing runs beside an SQLite file.
+    var service: (any Service)? { nil }
+
+    /// Nothing to close: the pool closes the file when it goes.
     func close() async {}
 
     private static var migrator: DatabaseMigrator {
@@ -197,7 +212,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// The stored registration's user and whether the given regOTT hash matches, or nil.
     func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
-        try readNow { db in
+        try await read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = ?",
                                              arguments: [mpinID]) else { return nil }
             let expires: Double = row["expires"]
@@ -211,11 +226,10 @@ public final class SQLiteStorage: StorageBackend {
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
                           details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
-        try writeNow { db in
+        try await write { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
-                                        arguments: [userID])
-            let state: String? = user?["state"]
-            if state == "revoked" { return .refused }
+                                        arguments: [userID]).map { RegistrationPolicy.User(state: $0["state"], activationCodeHash: $0["activation_code_hash"]) }
+            if !UserStatePolicy.mayRegister(user?.state) { return .refused }
             var mode = mode
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
@@ -225,29 +239,20 @@ public final class SQLiteStorage: StorageBackend {
                 guard db.changesCount == 1 else { return .regCodeRefused }
                 mode = .auto
             }
-            var active = false
-            switch mode {
-            case .auto:
-                active = true
+            let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
+            switch userWrite {
+            case .none: break
+            case .createPending:
+                try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
+                               arguments: [userID, now.timeIntervalSince1970])
+            case .upsertActive:
                 try db.execute(sql: """
                     INSERT INTO users (user_id, state, created) VALUES (?, 'active', ?)
                     ON CONFLICT(user_id) DO UPDATE SET state = 'active'
                     """, arguments: [userID, now.timeIntervalSince1970])
-            case .link:
-                if user == nil {
-                    try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
-                                   arguments: [userID, now.timeIntervalSince1970])
-                }
-            case .code:
-                let stored: String? = user?["activation_code_hash"]
-                if let stored, let activateCodeHash, stored == activateCodeHash {
-                    active = true
-                    try db.execute(sql: "UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = ?",
-                                   arguments: [userID])
-                } else if user == nil {
-                    try db.execute(sql: "INSERT INTO users (user_id, state, created) VALUES (?, 'pending', ?)",
-                                   arguments: [userID, now.timeIntervalSince1970])
-                }
+            case .activateUsingCode:
+                try db.execute(sql: "UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = ?",
+                               arguments: [userID])
             }
             // Sent again: the first start time, expiry, device name and address stay.
             try db.execute(sql: """
@@ -266,7 +271,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// RPA activation (`POST /user/{mpinId}`): true when a live registration with this key exists.
     func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
-        try writeNow { db in
+        try await write { db in
             try db.execute(sql: """
                 UPDATE registrations SET active = 1 WHERE mpin_id = ? AND activate_key_hash = ? AND expires > ?
                 """, arguments: [mpinID, activateKeyHash, now.timeIntervalSince1970])
@@ -277,7 +282,7 @@ public final class SQLiteStorage: StorageBackend {
     /// The signature step: checks the registration and, when it is active, consumes it and
     /// records the mpinId as an issued identity. A regOTT mismatch deletes the record.
     func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
-        try writeNow { db in
+        try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT r.user_id, r.reg_ott_hash, r.active, r.expires, u.state FROM registrations r
                 LEFT JOIN users u ON u.user_id = r.user_id WHERE r.mpin_id = ?
@@ -293,7 +298,7 @@ public final class SQLiteStorage: StorageBackend {
             guard h == regOTTHash else { return .regOTTMismatch }
             let active: Bool = row["active"]
             let state: String? = row["state"]
-            guard active, state != nil, state != "revoked" else { return .notActive }
+            guard active, UserStatePolicy.mayAct(state) else { return .notActive }
             let userID: String = row["user_id"]
             try db.execute(sql: "DELETE FROM registrations WHERE mpin_id = ?", arguments: [mpinID])
             try db.execute(sql: """
@@ -306,11 +311,11 @@ public final class SQLiteStorage: StorageBackend {
     /// Whether a time permit may be issued: the mpinId must be an issued identity of a user
     /// that exists and is not revoked.
     func permitStatus(mpinID: String) async throws -> PermitOutcome {
-        try readNow { db in
+        try await read { db in
             let state = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
                 """), arguments: [mpinID])
-            return state == nil || state == "revoked" ? .revoked : .allowed
+            return UserStatePolicy.permit(state)
         }
     }
 
@@ -327,7 +332,7 @@ public final class SQLiteStorage: StorageBackend {
                                          now: now) {
             return true
         }
-        return try writeNow { db in
+        return try await write { db in
             if wid.hasPrefix(AccessCode.storedPrefix) {
                 // An access code (MFA.md §6): its session must be live, not finished, and, once
                 // a user was noted, be this identity's user.
@@ -356,9 +361,20 @@ public final class SQLiteStorage: StorageBackend {
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
         if case .direct = flow, let pending = pendingAuth.take(authOTTHash: authOTTHash, now: now) {
-            return try writeNow { db in
-                let identity = try Self.identityRow(db, mpinID: pending.mpinID)
-                let userID: String = identity?["user_id"] ?? ""
+            // Read first: a right PIN on a clean counter with no session to open writes nothing,
+            // so it does not queue behind the writer (nor behind another process's lock). The
+            // verdict is the one a write transaction at the moment of the read would give.
+            if session == nil {
+                let identity = try await read { db in try Self.identityCounter(db, mpinID: pending.mpinID) }
+                let decision = FinalStepVerdict.decide(identity: identity, success: pending.success,
+                                                       maxAttempts: maxAttempts, now: now)
+                if decision.status == 200, decision.update == nil {
+                    return AuthVerdict(status: 200, userID: identity?.userID ?? "", mpinID: pending.mpinID, otp: pending.otp)
+                }
+            }
+            return try await write { db in
+                let identity = try Self.identityCounter(db, mpinID: pending.mpinID)
+                let userID = identity?.userID ?? ""
                 let (status, blockedNow) = try Self.countAttempt(db, identity: identity, mpinID: pending.mpinID,
                                                                  success: pending.success, maxAttempts: maxAttempts, now: now)
                 if status == 200, let session { try Self.openSession(db, session, userID: userID) }
@@ -366,104 +382,73 @@ public final class SQLiteStorage: StorageBackend {
                                    blockedNow: blockedNow)
             }
         }
-        return try writeNow { db in
+        return try await write { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = ?
                 """), arguments: [authOTTHash]) else { return nil }
-            let expires: Double = row["expires"]
-            let wid: String = row["wid"]
-            let mpinID: String = row["mpin_id"]
-            let otp: String? = row["otp"]
-            let priorStatus: Int? = row["status"]
-            if expires <= now.timeIntervalSince1970 {
-                try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
-                return nil
+            let record = AuthRecord(mpinID: row["mpin_id"], success: row["success"], wid: row["wid"], otp: row["otp"],
+                                    priorStatus: row["status"], expires: row["expires"])
+            let identity = try Self.identityCounter(db, mpinID: record.mpinID)
+            let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
+                                            session: session, logoutData: logoutData)
+            return try plan.execute { write in
+                try Self.apply(write, db, authOTTHash: authOTTHash, mpinID: record.mpinID, now: now)
             }
-            let identity = try Self.identityRow(db, mpinID: mpinID)
-            let userID: String = identity?["user_id"] ?? ""
-            switch flow {
-            case .direct where !wid.isEmpty:
-                // The browser's step of an access-number login: report the mobile's verdict.
-                guard let priorStatus else { return nil }
-                // Once only: a replayed browser step finds the record used.
-                try db.execute(sql: "UPDATE auth SET browser_ready = 1 WHERE auth_ott_hash = ? AND browser_ready = 0",
-                               arguments: [authOTTHash])
-                guard db.changesCount > 0 else { return nil }
-                if priorStatus == 200, let session {
-                    try db.execute(sql: "INSERT OR REPLACE INTO sessions (token_hash, user_id, expires) VALUES (?, ?, ?)",
-                                   arguments: [session.tokenHash, userID, session.expires.timeIntervalSince1970])
-                    try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
-                                   arguments: [userID, session.token, authOTTHash])
-                } else if priorStatus == 200, let logoutData {
-                    try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
-                                   arguments: [logoutData.userId, logoutData.sessionToken, authOTTHash])
-                }
-                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true, wid: wid)
-            case .mobile where wid.isEmpty:
-                return nil
-            case .mobile where priorStatus != nil:
-                return nil
-            default: break
-            }
-            let (status, blockedNow) = try Self.countAttempt(db, identity: identity, mpinID: mpinID, success: row["success"],
-                                                             maxAttempts: maxAttempts, now: now)
-            switch flow {
-            case .direct:
-                try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
-                if status == 200, let session { try Self.openSession(db, session, userID: userID) }
-            case .mobile(_, let code) where wid.hasPrefix(AccessCode.storedPrefix):
-                try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
-                guard status == 200 else { break }
-                let grant = try Self.authorize(db, accessCodeHash: String(wid.dropFirst(AccessCode.storedPrefix.count)),
-                                               userID: userID, code: code, now: now)
-                return AuthVerdict(status: grant == nil ? 412 : 200, userID: userID, mpinID: mpinID, otp: nil,
-                                   authorization: grant)
-            case .mobile(let authOTT, _):
-                if status == 200 {
-                    // Single use (§5.7): only the first approval of an access number hands an
-                    // authOTT to its requester; a later one finds it taken and is refused (412).
-                    try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ? AND auth_ott IS NULL",
-                                   arguments: [authOTT, wid])
-                    guard db.changesCount > 0 else {
-                        try db.execute(sql: "DELETE FROM auth WHERE auth_ott_hash = ?", arguments: [authOTTHash])
-                        return nil
-                    }
-                }
-                try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
-            }
-            return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil,
-                               blockedNow: blockedNow)
         }
     }
 
-    /// The identity's user, wrong-PIN count and user state (nil: no such identity).
-    private static func identityRow(_ db: Database, mpinID: String) throws -> Row? {
+    /// One write of the final step (`FinalStepPlan`) in SQLite's SQL.
+    private static func apply(_ write: FinalStepWrite, _ db: Database, authOTTHash: String, mpinID: String,
+                              now: Date) throws -> FinalStepPlan.Applied {
+        switch write {
+        case .deleteAuth:
+            try db.cachedStatement(sql: "DELETE FROM auth WHERE auth_ott_hash = ?").execute(arguments: [authOTTHash])
+        case .markBrowserReady:
+            try db.execute(sql: "UPDATE auth SET browser_ready = 1 WHERE auth_ott_hash = ? AND browser_ready = 0",
+                           arguments: [authOTTHash])
+            return db.changesCount > 0 ? .done : .refused
+        case .openSession(let session, let userID):
+            try openSession(db, session, userID: userID)
+        case .recordLogout(let userID, let token):
+            try db.execute(sql: "UPDATE auth SET logout_user = ?, logout_token = ? WHERE auth_ott_hash = ?",
+                           arguments: [userID, token, authOTTHash])
+        case .count(let update):
+            try writeCounter(db, update, mpinID: mpinID)
+        case .claimAccessNumber(let authOTT, let wid):
+            try db.execute(sql: "UPDATE access_numbers SET auth_ott = ? WHERE wid = ? AND auth_ott IS NULL",
+                           arguments: [authOTT, wid])
+            return db.changesCount > 0 ? .done : .refused
+        case .recordStatus(let status):
+            try db.execute(sql: "UPDATE auth SET status = ? WHERE auth_ott_hash = ?", arguments: [status, authOTTHash])
+        case .authorize(let accessCodeHash, let userID, let code):
+            return try authorize(db, accessCodeHash: accessCodeHash, userID: userID, code: code, now: now)
+                .map { .granted($0) } ?? .refused
+        }
+        return .done
+    }
+
+    /// The identity's user, wrong-PIN counter and user state (nil: no such identity).
+    private static func identityCounter(_ db: Database, mpinID: String) throws -> IdentityCounter? {
         try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
+            SELECT i.user_id, i.attempts, i.blocked_at, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
             WHERE i.mpin_id = ?
-            """), arguments: [mpinID])
+            """), arguments: [mpinID]).map {
+            IdentityCounter(userID: $0["user_id"], attempts: $0["attempts"], blockedAt: $0["blocked_at"], userState: $0["state"])
+        }
     }
 
-    /// The verdict on a pass-2 result (200, 401, or 410 for a blocked, revoked or unknown user's
-    /// identity), with the wrong-PIN counter reset on success and counted on failure.
-    private static func countAttempt(_ db: Database, identity: Row?, mpinID: String, success: Bool, maxAttempts: Int,
+    /// The verdict on a pass-2 result (`FinalStepVerdict`), with the counter's update written.
+    private static func countAttempt(_ db: Database, identity: IdentityCounter?, mpinID: String, success: Bool, maxAttempts: Int,
                                      now: Date) throws -> (status: Int, blockedNow: Bool) {
-        guard let identity else { return (401, false) }
-        let state: String? = identity["state"]
-        let attempts: Int = identity["attempts"]
-        if state == nil || state == "revoked" || attempts >= maxAttempts { return (410, false) }
-        if success {
-            if attempts != 0 {
-                try db.execute(sql: "UPDATE identities SET attempts = 0 WHERE mpin_id = ?", arguments: [mpinID])
-            }
-            return (200, false)
-        }
-        let n = attempts + 1
-        try db.execute(sql: """
-            UPDATE identities SET attempts = ?, blocked_at = CASE WHEN ? THEN ? ELSE blocked_at END
-            WHERE mpin_id = ?
-            """, arguments: [n, n >= maxAttempts, now.timeIntervalSince1970, mpinID])
-        return (n >= maxAttempts ? 410 : 401, n >= maxAttempts)
+        let decision = FinalStepVerdict.decide(identity: identity, success: success, maxAttempts: maxAttempts, now: now)
+        if let update = decision.update { try writeCounter(db, update, mpinID: mpinID) }
+        return (decision.status, decision.blockedNow)
+    }
+
+    /// Writes an identity's wrong-PIN counter as `WrongPINCounter` decided.
+    private static func writeCounter(_ db: Database, _ update: WrongPINCounter.Update, mpinID: String) throws {
+        try db.execute(sql: "UPDATE identities SET attempts = ?, blocked_at = ? WHERE mpin_id = ?",
+                       arguments: [update.attempts, update.blockedAt, mpinID])
     }
 
     /// Opens the RPA's session of a successful login.
@@ -474,7 +459,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// Whether the browser has completed the access-number login of this authOTT.
     func browserReady(authOTTHash: String) async throws -> Bool {
-        try readNow { db in
+        try await read { db in
             try Bool.fetchOne(db, sql: """
                 SELECT browser_ready FROM auth WHERE auth_ott_hash = ? AND logout_token IS NOT NULL
                 """,
@@ -485,7 +470,7 @@ public final class SQLiteStorage: StorageBackend {
     /// Ends an access-number login: deletes the auth record, the access number and returns the
     /// logout data recorded for it.
     func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
-        try writeNow { db in
+        try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 DELETE FROM auth WHERE auth_ott_hash = ? RETURNING wid, logout_user, logout_token
                 """, arguments: [authOTTHash]) else { return nil }
@@ -501,7 +486,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// Stores a new access number; false if the number is already in use.
     func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
-        try writeNow { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM access_numbers WHERE expires <= ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires, description) VALUES (?, ?, ?, ?)",
                            arguments: [wid, webOTTHash, expires.timeIntervalSince1970, description])
@@ -510,7 +495,7 @@ public final class SQLiteStorage: StorageBackend {
     }
 
     func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
-        try readNow { db in
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT web_ott_hash, description FROM access_numbers WHERE wid = ? AND expires > ?",
                              arguments: [wid, Date().timeIntervalSince1970]).map { ($0["web_ott_hash"], $0["description"]) }
         }
@@ -518,7 +503,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
     func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
-        try readNow { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT auth_ott FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
                                 arguments: [webOTTHash, now.timeIntervalSince1970])
         }
@@ -526,7 +511,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// Ends a session; false if there is none for this token and user.
     func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
-        try writeNow { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ? AND user_id = ? AND expires > ?",
                            arguments: [tokenHash, userID, now.timeIntervalSince1970])
             return db.changesCount > 0
@@ -537,8 +522,8 @@ public final class SQLiteStorage: StorageBackend {
     func purgeExpired(now: Date) async throws {
         pendingAuth.purgeExpired(now: now)
         let t = now.timeIntervalSince1970
-        try writeNow { db in
-            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes", "dvs_tokens"] {
+        try await write { db in
+            for table in StorageSchema.expiringTables {
                 try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [t])
             }
         }

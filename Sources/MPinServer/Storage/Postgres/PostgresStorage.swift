@@ -3,6 +3,7 @@ import Logging
 import MPinWire
 import NIOSSL
 import PostgresNIO
+import ServiceLifecycle
 
 /// The server's state in a PostgreSQL database that several mpin-server nodes share
 /// (postgres-nio). The same contract as `SQLiteStorage`, the same tables and the same hashes.
@@ -36,17 +37,26 @@ final class PostgresStorage: StorageBackend {
     let client: PostgresClient
     let url: PostgresURL
     let logger: Logger
-    private let runner: Task<Void, Never>
+    /// The client's run loop when this storage runs it itself (the commands); nil when a
+    /// service group runs `client` (the server, `service`).
+    private let runner: Task<Void, Never>?
 
-    private init(client: PostgresClient, url: PostgresURL, logger: Logger) {
+    private init(client: PostgresClient, url: PostgresURL, logger: Logger, runsClient: Bool) {
         self.client = client; self.url = url; self.logger = logger
-        runner = Task { await client.run() }
+        runner = runsClient ? Task { await client.run() } : nil
     }
+
+    /// The pool's connections, to run in the server's service group (as Hummingbird's
+    /// examples run theirs): it starts with the server, and stops after it on shutdown. Nil
+    /// when this storage runs its client itself.
+    var service: (any Service)? { runner == nil ? client : nil }
 
     /// Connects, checks and migrates the schema. Fails with `SetupError.database` (with the
     /// server's reason) when the database cannot be reached or refuses the login, and with
     /// `SetupError.schemaTooNew` when a newer mpin-server migrated it.
-    static func open(url: PostgresURL, password: String?, logger: Logger,
+    /// `runsClient`: run the pool's client here, until `close()` (a command); false when a
+    /// service group runs it (`service`, the server).
+    static func open(url: PostgresURL, password: String?, logger: Logger, runsClient: Bool = true,
                      maximumConnections: Int = 20) async throws -> PostgresStorage {
         let clientTLS: PostgresClient.Configuration.TLS
         let connectionTLS: PostgresConnection.Configuration.TLS
@@ -83,10 +93,12 @@ final class PostgresStorage: StorageBackend {
         config.options.maximumConnections = maximumConnections
         // The default for this pool's commits; durable ones say so (see Durability above).
         config.options.additionalStartupParameters = [("synchronous_commit", "off")]
-        return PostgresStorage(client: PostgresClient(configuration: config, backgroundLogger: logger), url: url, logger: logger)
+        return PostgresStorage(client: PostgresClient(configuration: config, backgroundLogger: logger), url: url, logger: logger,
+                               runsClient: runsClient)
     }
 
     func close() async {
+        guard let runner else { return }
         runner.cancel()
         await runner.value
     }
@@ -345,8 +357,11 @@ final class PostgresStorage: StorageBackend {
             // The user's row, locked: its state and activation code decide, and may change here.
             let user = try await c.rows("""
                 SELECT state, activation_code_hash FROM users WHERE user_id = \(userID) FOR UPDATE
-                """, logger).first.map { try $0.decode((String, String?).self) }
-            if user?.0 == "revoked" { return .refused }
+                """, logger).first.map { row in
+                let (state, code) = try row.decode((String, String?).self)
+                return RegistrationPolicy.User(state: state, activationCodeHash: code)
+            }
+            if !UserStatePolicy.mayRegister(user?.state) { return .refused }
             var mode = mode
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
@@ -357,31 +372,20 @@ final class PostgresStorage: StorageBackend {
                 guard used.count == 1 else { return .regCodeRefused }
                 mode = .auto
             }
-            var active = false
-            switch mode {
-            case .auto:
-                active = true
+            let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
+            switch userWrite {
+            case .none: break
+            case .createPending:
+                try await c.rows("""
+                    INSERT INTO users (user_id, state, created) VALUES (\(userID), 'pending', \(t)) ON CONFLICT DO NOTHING
+                    """, logger)
+            case .upsertActive:
                 try await c.rows("""
                     INSERT INTO users (user_id, state, created) VALUES (\(userID), 'active', \(t))
                     ON CONFLICT (user_id) DO UPDATE SET state = 'active'
                     """, logger)
-            case .link:
-                if user == nil {
-                    try await c.rows("""
-                        INSERT INTO users (user_id, state, created) VALUES (\(userID), 'pending', \(t)) ON CONFLICT DO NOTHING
-                        """, logger)
-                }
-            case .code:
-                if let stored = user?.1, let activateCodeHash, stored == activateCodeHash {
-                    active = true
-                    try await c.rows("""
-                        UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = \(userID)
-                        """, logger)
-                } else if user == nil {
-                    try await c.rows("""
-                        INSERT INTO users (user_id, state, created) VALUES (\(userID), 'pending', \(t)) ON CONFLICT DO NOTHING
-                        """, logger)
-                }
+            case .activateUsingCode:
+                try await c.rows("UPDATE users SET state = 'active', activation_code_hash = NULL WHERE user_id = \(userID)", logger)
             }
             // Sent again: the first start time, expiry, device name and address stay.
             try await c.rows("""
@@ -421,7 +425,7 @@ final class PostgresStorage: StorageBackend {
             }
             // A wrong regOTT is refused and changes nothing (as SQLiteStorage).
             guard hash == regOTTHash else { return .regOTTMismatch }
-            guard active, state != nil, state != "revoked" else { return .notActive }
+            guard active, UserStatePolicy.mayAct(state) else { return .notActive }
             try await c.rows("DELETE FROM registrations WHERE mpin_id = \(mpinID)", logger)
             try await c.rows("""
                 INSERT INTO identities (mpin_id, user_id, attempts, created) VALUES (\(mpinID), \(userID), 0, \(now.timeIntervalSince1970))
@@ -436,7 +440,7 @@ final class PostgresStorage: StorageBackend {
             SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = \(mpinID)
             """, durable: false)
         let state = try rows.first?.decode(String.self)
-        return state == nil || state == "revoked" ? .revoked : .allowed
+        return UserStatePolicy.permit(state)
     }
 
     // MARK: Authentication
@@ -485,22 +489,22 @@ final class PostgresStorage: StorageBackend {
 
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
-        let t = now.timeIntervalSince1970, logger = logger
-        // Not durable unless a wrong PIN is counted (below).
+        let logger = logger
+        // Not durable unless a wrong PIN is counted (`apply`).
         return try await transaction(durable: false) { c in
             // The authOTT's row and its identity's row, locked (one round trip): a concurrent
             // evaluation of the authOTT (any node) waits, then finds it deleted or marked, and
             // parallel attempts of the identity (any node) read its counter one after the other.
             let mpinID: String, success: Bool, wid: String, otp: String?, priorStatus: Int?, expires: Double
-            let identity: (String, Int, String?)?
+            let identity: IdentityCounter?
             if let row = try await c.rows("""
-                SELECT a.mpin_id, a.success, a.wid, a.otp, a.status, a.expires, i.user_id, i.attempts, u.state
+                SELECT a.mpin_id, a.success, a.wid, a.otp, a.status, a.expires, i.user_id, i.attempts, i.blocked_at, u.state
                 FROM auth a JOIN identities i ON i.mpin_id = a.mpin_id LEFT JOIN users u ON u.user_id = i.user_id
                 WHERE a.auth_ott_hash = \(authOTTHash) FOR UPDATE OF a, i
                 """, logger).first {
-                let r = try row.decode((String, Bool, String, String?, Int?, Double, String, Int, String?).self)
+                let r = try row.decode((String, Bool, String, String?, Int?, Double, String, Int, Double?, String?).self)
                 (mpinID, success, wid, otp, priorStatus, expires) = (r.0, r.1, r.2, r.3, r.4, r.5)
-                identity = (r.6, r.7, r.8)
+                identity = IdentityCounter(userID: r.6, attempts: r.7, blockedAt: r.8, userState: r.9)
             } else {
                 // No such authOTT, or one of an identity that is not (or no longer) issued.
                 guard let row = try await c.rows("""
@@ -508,95 +512,58 @@ final class PostgresStorage: StorageBackend {
                     """, logger).first else { return nil }
                 (mpinID, success, wid, otp, priorStatus, expires) = try row.decode((String, Bool, String, String?, Int?, Double).self)
                 identity = try await c.rows("""
-                    SELECT i.user_id, i.attempts, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
+                    SELECT i.user_id, i.attempts, i.blocked_at, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
                     WHERE i.mpin_id = \(mpinID) FOR UPDATE OF i
-                    """, logger).first.map { try $0.decode((String, Int, String?).self) }
-            }
-            if expires <= t {
-                try await c.rows("DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash)", logger)
-                return nil
-            }
-            let userID = identity?.0 ?? ""
-            switch flow {
-            case .direct where !wid.isEmpty:
-                // The browser's step of an access-number login: report the mobile's verdict.
-                guard let priorStatus else { return nil }
-                // Once only: a replayed browser step finds the record used.
-                let marked = try await c.rows("""
-                    UPDATE auth SET browser_ready = TRUE WHERE auth_ott_hash = \(authOTTHash) AND NOT browser_ready RETURNING 1
-                    """, logger)
-                guard !marked.isEmpty else { return nil }
-                if priorStatus == 200, let session {
-                    try await Self.insertSession(c, session, userID: userID, logger: logger)
-                    try await c.rows("""
-                        UPDATE auth SET logout_user = \(userID), logout_token = \(session.token) WHERE auth_ott_hash = \(authOTTHash)
-                        """, logger)
-                } else if priorStatus == 200, let logoutData {
-                    try await c.rows("""
-                        UPDATE auth SET logout_user = \(logoutData.userId), logout_token = \(logoutData.sessionToken)
-                        WHERE auth_ott_hash = \(authOTTHash)
-                        """, logger)
+                    """, logger).first.map { row in
+                    let r = try row.decode((String, Int, Double?, String?).self)
+                    return IdentityCounter(userID: r.0, attempts: r.1, blockedAt: r.2, userState: r.3)
                 }
-                return AuthVerdict(status: priorStatus, userID: userID, mpinID: mpinID, otp: otp, isReport: true, wid: wid)
-            case .mobile where wid.isEmpty:
-                return nil
-            case .mobile where priorStatus != nil:
-                return nil
-            default: break
             }
-            var status: Int
-            var blockedNow = false
-            if let identity {
-                let (_, attempts, state) = identity
-                if state == nil || state == "revoked" || attempts >= maxAttempts {
-                    status = 410
-                } else if success {
-                    status = 200
-                    if attempts != 0 {
-                        try await c.rows("UPDATE identities SET attempts = 0 WHERE mpin_id = \(mpinID)", logger)
-                    }
-                } else {
-                    let n = attempts + 1
-                    status = n >= maxAttempts ? 410 : 401
-                    blockedNow = n >= maxAttempts
-                    // A counted wrong PIN survives any crash.
-                    try await c.rows(Self.durableCommit, logger)
-                    try await c.rows("""
-                        UPDATE identities SET attempts = \(n), blocked_at = CASE WHEN \(blockedNow) THEN \(t) ELSE blocked_at END
-                        WHERE mpin_id = \(mpinID)
-                        """, logger)
-                }
-            } else {
-                status = 401
+            let record = AuthRecord(mpinID: mpinID, success: success, wid: wid, otp: otp, priorStatus: priorStatus, expires: expires)
+            let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
+                                            session: session, logoutData: logoutData)
+            return try await plan.execute { write in
+                try await Self.apply(write, c, authOTTHash: authOTTHash, mpinID: mpinID, now: now, logger: logger)
             }
-            switch flow {
-            case .direct:
-                try await c.rows("DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash)", logger)
-                if status == 200, let session { try await Self.insertSession(c, session, userID: userID, logger: logger) }
-            case .mobile(_, let code) where wid.hasPrefix(AccessCode.storedPrefix):
-                try await c.rows("DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash)", logger)
-                guard status == 200 else { break }
-                let grant = try await Self.authorize(c, accessCodeHash: String(wid.dropFirst(AccessCode.storedPrefix.count)),
-                                                     userID: userID, code: code, now: now, logger: logger)
-                return AuthVerdict(status: grant == nil ? 412 : 200, userID: userID, mpinID: mpinID, otp: nil,
-                                   authorization: grant)
-            case .mobile(let authOTT, _):
-                if status == 200 {
-                    // Single use (§5.7): only the first approval of an access number hands an
-                    // authOTT to its requester; the row lock makes a concurrent one find it taken.
-                    let taken = try await c.rows("""
-                        UPDATE access_numbers SET auth_ott = \(authOTT) WHERE wid = \(wid) AND auth_ott IS NULL RETURNING 1
-                        """, logger)
-                    guard !taken.isEmpty else {
-                        try await c.rows("DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash)", logger)
-                        return nil
-                    }
-                }
-                try await c.rows("UPDATE auth SET status = \(status) WHERE auth_ott_hash = \(authOTTHash)", logger)
-            }
-            return AuthVerdict(status: status, userID: userID, mpinID: mpinID, otp: status == 200 ? otp : nil,
-                               blockedNow: blockedNow)
         }
+    }
+
+    /// One write of the final step (`FinalStepPlan`) in PostgreSQL's SQL, on the rows locked above.
+    private static func apply(_ write: FinalStepWrite, _ c: PostgresConnection, authOTTHash: String, mpinID: String,
+                              now: Date, logger: Logger) async throws -> FinalStepPlan.Applied {
+        switch write {
+        case .deleteAuth:
+            try await c.rows("DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash)", logger)
+        case .markBrowserReady:
+            let marked = try await c.rows("""
+                UPDATE auth SET browser_ready = TRUE WHERE auth_ott_hash = \(authOTTHash) AND NOT browser_ready RETURNING 1
+                """, logger)
+            return marked.isEmpty ? .refused : .done
+        case .openSession(let session, let userID):
+            try await insertSession(c, session, userID: userID, logger: logger)
+        case .recordLogout(let userID, let token):
+            try await c.rows("""
+                UPDATE auth SET logout_user = \(userID), logout_token = \(token) WHERE auth_ott_hash = \(authOTTHash)
+                """, logger)
+        case .count(let update):
+            // A counted wrong PIN survives any crash.
+            if update.attempts > 0 { try await c.rows(durableCommit, logger) }
+            try await c.rows("""
+                UPDATE identities SET attempts = \(update.attempts), blocked_at = \(update.blockedAt) WHERE mpin_id = \(mpinID)
+                """, logger)
+        case .claimAccessNumber(let authOTT, let wid):
+            // The access number's row lock makes a concurrent approval (any node) find it taken.
+            let taken = try await c.rows("""
+                UPDATE access_numbers SET auth_ott = \(authOTT) WHERE wid = \(wid) AND auth_ott IS NULL RETURNING 1
+                """, logger)
+            return taken.isEmpty ? .refused : .done
+        case .recordStatus(let status):
+            try await c.rows("UPDATE auth SET status = \(status) WHERE auth_ott_hash = \(authOTTHash)", logger)
+        case .authorize(let accessCodeHash, let userID, let code):
+            return try await authorize(c, accessCodeHash: accessCodeHash, userID: userID, code: code, now: now, logger: logger)
+                .map { .granted($0) } ?? .refused
+        }
+        return .done
     }
 
     private static func insertSession(_ c: PostgresConnection, _ session: NewSession, userID: String, logger: Logger) async throws {
@@ -690,8 +657,7 @@ final class PostgresStorage: StorageBackend {
     func purgeExpired(now: Date) async throws {
         let t = now.timeIntervalSince1970, logger = logger
         try await transaction(durable: false) { c in
-            for table in ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes", "reg_codes",
-                          "dvs_tokens"] {
+            for table in StorageSchema.expiringTables {
                 try await c.rows("DELETE FROM \(unescaped: table) WHERE expires <= \(t)", logger)
             }
         }

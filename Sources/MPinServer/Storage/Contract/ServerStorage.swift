@@ -112,7 +112,7 @@ enum AuthFlow: Sendable, Equatable {
 
 /// A session to open in the verdict's transaction when it is 200 (the RPA's login): its token
 /// goes into the authOTT's logout data, which an access-number login's mobile reads.
-struct NewSession: Sendable {
+struct NewSession: Sendable, Equatable {
     var token: String
     var tokenHash: String
     var expires: Date

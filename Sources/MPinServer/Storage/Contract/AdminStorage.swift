@@ -40,32 +40,3 @@ enum UserChange: Sendable, Equatable {
     /// The user, its identities, registrations and sessions are deleted.
     case delete
 }
-
-/// A data directory's database, opened and migrated: SQLite (`SQLiteStorage`) or PostgreSQL
-/// (`PostgresStorage`).
-protocol StorageBackend: ServerStorage, AdminStorage {
-    /// Closes its connections; the backend is not used afterwards.
-    func close() async
-}
-
-/// A data directory's database as the commands and the server hold it (`DataDirectory.openDatabase`).
-/// Close it when done: a PostgreSQL database keeps a pool of connections.
-public final class ServerDatabase: Sendable {
-    let backend: any StorageBackend
-    /// What `/health` and messages call it: the SQLite file or the PostgreSQL URL.
-    public let name: String
-    /// True for PostgreSQL.
-    public let isShared: Bool
-
-    init(backend: any StorageBackend, name: String, isShared: Bool) {
-        self.backend = backend; self.name = name; self.isShared = isShared
-    }
-
-    /// An SQLite database opened by its caller.
-    public convenience init(sqlite: SQLiteStorage, name: String = "sqlite") {
-        self.init(backend: sqlite, name: name, isShared: false)
-    }
-
-    /// Closes the database's connections (PostgreSQL); nothing for SQLite.
-    public func close() async { await backend.close() }
-}

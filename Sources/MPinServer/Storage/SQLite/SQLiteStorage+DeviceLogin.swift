@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteStorage {
     /// The description and expiry of a live access number no device has approved yet.
     func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)? {
-        try readNow { db in
+        try await read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT description, expires FROM access_numbers WHERE wid = ? AND expires > ? AND auth_ott IS NULL
                 """, arguments: [wid, now.timeIntervalSince1970]) else { return nil }
@@ -16,7 +16,7 @@ extension SQLiteStorage {
     /// A web login's access number keeps `ac:` + its access code's hash where a device login's
     /// keeps the webOTT hash (which is hex, so never starts so).
     func webLogin(accessNumber: String, now: Date) async throws -> String? {
-        try readNow { db in
+        try await read { db in
             guard let stored = try String.fetchOne(db, sql: """
                 SELECT web_ott_hash FROM access_numbers WHERE wid = ? AND expires > ?
                 """, arguments: [accessNumber, now.timeIntervalSince1970]),
@@ -26,7 +26,7 @@ extension SQLiteStorage {
     }
 
     func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String? {
-        try readNow { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT description FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
                                 arguments: [AccessCode.storedPrefix + accessCodeHash, now.timeIntervalSince1970])
         }

@@ -1,0 +1,30 @@
+import Foundation
+
+/// What the DVS endpoints keep (docs/MFA.md §14): single-use registration tokens (as hashes)
+/// and the enrolled signing keys, each with its own wrong-PIN counter.
+protocol DVSStorage: Sendable {
+    /// Stores a DVS registration token for `userID`; false if the hash is already taken.
+    func issueDVSToken(tokenHash: String, userID: String, expires: Date) async throws -> Bool
+    /// Uses up a live token; the user it was issued to, or nil (unknown, expired, used).
+    func useDVSToken(tokenHash: String, now: Date) async throws -> String?
+    /// The user of a live, unused token, leaving it unused (the userinfo endpoint, MFA.md §7.4).
+    func dvsTokenUser(tokenHash: String, now: Date) async throws -> String?
+    /// Enrols a signing key: its signing mpinId, the user and Pa (hex). False when the mpinId is taken.
+    func saveSigningKey(mpinID: String, userID: String, publicKey: String, now: Date) async throws -> Bool
+    /// The enrolled key of a signing mpinId, or nil.
+    func signingKey(mpinID: String) async throws -> SigningKey?
+    /// Records a verification's outcome against the key's counter in one transaction: a valid
+    /// signature resets it, an invalid one counts, and the `maxAttempts`-th in a row blocks the
+    /// key. A blocked key's signatures are never valid again.
+    func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int, now: Date) async throws -> SignatureVerdict
+}
+
+/// An enrolled signing key.
+struct SigningKey: Sendable, Equatable {
+    var userID: String
+    var publicKey: String
+    var blocked: Bool
+}
+
+/// What a verification comes to once counted.
+enum SignatureVerdict: Sendable, Equatable { case valid, invalid, blocked, unknownKey }
