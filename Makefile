@@ -1,6 +1,7 @@
 # mpin-pam: M-Pin zero-knowledge PIN authentication for Linux logins.
 #   make test    installs what it needs (apt-get, idempotent), builds, runs every test
 #   make bench   release build, one line per operation: NAME MICROSECONDS
+#   make bench-mcl  the crypto beside mcl's on the same curve (builds mcl in a temporary directory)
 #   make ct-check  constant-time evidence for the crypto's secret paths (docs/CRYPTO.md §11)
 #   make demo    the M-Pin protocol end to end
 #   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
@@ -29,7 +30,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                selinux-policy-dev selinux-policy-default setools checkpolicy semodule-utils
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench bench-mcl ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -238,6 +239,15 @@ bench: deps module
 	bash Tests/Integration/pam-bench.sh
 	$(SWIFT) build -c release --product mpin
 	bash Tests/Integration/device-bench.sh
+
+# MPinCrypto against mcl (github.com/herumi/mcl) on the same curve, BN254CX, side by side in one
+# run (issue 27): pairing, double pairing, G1 and G2 multiplication by a secret, each with its
+# ratio ours/mcl. mcl is cloned and built in a temporary directory (about 2 min; needs git, g++
+# and libgmp-dev) and deleted afterwards; MCL_SRC=DIR uses a source tree already on disk.
+# Tests/Bench/mcl-bench.sh says how it times (thread CPU time, interleaved rounds, medians).
+bench-mcl:
+	$(SWIFT) build -c release --product mpin-bench
+	MCL_SRC="$(MCL_SRC)" bash Tests/Bench/mcl-bench.sh .build/release/mpin-bench
 
 # The main job on the embedded backend: server (HTTPS with a self-signed certificate;
 # `make demo PLAIN_HTTP=1` for plain HTTP on 127.0.0.1), registration, two PAM logins.

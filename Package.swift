@@ -61,8 +61,11 @@ let package = Package(
     targets: [
         // MARK: Cryptography and wire format
 
-        // BN254CX field, curve and pairing arithmetic and the M-Pin primitives. Pure Swift.
-        .target(name: "MPinCrypto", swiftSettings: moduleSettings),
+        // BN254CX field, curve and pairing arithmetic and the M-Pin primitives, in Swift.
+        .target(name: "MPinCrypto", dependencies: ["CValueBarrier"], swiftSettings: moduleSettings),
+        // The value barrier MPinCrypto passes its constant-time masks through (one empty asm
+        // statement, so the optimiser cannot turn a mask back into a branch). Header only.
+        .systemLibrary(name: "CValueBarrier", path: "Sources/CValueBarrier"),
         // Strict JSON and Codable without Foundation.
         .target(name: "MPinJSON", swiftSettings: moduleSettings),
         // Wire types of the Milagro MFA protocol, shared by the client and the server.

@@ -1,7 +1,7 @@
 import MPinCrypto
 import XCTest
 
-/// `multipliedInG2(by:)` (the ψ split) against the generic windowed multiplication, on the
+/// `multipliedInG2(by:)` (the four-way ψ split) against the generic windowed multiplication, on the
 /// generator and on random points of G2, for scalars at the edges of the split.
 final class G2ScalarTests: XCTestCase {
     /// λ = 6u² = t − 1, ψ's eigenvalue on G2, written out (not taken from the library).
@@ -18,7 +18,7 @@ final class G2ScalarTests: XCTestCase {
         var list: [UInt256] = [.zero, one, UInt256(2), UInt256(15), UInt256(16), Self.lambda, lambdaMinus1, lambdaPlus1,
                                rMinus1, groupOrder, groupOrder.addingWithCarry(one).0, qLambda,
                                qLambda.subtractingWithBorrow(one).0, UInt256(~0, ~0, ~0, ~0)]
-        for _ in 0..<6 { list.append(UInt256(bigEndian: try SystemRandom.scalar())!) }
+        for _ in 0..<12 { list.append(UInt256(bigEndian: try SystemRandom.scalar())!) }
         return list
     }
 

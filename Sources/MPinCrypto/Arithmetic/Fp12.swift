@@ -114,7 +114,7 @@ public struct Fp12: FieldArithmetic {
         var r = Fp12.one
         for i in stride(from: 255, through: 0, by: -1) {
             r = r.squared
-            r = Fp12.select(0 &- e.bit(i), r * self, r)
+            r = Fp12.select(Mask.ofBit(e.bit(i)), r * self, r)
         }
         return r
     }

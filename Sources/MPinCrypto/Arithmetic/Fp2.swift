@@ -31,7 +31,7 @@ public struct Fp2: FieldArithmetic {
         let sy = y.a.mont.addingWithCarry(y.b.mont).0
         let cc = Fp.mulWide(sx, sy)
         let (d, borrow) = aa.subtractingWithBorrow(bb)
-        let re = d.addingHigh(UInt256.select(0 &- borrow, BN254FieldModulus.modulus, .zero))
+        let re = d.addingHigh(UInt256.select(Mask.ofBit(borrow), BN254FieldModulus.modulus, .zero))
         let im = cc.subtractingWithBorrow(aa).0.subtractingWithBorrow(bb).0
         return Fp2(Fp(mont: Fp.montReduce(re)), Fp(mont: Fp.montReduce(im)))
     }

@@ -36,7 +36,7 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
         let m4 = m2.addingWithCarry(m2).0
         @inline(__always) func subtractIfFits(_ k: UInt256) {
             let (d, borrow) = v.subtractingWithBorrow(k)
-            v = UInt256.select(0 &- borrow, v, d)
+            v = UInt256.select(Mask.ofBit(borrow), v, d)
         }
         subtractIfFits(m4); subtractIfFits(m2); subtractIfFits(m1)
         self.init(mont: Self.montMul(v, M.r2ModM))
@@ -135,10 +135,7 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
 
     /// v - m if v >= m, else v. v < 2m. Constant-time.
     @inlinable @inline(__always)
-    static func reduceOnce(_ v: UInt256) -> UInt256 {
-        let (d, borrow) = v.subtractingWithBorrow(M.modulus)
-        return UInt256.select(0 &- borrow, v, d)
-    }
+    static func reduceOnce(_ v: UInt256) -> UInt256 { v.subtractingIfFits(M.modulus) }
 
     // MARK: Ring operations
 
@@ -152,7 +149,7 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     @inlinable @inline(__always)
     public static func - (a: Self, b: Self) -> Self {
         let (d, borrow) = a.mont.subtractingWithBorrow(b.mont)
-        let (fixed, _) = d.addingWithCarry(UInt256.select(0 &- borrow, M.modulus, .zero))
+        let (fixed, _) = d.addingWithCarry(UInt256.select(Mask.ofBit(borrow), M.modulus, .zero))
         return Self(mont: fixed)
     }
 
@@ -176,7 +173,7 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
         for i in stride(from: 255, through: 0, by: -1) {
             result = result.squared
             let product = result * self
-            result = Self.select(0 &- e.bit(i), product, result)
+            result = Self.select(Mask.ofBit(e.bit(i)), product, result)
         }
         return result
     }
@@ -218,8 +215,19 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
         return result
     }
 
-    /// self^-1, or 0 for 0. Constant-time in self (Fermat: self^(m-2), a fixed exponent).
+    /// self^-1, or 0 for 0. Constant-time in self: Bernstein and Yang's safegcd (`SafeGCD`, a
+    /// fixed 744 division steps), about three times faster than Fermat's self^(m−2). It inverts
+    /// the Montgomery form x·R, giving x⁻¹·R⁻¹; one Montgomery multiplication by R³ makes
+    /// that x⁻¹·R, the Montgomery form of x⁻¹.
     public var inverse: Self {
+        let inverted = SafeGCD.inverse(mont, modulus: M.modulus, negInverse: M.negInverse)
+        let r3 = Self.montMul(M.r2ModM, M.r2ModM) // R²·R²·R⁻¹ = R³ mod m
+        return Self(mont: Self.montMul(inverted, r3))
+    }
+
+    /// self^-1 by Fermat's little theorem, self^(m−2) (a fixed exponent, so constant-time
+    /// too): the reference the tests check `inverse` against.
+    public var fermatInverse: Self {
         let (e, _) = M.modulus.subtractingWithBorrow(UInt256(2))
         return power(publicExponent: e)
     }

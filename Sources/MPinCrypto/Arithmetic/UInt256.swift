@@ -1,3 +1,5 @@
+import CValueBarrier
+
 /// A 256-bit unsigned integer as four little-endian 64-bit limbs.
 ///
 /// It is the storage of every field element and scalar. All operations here run in time
@@ -110,9 +112,7 @@ public struct UInt256: Sendable, Equatable {
     /// All-ones if zero, else 0. Constant-time.
     @inlinable @inline(__always)
     public var isZeroMask: UInt64 {
-        let any = w0 | w1 | w2 | w3
-        // (any | -any) has its top bit set exactly when any != 0.
-        return ((any | (0 &- any)) >> 63) &- 1
+        Mask.equal(w0 | w1 | w2 | w3, 0)
     }
 
     @inlinable
@@ -150,11 +150,24 @@ public struct UInt256: Sendable, Equatable {
         return (UInt256(r0, r1, r2, r3), b3)
     }
 
-    /// `mask` all-ones selects `a`, zero selects `b`. Constant-time.
+    /// `mask` all-ones selects `a`, zero selects `b`. Constant-time: the mask passes the value
+    /// barrier first, so the optimiser cannot turn the selection back into a branch.
     @inlinable @inline(__always)
     public static func select(_ mask: UInt64, _ a: UInt256, _ b: UInt256) -> UInt256 {
-        UInt256(b.w0 ^ (mask & (a.w0 ^ b.w0)), b.w1 ^ (mask & (a.w1 ^ b.w1)),
-                b.w2 ^ (mask & (a.w2 ^ b.w2)), b.w3 ^ (mask & (a.w3 ^ b.w3)))
+        let mask = valueBarrier(mask)
+        return UInt256(b.w0 ^ (mask & (a.w0 ^ b.w0)), b.w1 ^ (mask & (a.w1 ^ b.w1)),
+                       b.w2 ^ (mask & (a.w2 ^ b.w2)), b.w3 ^ (mask & (a.w3 ^ b.w3)))
+    }
+
+    /// self − m when self ≥ m, else self. Constant-time and out of the optimiser's reach:
+    /// CValueBarrier's `mpin_subtract_if_fits4` (subtraction and cmovc in one asm statement on
+    /// x86-64; a barrier-guarded mask elsewhere). The hot path of every modular addition and
+    /// multiplication, where a masked selection would cost eight more instructions.
+    @inlinable @inline(__always)
+    public func subtractingIfFits(_ m: UInt256) -> UInt256 {
+        let r = mpin_subtract_if_fits4(mpin_limbs4(w0: w0, w1: w1, w2: w2, w3: w3),
+                                       mpin_limbs4(w0: m.w0, w1: m.w1, w2: m.w2, w3: m.w3))
+        return UInt256(r.w0, r.w1, r.w2, r.w3)
     }
 
     /// self >> 1.
@@ -167,7 +180,7 @@ public struct UInt256: Sendable, Equatable {
     @inlinable
     public func lessThanMask(_ o: UInt256) -> UInt64 {
         let (_, borrow) = subtractingWithBorrow(o)
-        return 0 &- borrow
+        return Mask.ofBit(borrow)
     }
 }
 

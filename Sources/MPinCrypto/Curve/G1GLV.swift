@@ -32,7 +32,7 @@ enum G1GLV {
         let k1 = k.subtractingWithBorrow(c1.multipliedLow(by: a1)).0
             .subtractingWithBorrow(c2.multipliedLow(by: a2)).0
         let k2 = c1.multipliedLow(by: b1Magnitude).subtractingWithBorrow(c2.multipliedLow(by: b2)).0
-        let n1 = 0 &- (k1.w3 >> 63), n2 = 0 &- (k2.w3 >> 63)
+        let n1 = Mask.ofSign(k1.w3), n2 = Mask.ofSign(k2.w3)
         return (UInt256.select(n1, k1.negatedWrapping, k1), n1, UInt256.select(n2, k2.negatedWrapping, k2), n2)
     }
 }

@@ -1,52 +1,109 @@
 /// Scalar multiplication in G2 with the endomorphism ψ (untwist, Frobenius, twist), which acts
-/// on G2 as multiplication by λ = t − 1 = 6u² ≡ p (mod r), a 127-bit number (Galbraith, Lin and
-/// Scott, "Endomorphisms for faster elliptic curve cryptography on a large class of curves",
-/// EUROCRYPT 2009; `G2Point.isInPrimeOrderSubgroup` relies on the same eigenvalue).
+/// on G2 as multiplication by λ = 6u² ≡ p (mod r) (Galbraith, Lin and Scott, "Endomorphisms for
+/// faster elliptic curve cryptography on a large class of curves", EUROCRYPT 2009;
+/// `G2Point.isInPrimeOrderSubgroup` relies on the same eigenvalue).
 ///
-/// k mod r (< 2^254) is split as k = k1·λ + k0 with 0 ≤ k0 < λ and k1 = ⌊k/λ⌋ < 2^127, so
-/// k·Q = k0·Q + k1·ψ(Q) with two scalars of 127 bits: half the doublings of the plain
-/// method. This holds only on G2 (ψ is multiplication by λ only there), so the generic
-/// `multiplied(by:)` remains the one for arbitrary points of the twist.
+/// k mod r is split four ways, k ≡ k0 + k1·λ + k2·λ² + k3·λ³ (mod r) with |kj| < 2^66, so that
+/// k·Q = k0·Q + k1·ψ(Q) + k2·ψ²(Q) + k3·ψ³(Q): a quarter of the doublings of the plain method
+/// and half those of a two-way split (Galbraith and Scott, "Exponentiation in pairing-friendly
+/// groups using homomorphisms", Pairing 2008, split G2 of BN curves four ways). The split is
+/// Babai's rounding against a reduced basis of the lattice {(a0, a1, a2, a3) : a0 + a1·λ +
+/// a2·λ² + a3·λ³ ≡ 0 (mod r)}, whose rows, in u = −0x4000000003C012B1, are
+///   b0 = (2u+1, 0, 2u, 1),  b1 = (−(2u+1), u, u+1, u),  b2 = (u, −u, u, 2u+1),
+///   b3 = (−2u, −u−1, u, −u)
+/// (found by LLL reduction and checked: every row is in the lattice, the determinant is −r).
+/// (k, 0, 0, 0) = Σ βi·bi with βi = k·ci/r for the first row (c0, c1, c2, c3) of r·B⁻¹; with βi
+/// estimated as ⌊k·gi/2^256⌋, gi = ⌊2^256·|ci|/r⌋ (an error below 2 each), the remainder
+/// (k, 0, 0, 0) − Σ βi·bi has |kj| < 2·Σi |bi,j| < 2^66. This holds only on G2 (ψ is
+/// multiplication by λ only there), so the generic `multiplied(by:)` remains the one for
+/// arbitrary points of the twist.
 ///
-/// Constant-time in k: the split is fixed-length arithmetic with a masked correction, the two
-/// window tables are scanned in full, and the schedule (32 windows) is fixed.
+/// Constant-time in k: the split is fixed-length wrapping arithmetic (two's complement modulo
+/// 2^256; the true results are small), the signs are applied by mask, the four window tables
+/// are scanned in full, and the schedule (17 windows) is fixed.
 enum G2GLS {
-    /// λ = 6u².
-    static let lambda = G2Point.traceMinusOne
-    /// ⌊2^256 / λ⌋ (130 bits), so that ⌊k·g/2^256⌋ is ⌊k/λ⌋ or one less for every k < 2^256.
-    static let reciprocal = UInt256(0xb1b2f0c318cd32f3, 0xaaaaaaaa5aa91bea, 0x2, 0)
-    /// Windows of 4 bits covering 128 bits.
-    static let windows = 32
+    /// The basis rows bi as 256-bit two's complement numbers (their entries need 64 bits and a
+    /// sign, more than Int64 holds).
+    static let basis: [(UInt256, UInt256, UInt256, UInt256)] = [
+        (UInt256(0x7ffffffff87fda9f, .max, .max, .max), .zero,
+         UInt256(0x7ffffffff87fda9e, .max, .max, .max), UInt256(1)),
+        (UInt256(0x8000000007802561), UInt256(0xbffffffffc3fed4f, .max, .max, .max),
+         UInt256(0xbffffffffc3fed50, .max, .max, .max), UInt256(0xbffffffffc3fed4f, .max, .max, .max)),
+        (UInt256(0xbffffffffc3fed4f, .max, .max, .max), UInt256(0x4000000003c012b1),
+         UInt256(0xbffffffffc3fed4f, .max, .max, .max), UInt256(0x7ffffffff87fda9f, .max, .max, .max)),
+        (UInt256(0x8000000007802562), UInt256(0x4000000003c012b0),
+         UInt256(0xbffffffffc3fed4f, .max, .max, .max), UInt256(0x4000000003c012b1)),
+    ]
+    /// gi = ⌊2^256·|ci|/r⌋, and whether ci < 0 (only c0 is).
+    static let rounding: [(g: UInt256, negative: Bool)] = [
+        (UInt256(0x02b08b1b7e5f12cf, 0xab40b08209307989, 0xaaaaaaaaa0aa78d2, 0), true),
+        (UInt256(0xad5b35c7190e69ac, 0xab40b08209307983, 0xaaaaaaaaa0aa78d2, 0), false),
+        (UInt256(0x8e38e38d98e070c0, 0x0000000000000003, 0, 0), false),
+        (UInt256(0x7b7feda5639c7e18, 0x55eb5b2c63d99575, 0xaaaaaaaaa0aa78d5, 0), false),
+    ]
+    /// Signed 4-bit digits of a split magnitude (below 2^66), in the offset form of `G1GLV`:
+    /// with offset 8·(1 + 16 + ⋯ + 16^16), the 17 windows w_i of |kj| + offset give the digits
+    /// w_i − 8 in [−8, 7], since |kj| + offset < 2^66 + 0.54·2^68 < 16^17.
+    static let windows = 17
+    static let signedOffset = UInt256(0x8888_8888_8888_8888, 0x8, 0, 0)
 
-    /// (k0, k1) with k ≡ k1·λ + k0 (mod r), 0 ≤ k0 < λ, k1 < 2^127.
-    static func split(_ scalar: UInt256) -> (UInt256, UInt256) {
+    /// (|kj|, kj < 0 mask) for j = 0...3, with k ≡ k0 + k1·λ + k2·λ² + k3·λ³ (mod r).
+    static func split(_ scalar: UInt256) -> [(UInt256, UInt64)] {
         let k = Fr(scalar).value
-        var k1 = k.multipliedFullWidth(by: reciprocal).high
-        var k0 = k.subtractingWithBorrow(k1.multipliedLow(by: lambda)).0
-        // The estimate is at most one short: subtract λ once more where k0 ≥ λ.
-        let (d, borrow) = k0.subtractingWithBorrow(lambda)
-        let fits = borrow &- 1 // all-ones when k0 ≥ λ
-        k0 = UInt256.select(fits, d, k0)
-        k1 = k1.addingWithCarry(UInt256(fits & 1)).0
-        return (k0, k1)
+        var parts = [k, UInt256.zero, .zero, .zero]
+        for i in 0..<4 {
+            let magnitude = k.multipliedFullWidth(by: rounding[i].g).high
+            let beta = rounding[i].negative ? magnitude.negatedWrapping : magnitude // public sign
+            let b = basis[i]
+            parts[0] = parts[0].subtractingWithBorrow(beta.multipliedLow(by: b.0)).0
+            parts[1] = parts[1].subtractingWithBorrow(beta.multipliedLow(by: b.1)).0
+            parts[2] = parts[2].subtractingWithBorrow(beta.multipliedLow(by: b.2)).0
+            parts[3] = parts[3].subtractingWithBorrow(beta.multipliedLow(by: b.3)).0
+        }
+        return parts.map { part in
+            let negative = Mask.ofSign(part.w3)
+            return (UInt256.select(negative, part.negatedWrapping, part), negative)
+        }
     }
 }
 
 extension ProjectivePoint where C == BN254G2Curve {
     /// k·Q for a secret scalar (any 256-bit value) and Q **in G2** (the generator, or a point
-    /// decoded with the subgroup check): the ψ split of `G2GLS`, two 4-bit window tables (Q's
-    /// multiples and their images under ψ) scanned in full, 32 windows of 4 doublings and
-    /// 2 additions. Equal to `multiplied(by:)` on G2; wrong outside it.
+    /// decoded with the subgroup check): the four-way ψ split of `G2GLS` and signed 4-bit
+    /// digits, as G1's GLV multiplication: a table of 0·Q ... 8·Q (7 point operations) and its
+    /// images under ψ, ψ², ψ³ (cheap: conjugations and two Fp2 multiplications per point),
+    /// each negated by mask when its part of k is negative; 17 windows of 4 doublings and
+    /// 4 additions, each table scanned in full, the digit's sign applied by masked negation.
+    /// Equal to `multiplied(by:)` on G2; wrong outside it.
     public func multipliedInG2(by k: UInt256) -> G2Point {
-        let (k0, k1) = G2GLS.split(k)
-        let t0 = FixedTable16<G2Point>(multiplesOf: self)
-        var t1 = t0
-        for i in 1..<16 { t1[i] = t0[i].psi } // ψ(i·Q) = i·ψ(Q)
+        let parts = G2GLS.split(k)
+        let t0 = FixedTable16<G2Point>(multiplesOf: self, through: 8)
+        /// The images of a table's entries under ψ (ψ(i·Q) = i·ψ(Q)).
+        func psi(_ t: FixedTable16<G2Point>) -> FixedTable16<G2Point> {
+            var out = t
+            for i in 1...8 { out[i] = t[i].psi }
+            return out
+        }
+        /// The table with every entry negated where `mask` is all-ones.
+        func signed(_ t: FixedTable16<G2Point>, _ mask: UInt64) -> FixedTable16<G2Point> {
+            var out = t
+            for i in 1...8 { out[i] = G2Point.select(mask, -t[i], t[i]) }
+            return out
+        }
+        let t1 = psi(t0), t2 = psi(t1), t3 = psi(t2)
+        let s0 = signed(t0, parts[0].1), s1 = signed(t1, parts[1].1)
+        let s2 = signed(t2, parts[2].1), s3 = signed(t3, parts[3].1)
+        let d0 = parts[0].0.addingWithCarry(G2GLS.signedOffset).0
+        let d1 = parts[1].0.addingWithCarry(G2GLS.signedOffset).0
+        let d2 = parts[2].0.addingWithCarry(G2GLS.signedOffset).0
+        let d3 = parts[3].0.addingWithCarry(G2GLS.signedOffset).0
         var acc = G2Point.infinity
         for window in stride(from: G2GLS.windows - 1, through: 0, by: -1) {
             acc = acc.doubled.doubled.doubled.doubled
-            acc = acc + t0.select(k0.bits(at: 4 * window, width: 4))
-            acc = acc + t1.select(k1.bits(at: 4 * window, width: 4))
+            acc = acc + s0.selectSigned(d0.bits(at: 4 * window, width: 4))
+            acc = acc + s1.selectSigned(d1.bits(at: 4 * window, width: 4))
+            acc = acc + s2.selectSigned(d2.bits(at: 4 * window, width: 4))
+            acc = acc + s3.selectSigned(d3.bits(at: 4 * window, width: 4))
         }
         return acc
     }

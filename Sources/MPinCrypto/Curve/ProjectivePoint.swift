@@ -172,7 +172,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
         var r0 = Self.infinity
         var r1 = self
         for i in stride(from: bits - 1, through: 0, by: -1) {
-            let mask = 0 &- ((k >> UInt64(i)) & 1)
+            let mask = Mask.ofBit((k >> UInt64(i)) & 1)
             // if bit: (r0, r1) = (r0 + r1, 2·r1) else (2·r0, r0 + r1)
             let sum = r0 + r1
             let dbl = Self.select(mask, r1, r0).doubled
@@ -222,14 +222,13 @@ extension FixedTable16 {
     @inlinable
     func selectSigned<C>(_ biased: UInt64) -> T where T == ProjectivePoint<C> {
         let d = biased &- 8
-        let negative = 0 &- (d >> 63) // all-ones when d < 0
+        let negative = Mask.ofSign(d) // all-ones when d < 0
         let magnitude = (d ^ negative) &- negative
         let point: ProjectivePoint<C> = withUnsafeBytes(of: storage) { raw in
             let entries = raw.assumingMemoryBound(to: T.self)
             var out = ProjectivePoint<C>.infinity
             for i in 0...8 {
-                let diff = UInt64(i) ^ magnitude
-                let mask = ((diff | (0 &- diff)) >> 63) &- 1 // all-ones when diff == 0
+                let mask = Mask.equal(UInt64(i), magnitude)
                 out = ProjectivePoint<C>.select(mask, entries[i], out)
             }
             return out
@@ -246,8 +245,7 @@ extension FixedTable16 {
             let entries = raw.assumingMemoryBound(to: T.self)
             var out = ProjectivePoint<C>.infinity
             for i in 0..<16 {
-                let diff = UInt64(i) ^ index
-                let mask = ((diff | (0 &- diff)) >> 63) &- 1 // all-ones when diff == 0
+                let mask = Mask.equal(UInt64(i), index)
                 out = ProjectivePoint<C>.select(mask, entries[i], out)
             }
             return out

@@ -25,10 +25,9 @@ public enum DVS {
     /// The public key of a secret key z: Pa = (z⁻¹ mod r)·Q (`MPIN_GET_DVS_KEYPAIR` with a given z).
     /// z is 32 big-endian bytes in [1, r): `.nonCanonical` when z ≥ r, `.zeroScalar` when z = 0.
     public static func publicKey(secretKey z: [UInt8]) throws(MPinCryptoError) -> DVSPublicKey {
-        var k = try secretKey(z)
-        var inverse = k.inverse
-        defer { k = .zero; inverse = .zero }
-        return DVSPublicKey(validated: G2Point.generatorMultiple(inverse.value))
+        let k = SecretScalar(try secretKey(z))
+        let inverse = SecretScalar(k.value.inverse)
+        return DVSPublicKey(validated: G2Point.generatorMultiple(inverse.value.value))
     }
 
     /// A new key pair: z uniform in [1, r) from the system CSPRNG, and Pa.
@@ -64,9 +63,8 @@ public enum DVS {
     /// Folds the key into the client secret issued for the signing identity: z·CS (z·s·A).
     public static func keyedClientSecret(clientSecret: [UInt8], secretKey z: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let cs = try G1Point(bytes: clientSecret)
-        var k = try secretKey(z)
-        defer { k = .zero }
-        return try cs.multiplied(by: k.value).encoded()
+        let k = SecretScalar(try secretKey(z))
+        return try cs.multiplied(by: k.value.value).encoded()
     }
 
     /// The stored token: z·s·A − f(PIN)·A for A = map(SHA-256(ID ‖ Pa)), Milagro's
@@ -79,7 +77,7 @@ public enum DVS {
     public static func sign(signingIdentity: [UInt8], pin: Int32, token: [UInt8], message: [UInt8],
                             timeValue: Int32) throws(MPinCryptoError) -> DVSSignature {
         var x = try SystemRandom.scalar()
-        defer { for i in x.indices { x[i] = 0 } }
+        defer { x.wipe() }
         return try sign(signingIdentity: signingIdentity, x: x, pin: pin, token: token, message: message, timeValue: timeValue)
     }
 
@@ -149,11 +147,10 @@ public enum DVS {
     /// z as an element of Fr, required to be canonical (< r) and non-zero. Only the outcome of
     /// the checks branches, never the value.
     static func secretKey(_ z: [UInt8]) throws(MPinCryptoError) -> Fr {
-        var v = try MPin.scalar(z)
-        defer { v = .zero }
-        guard v.lessThanMask(BN254ScalarModulus.modulus) != 0 else { throw .nonCanonical }
-        guard v.isZeroMask == 0 else { throw .zeroScalar }
-        return Fr(v)
+        let v = SecretScalar(try MPin.scalar(z))
+        guard v.value.lessThanMask(BN254ScalarModulus.modulus) != 0 else { throw .nonCanonical }
+        guard v.value.isZeroMask == 0 else { throw .zeroScalar }
+        return Fr(v.value)
     }
 }
 

@@ -23,17 +23,15 @@ extension MPin {
         var digest = hasher.finalize()
         defer { digest.wipe() }
         // A SHA-256 digest is always 32 bytes, so the integer always exists.
-        var integer = UInt256(bigEndian: digest) ?? .zero
-        defer { integer = .zero }
-        return Fr(integer)
+        let integer = SecretScalar(UInt256(bigEndian: digest) ?? .zero)
+        return Fr(integer.value)
     }
 
     /// f1(pin1) as 32 big-endian bytes of its canonical value in [0, r), held as a secret;
     /// 32 zero bytes for an empty pin1.
     public static func secondFactorValue(mpinID: [UInt8], pin1: borrowing SecretBytes) -> SecretBytes {
-        var f1 = secondFactor(mpinID: mpinID, pin1: pin1)
-        defer { f1 = .zero }
-        var bytes = f1.bytes
+        let f1 = SecretScalar(secondFactor(mpinID: mpinID, pin1: pin1))
+        var bytes = f1.value.bytes
         return SecretBytes(taking: &bytes)
     }
 
@@ -48,9 +46,8 @@ extension MPin {
         /// The factors of pin0 (an SDK PIN value) and pin1.
         static func of(pin0: Int32, pin1: borrowing SecretBytes, mpinID: [UInt8]) -> PINFactors {
             guard !pin1.isEmpty else { return .single(pin0) }
-            var f1 = secondFactor(mpinID: mpinID, pin1: pin1)
-            defer { f1 = .zero }
-            return .combined(Fr(pinMultiplier(pin0)) + f1)
+            let f1 = SecretScalar(secondFactor(mpinID: mpinID, pin1: pin1))
+            return .combined(Fr(pinMultiplier(pin0)) + f1.value)
         }
 
         /// k·A, constant time in k.

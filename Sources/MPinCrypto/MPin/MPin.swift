@@ -61,26 +61,23 @@ public enum MPin {
 
     /// SS = s·Q, 128 bytes.
     public static func serverSecret(masterSecret s: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
-        var k = try scalar(s)
-        defer { k = .zero }
-        return try G2Point.generatorMultiple(k).encoded()
+        let k = SecretScalar(try scalar(s))
+        return try G2Point.generatorMultiple(k.value).encoded()
     }
 
     /// CS = s·map(HASH_ID), 65 bytes. Takes the hashed identity, as Milagro does.
     public static func clientSecret(masterSecret s: [UInt8], hashedID: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         try requireLength(hashedID, 32)
-        var k = try scalar(s)
-        defer { k = .zero }
-        return try G1Point.map(hash: hashedID).multiplied(by: k).encoded()
+        let k = SecretScalar(try scalar(s))
+        return try G1Point.map(hash: hashedID).multiplied(by: k.value).encoded()
     }
 
     /// TP = s·map(SHA-256(be32(date) ‖ HASH_ID)), 65 bytes.
     public static func timePermit(date: Int32, masterSecret s: [UInt8], hashedID: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         guard date > 0 else { throw .invalidDate }
         try requireLength(hashedID, 32)
-        var k = try scalar(s)
-        defer { k = .zero }
-        return try datePoint(date: date, hashedID: hashedID).multiplied(by: k).encoded()
+        let k = SecretScalar(try scalar(s))
+        return try datePoint(date: date, hashedID: hashedID).multiplied(by: k.value).encoded()
     }
 
     /// P1 + P2 in G1 (recombines client-secret or time-permit shares).
@@ -148,8 +145,7 @@ public enum MPin {
     /// Client pass 1 with SEC = TOKEN + k·A for the PIN factors' multiplier k.
     static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], factors: PINFactors, token: [UInt8],
                         timePermit: [UInt8]?) throws(MPinCryptoError) -> (u: [UInt8], ut: [UInt8]?, sec: [UInt8]) {
-        var xs = try scalar(x)
-        defer { xs = .zero }
+        let xs = SecretScalar(try scalar(x))
         let hashedID = hashID(mpinID)
         let a = G1Point.map(hash: hashedID)
         var sec = try G1Point(bytes: token) + factors.times(a)
@@ -158,9 +154,9 @@ public enum MPin {
             guard date > 0 else { throw .invalidDate }
             // As milagro-crypto-c: a missing permit skips only the addition to SEC.
             if let tp = timePermit { sec = sec + (try G1Point(bytes: tp)) }
-            utPoint = (a + datePoint(date: date, hashedID: hashedID)).multiplied(by: xs)
+            utPoint = (a + datePoint(date: date, hashedID: hashedID)).multiplied(by: xs.value)
         }
-        let u = a.multiplied(by: xs)
+        let u = a.multiplied(by: xs.value)
         // One inversion for the two or three encodings.
         if let utPoint {
             let e = try G1Point.encoded([u, utPoint, sec])
@@ -173,9 +169,8 @@ public enum MPin {
     /// Client pass 2 (`MPIN_CLIENT_2`): V = −((x + y) mod r)·SEC.
     public static func client2(x: [UInt8], y: [UInt8], sec: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let point = try G1Point(bytes: sec)
-        var k = -(Fr(try scalar(x)) + Fr(try scalar(y)))
-        defer { k = .zero }
-        return try point.multiplied(by: k.value).encoded()
+        let k = SecretScalar(-(Fr(try scalar(x)) + Fr(try scalar(y))))
+        return try point.multiplied(by: k.value.value).encoded()
     }
 
     /// One-pass client (`MPIN_CLIENT`): pass 1, then y = challenge(timeValue, UT or U ‖

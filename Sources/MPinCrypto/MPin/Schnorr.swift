@@ -20,9 +20,8 @@ public enum Schnorr {
 
     /// The public key of a secret key (32 big-endian bytes in [1, r)).
     public static func publicKey(secretKey: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
-        var x = try secretScalar(secretKey)
-        defer { x = .zero }
-        return try G1Point.generator.multiplied(by: x.value).encoded()
+        let x = SecretScalar(try secretScalar(secretKey))
+        return try G1Point.generator.multiplied(by: x.value.value).encoded()
     }
 
     /// A new key pair from the system CSPRNG. The caller owns the secret key and wipes it.
@@ -35,16 +34,15 @@ public enum Schnorr {
 
     /// The signature of `message` under `secretKey`.
     public static func sign(_ message: [UInt8], secretKey: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
-        var x = try secretScalar(secretKey)
-        let publicKey = try G1Point.generator.multiplied(by: x.value).encoded()
+        let x = SecretScalar(try secretScalar(secretKey))
+        let publicKey = try G1Point.generator.multiplied(by: x.value.value).encoded()
         var nonce = try SystemRandom.scalar()
         while nonce.reduce(0, |) == 0 { nonce = try SystemRandom.scalar() }
-        var k = Fr(UInt256(bigEndian: nonce)!)
+        let k = SecretScalar(Fr(UInt256(bigEndian: nonce)!))
         nonce.wipe()
-        defer { x = .zero; k = .zero }
-        let r = try G1Point.generator.multiplied(by: k.value).encoded()
+        let r = try G1Point.generator.multiplied(by: k.value.value).encoded()
         let e = challenge(r: r, publicKey: publicKey, message: message)
-        let s = k + e * x
+        let s = k.value + e * x.value
         return r + s.bytes
     }
 
