@@ -149,10 +149,11 @@ conv token alice record ""
 check "token mode, an empty answer is not a conversation error (PAM_AUTH_ERR)" [ "$CODE" = "$PAM_AUTH_ERR" ]
 
 # Device mode: alice's device (`mpin` with its own HOME) approves; the host holds only the link.
+# A request may take 10 s (timeout): the machine running the suites may be busy.
 mkdir -m 700 "$WORK/devstore"
 DEVHOME="$WORK/devhome"; mkdir -p "$DEVHOME"
 mpin_dev() { env -u XDG_DATA_HOME HOME="$DEVHOME" "$BIN/mpin" "$@"; }
-printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device.conf"
+printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device.conf"
 echo 1357 | mpin_dev register --backend "$BACKEND" --identity alice-dev@example.org --pin-stdin >/dev/null
 FP=$(mpin_dev list --fingerprints | cut -f4)
 LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/device.conf" link alice --identity alice-dev@example.org --registration "$FP" >/dev/null
@@ -185,7 +186,7 @@ conv_bg -t /dev/pts/0 device alice record
 N=$(wait_for '.*mpin approve \([0-9]\{7\}\).*')
 sleep 2
 STILL=$(kill -0 "$BG_PID" 2>/dev/null && echo waiting)
-[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >/dev/null 2>&1
+[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >>"$WORK/approve.log" 2>&1
 bg_finish
 check_all "device mode, recorded conversation: QR code and number arrive before the wait, then approval succeeds" \
   '[ -n "$N" ] && [ "$STILL" = waiting ] && [ "$CODE" = 0 ] && grep -q "█" <<<"$OUT" && ! grep -q "style=PROMPT" <<<"$OUT"'
@@ -199,7 +200,7 @@ check_all "device mode: message order QR code < number < result" '[ "${QR_LINE:-
 # error message, no prompt (sudo -n fails a login whose module prompted), and the module waits.
 conv_bg -s device alice noprompt
 N=$(wait_for '.*mpin approve \([0-9]\{7\}\).*')
-[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >/dev/null 2>&1
+[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >>"$WORK/approve.log" 2>&1
 bg_finish
 check_all "device mode, PAM_SILENT without a terminal (as sudo -n): the number as ERROR_MSG, no prompt, approved" \
   '[ -n "$N" ] && [ "$CODE" = 0 ] && grep -q "style=ERROR_MSG" <<<"$OUT" && ! grep -q "style=PROMPT" <<<"$OUT"'
@@ -207,7 +208,7 @@ check_all "device mode, PAM_SILENT without a terminal (as sudo -n): the number a
 # error message and the wait goes on.
 conv_bg -r 192.0.2.7 -t ssh device alice noprompt
 N=$(wait_for '.*mpin approve \([0-9]\{7\}\).*')
-[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >/dev/null 2>&1
+[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >>"$WORK/approve.log" 2>&1
 bg_finish
 check_all "device mode, remote, the prompt fails: the number again as ERROR_MSG, approved" \
   '[ -n "$N" ] && [ "$CODE" = 0 ] && grep -q "style=PROMPT_ECHO_ON" <<<"$OUT" && grep -q "style=ERROR_MSG" <<<"$OUT"'
@@ -216,7 +217,7 @@ check_all "device mode, remote, the prompt fails: the number again as ERROR_MSG,
 # test reads the number from the `debug` log) instead of failing at once.
 conv_bg device-debug alice none
 N=$(wait_for '.*access number \([0-9]\{7\}\) issued.*')
-[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >/dev/null 2>&1
+[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >>"$WORK/approve.log" 2>&1
 bg_finish
 check_all "device mode, no conversation: the module waits and takes the approval (PAM_SUCCESS)" '[ -n "$N" ] && [ "$CODE" = 0 ]'
 
@@ -286,7 +287,7 @@ check_all "sudo -n, token mode: refused at once ($((T1 - T0)) ms), not as a wron
   '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ] && [ $((T1 - T0)) -lt 3000 ] && ! grep -q "incorrect password attempt" "$WORK/sudo.err"'
 
 # sudo -n in device mode: the number reaches sudo's stderr, the device approves, id runs.
-printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device-host.conf"
+printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device-host.conf"
 "$BIN/mpinctl" --config "$WORK/device-host.conf" link "$TESTUSER" --identity alice-dev@example.org --registration "$FP" >/dev/null
 sudo_pam "$WORK/device-host.conf"
 : > "$WORK/sudo-dev.err"
@@ -294,7 +295,7 @@ runuser -u "$TESTUSER" -- timeout 30 sudo -n -k /usr/bin/id -un >"$WORK/sudo-dev
 SUDO_PID=$!
 N=""
 for _ in $(seq 1 100); do N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.err" | head -1); [ -n "$N" ] && break; sleep 0.1; done
-[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >/dev/null 2>&1
+[ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >>"$WORK/approve.log" 2>&1
 wait "$SUDO_PID"; SUDO_RC=$?
 [ -n "${VERBOSE:-}" ] && { echo "--- sudo -n (device) said (N=$N rc=$SUDO_RC):"; cat "$WORK/sudo-dev.err" "$WORK/sudo-dev.out"; } >&2
 check_all "sudo -n, device mode: the number on stderr, approved on the device, the command runs as root" \
@@ -385,4 +386,5 @@ else
   echo "ok - # SKIP pkexec: needs pkexec, polkitd, dbus-daemon and unshare"
 fi
 
+[ -n "${VERBOSE:-}" ] && { echo "--- mpin approve said:"; cat "$WORK/approve.log" 2>/dev/null; } >&2
 summary
