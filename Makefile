@@ -1,6 +1,7 @@
 # mpin-pam: M-Pin zero-knowledge PIN authentication for Linux logins.
 #   make test    installs what it needs (apt-get, idempotent), builds, runs every test
 #   make bench   release build, one line per operation: NAME MICROSECONDS
+#   make bench-scale  logins/s with 1, 2, 3 mpin-server nodes on one PostgreSQL (part of bench)
 #   make ct-check  constant-time evidence for the crypto's secret paths (docs/CRYPTO.md §11)
 #   make demo    the M-Pin protocol end to end
 #   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
@@ -27,7 +28,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-weblogin test-deb test-install deb bench ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-unit test-vectors test-postgres test-pam test-login test-weblogin test-deb test-install deb bench bench-scale ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -220,6 +221,15 @@ bench: deps module
 	bash Tests/Integration/pam-bench.sh
 	$(SWIFT) build -c release --product mpin
 	bash Tests/Integration/device-bench.sh
+	$(MAKE) bench-scale
+
+# Logins per second with 1, 2 and 3 mpin-server processes (nodes) on one PostgreSQL database on
+# this machine (Tests/Integration/scale-bench.sh: a throwaway cluster, the nodes on 127.0.0.1,
+# mpin-server-bench spreading its clients over them); part of `make bench`.
+bench-scale: deps
+	$(SWIFT) build -c release --product mpin-server
+	$(SWIFT) build -c release --product mpin-server-bench
+	bash Tests/Integration/scale-bench.sh
 
 # The main job on the embedded backend: server (HTTPS with a self-signed certificate;
 # `make demo PLAIN_HTTP=1` for plain HTTP on 127.0.0.1), registration, two PAM logins.
