@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 static struct {
+    int (*init_crypto)(uint64_t options, const OPENSSL_INIT_SETTINGS *settings);
     const SSL_METHOD *(*client_method)(void);
     SSL_CTX *(*ctx_new)(const SSL_METHOD *method);
     void (*ctx_free)(SSL_CTX *ctx);
@@ -42,6 +44,7 @@ static struct {
     int (*param_set1_host)(X509_VERIFY_PARAM *param, const char *name, size_t length);
     int (*param_set1_ip_asc)(X509_VERIFY_PARAM *param, const char *address);
     void (*param_set_hostflags)(X509_VERIFY_PARAM *param, unsigned int flags);
+    int (*param_set_flags)(X509_VERIFY_PARAM *param, unsigned long flags);
     const char *(*verify_error_string)(long code);
     unsigned long (*err_get_error)(void);
     void (*err_error_string_n)(unsigned long code, char *buffer, size_t size);
@@ -60,6 +63,11 @@ static void load(void) {
     void *library = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) return;
     // Never closed: OpenSSL stays for the life of the process.
+    RESOLVE(init_crypto, "OPENSSL_init_crypto");
+    // No clean-up at exit: OpenSSL's atexit handler frees every table it built, a good part of
+    // a login's TLS cost in a process that is about to end anyway. The configuration file is
+    // read as libcurl has it read (the system's TLS policy applies).
+    if (api.init_crypto(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_CONFIG, NULL) != 1) return;
     RESOLVE(client_method, "TLS_client_method");
     RESOLVE(ctx_new, "SSL_CTX_new");
     RESOLVE(ctx_free, "SSL_CTX_free");
@@ -83,6 +91,7 @@ static void load(void) {
     RESOLVE(param_set1_host, "X509_VERIFY_PARAM_set1_host");
     RESOLVE(param_set1_ip_asc, "X509_VERIFY_PARAM_set1_ip_asc");
     RESOLVE(param_set_hostflags, "X509_VERIFY_PARAM_set_hostflags");
+    RESOLVE(param_set_flags, "X509_VERIFY_PARAM_set_flags");
     RESOLVE(verify_error_string, "X509_verify_cert_error_string");
     RESOLVE(err_get_error, "ERR_get_error");
     RESOLVE(err_error_string_n, "ERR_error_string_n");
@@ -153,6 +162,10 @@ mpin_tls *mpin_tls_open(int fd, const char *host, const char *ca_file, const cha
     tls->ssl = api.ssl_new(tls->ctx);
     if (tls->ssl == NULL || api.set_fd(tls->ssl, fd) != 1) goto failed;
     X509_VERIFY_PARAM *param = api.get0_param(tls->ssl);
+    // A chain may end at any certificate of the trusted set, not only at a self-signed root:
+    // libcurl's default, which lets `cacert` hold the server's own self-signed certificate
+    // beside others of the same subject (the old and the new one across a reload).
+    if (api.param_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN) != 1) goto failed;
     if (api.param_set1_ip_asc(param, host) != 1) {
         // A DNS name: checked against the certificate (no partial wildcards such as f*.example),
         // and sent as SNI. An IP address is neither sent nor matched as a name.

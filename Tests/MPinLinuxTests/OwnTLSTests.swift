@@ -29,12 +29,14 @@ final class OwnTLSTests: XCTestCase {
         super.tearDown()
     }
 
-    /// A self-signed certificate and its key, `NAME.crt` and `NAME.key`, for `subjectAltName`.
-    private func certificate(_ name: String, subjectAltName: String) throws -> (certificate: String, key: String) {
+    /// A self-signed certificate and its key, `NAME.crt` and `NAME.key`, for `subjectAltName`;
+    /// its subject is CN=`commonName`, or CN=NAME.
+    private func certificate(_ name: String, subjectAltName: String,
+                             commonName: String? = nil) throws -> (certificate: String, key: String) {
         let certificate = "\(workDirectory)/\(name).crt", key = "\(workDirectory)/\(name).key"
         let made = try runProcess("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                                                        "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
-                                                       "-subj", "/CN=\(name)", "-addext", "subjectAltName=\(subjectAltName)"])
+                                                       "-subj", "/CN=\(commonName ?? name)", "-addext", "subjectAltName=\(subjectAltName)"])
         guard made.status == 0 else { throw XCTSkip("openssl req failed; cannot make the test certificates") }
         return (certificate, key)
     }
@@ -137,6 +139,26 @@ final class OwnTLSTests: XCTestCase {
         }
         guard case .tlsFailure(_, let detail) = error else { return XCTFail("got \(String(describing: error))") }
         XCTAssertTrue(detail.contains("subject name does not match"), detail)
+    }
+
+    /// `cacert` may hold several self-signed certificates of one subject (the old and the new
+    /// one across a certificate change, as `init --self-signed` makes them): the one the server
+    /// presents is trusted (libcurl's partial chains), while another of the same subject that
+    /// is not in the file, as an impostor would make it, is still refused.
+    func testAnyOfSeveralTrustedCertificatesOfOneSubjectIsAcceptedAndNoOther() throws {
+        let old = try certificate("old", subjectAltName: "IP:127.0.0.1", commonName: "127.0.0.1")
+        let new = try certificate("new", subjectAltName: "IP:127.0.0.1", commonName: "127.0.0.1")
+        let impostor = try certificate("impostor", subjectAltName: "IP:127.0.0.1", commonName: "127.0.0.1")
+        let both = "\(workDirectory)/both.pem"
+        let pem = try String(contentsOfFile: old.certificate, encoding: .utf8) + String(contentsOfFile: new.certificate, encoding: .utf8)
+        try pem.write(toFile: both, atomically: true, encoding: .utf8)
+        let trusting = transport(caFile: both)
+        let servingNew = try startServer(new)
+        XCTAssertEqual(try trusting.send(HTTPRequest(method: .get, url: "https://127.0.0.1:\(servingNew)/n")).status, 200)
+        let servingImpostor = try startServer(impostor)
+        let error = transportError { try trusting.send(HTTPRequest(method: .get, url: "https://127.0.0.1:\(servingImpostor)/i")) }
+        guard case .tlsFailure(_, let detail) = error else { return XCTFail("got \(String(describing: error))") }
+        XCTAssertTrue(detail.contains("certificate verify failed"), detail)
     }
 
     func testUnreadableCAFileIsATLSFailure() throws {
