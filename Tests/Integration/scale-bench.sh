@@ -33,7 +33,8 @@ SECONDS_RUN=${BENCH_SECONDS:-5}
 for n in $(seq 1 "$NODES"); do
   [ "$n" -gt 1 ] && cp -a "$WORK/node1" "$WORK/node$n"
   port=$(free_port)
-  "$BIN/mpin-server" serve --data "$WORK/node$n" --host 127.0.0.1 --port "$port" >"$WORK/node$n.log" 2>&1 &
+  # TZ: swift-log stats /etc/localtime for every line otherwise (PERFORMANCE.md §2.2).
+  TZ=:/etc/localtime "$BIN/mpin-server" serve --data "$WORK/node$n" --host 127.0.0.1 --port "$port" >"$WORK/node$n.log" 2>&1 &
   PIDS+=($!)
   wait_ready "$WORK/node$n.log" "mpin-server node $n" >&2 || exit 1
   ports="${ports:+$ports,}$port"
