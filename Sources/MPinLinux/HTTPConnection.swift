@@ -73,35 +73,18 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Writes from `bytes` (see `Transfer`).
     func write(_ bytes: UnsafeRawBufferPointer) -> Transfer {
-        guard let tls else {
-            do {
-                return .count(try retryingOnInterrupt { Glibc.send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) })
-            } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
-                return .wait(Int16(POLLOUT))
-            } catch {
-                return .failed(code: error.code, detail: errnoText(error.code))
-            }
+        if let tls { return Self.tlsTransfer { mpin_tls_write(tls, bytes.baseAddress, bytes.count, $0, $1) } }
+        return Self.socketTransfer(waitingFor: Int16(POLLOUT)) { () throws(SystemCallError) -> Int in
+            try retryingOnInterrupt { Glibc.send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
         }
-        var message = [CChar](repeating: 0, count: 512)
-        let result = message.withUnsafeMutableBufferPointer { mpin_tls_write(tls, bytes.baseAddress, bytes.count, $0.baseAddress, $0.count) }
-        return Self.transfer(result, errno: errno, message)
     }
 
     /// Reads into `bytes` (see `Transfer`).
     func read(_ bytes: UnsafeMutableRawBufferPointer) -> Transfer {
-        guard let tls else {
-            do {
-                let count = try retryingOnInterrupt { Glibc.recv(socket, bytes.baseAddress, bytes.count, 0) }
-                return count == 0 ? .end(clean: true) : .count(count)
-            } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
-                return .wait(Int16(POLLIN))
-            } catch {
-                return .failed(code: error.code, detail: errnoText(error.code))
-            }
+        if let tls { return Self.tlsTransfer { mpin_tls_read(tls, bytes.baseAddress, bytes.count, $0, $1) } }
+        return Self.socketTransfer(waitingFor: Int16(POLLIN)) { () throws(SystemCallError) -> Int in
+            try retryingOnInterrupt { Glibc.recv(socket, bytes.baseAddress, bytes.count, 0) }
         }
-        var message = [CChar](repeating: 0, count: 512)
-        let result = message.withUnsafeMutableBufferPointer { mpin_tls_read(tls, bytes.baseAddress, bytes.count, $0.baseAddress, $0.count) }
-        return Self.transfer(result, errno: errno, message)
     }
 
     /// Whether a parked connection can carry another request: nothing has arrived while it
@@ -118,6 +101,26 @@ final class HTTPConnection: @unchecked Sendable {
         if let tls { mpin_tls_free(tls, notify ? 1 : 0) }
         tls = nil
         Glibc.close(socket)
+    }
+
+    /// A send(2) or recv(2) on the plain socket: 0 bytes is the peer's end (recv only), EAGAIN
+    /// a wait for `events`.
+    private static func socketTransfer(waitingFor events: Int16, _ call: () throws(SystemCallError) -> Int) -> Transfer {
+        do {
+            let count = try call()
+            return count == 0 ? .end(clean: true) : .count(count)
+        } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
+            return .wait(events)
+        } catch {
+            return .failed(code: error.code, detail: errnoText(error.code))
+        }
+    }
+
+    /// A libssl read or write, given a buffer for OpenSSL's reason.
+    private static func tlsTransfer(_ call: (UnsafeMutablePointer<CChar>?, Int) -> Int) -> Transfer {
+        var message = [CChar](repeating: 0, count: 512)
+        let result = message.withUnsafeMutableBufferPointer { call($0.baseAddress, $0.count) }
+        return transfer(result, errno: errno, message)
     }
 
     private static func transfer(_ result: Int, errno code: Int32, _ message: [CChar]) -> Transfer {
