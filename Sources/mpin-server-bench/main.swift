@@ -182,7 +182,7 @@ func measure(postgres: String?) async throws -> LoadResult {
     var running: RunningServer?
     let dir = NSTemporaryDirectory() + "mpin-bench-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    var ports: [Int]
+    let ports: [Int]
     if let listed = env["BENCH_PORT"] {
         ports = listed.split(separator: ",").compactMap { Int($0) }
         guard !ports.isEmpty else { throw BenchError(what: "BENCH_PORT names no port") }
