@@ -2,6 +2,7 @@
 #   make test    installs what it needs (apt-get, idempotent), builds, runs every test
 #   make bench   release build, one line per operation: NAME MICROSECONDS
 #   make bench-mcl  the crypto beside mcl's on the same curve (builds mcl in a temporary directory)
+#   make bench-scale  logins/s with 1, 2, 3 mpin-server nodes on one PostgreSQL (part of bench)
 #   make ct-check  constant-time evidence for the crypto's secret paths (docs/CRYPTO.md §11)
 #   make demo    the M-Pin protocol end to end
 #   make fuzz    libFuzzer + AddressSanitizer over every parser and decoder (FUZZ_SECONDS=N each)
@@ -30,7 +31,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                selinux-policy-dev selinux-policy-default setools checkpolicy semodule-utils
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench bench-mcl ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench bench-mcl bench-scale ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -239,6 +240,15 @@ bench: deps module
 	bash Tests/Integration/pam-bench.sh
 	$(SWIFT) build -c release --product mpin
 	bash Tests/Integration/device-bench.sh
+	$(MAKE) bench-scale
+
+# Logins per second with 1, 2 and 3 mpin-server processes (nodes) on one PostgreSQL database on
+# this machine (Tests/Integration/scale-bench.sh: a throwaway cluster, the nodes on 127.0.0.1,
+# mpin-server-bench spreading its clients over them); part of `make bench`.
+bench-scale: deps
+	$(SWIFT) build -c release --product mpin-server
+	$(SWIFT) build -c release --product mpin-server-bench
+	bash Tests/Integration/scale-bench.sh
 
 # MPinCrypto against mcl (github.com/herumi/mcl) on the same curve, BN254CX, side by side in one
 # run (issue 27): pairing, double pairing, G1 and G2 multiplication by a secret, each with its

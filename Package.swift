@@ -80,12 +80,16 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // OpenSSL's libssl for PlainHTTPTransport's https, loaded on first use (dlopen of
+        // libssl.so.3; only OpenSSL's headers at build time, from libssl-dev).
+        .target(name: "CTLSShim"),
         // POSIX calls retried on EINTR, for every module that makes blocking system calls, and the
         // process hardening of the programs that hold secrets (prctl, through CProcessControl's header).
         .systemLibrary(name: "CProcessControl", path: "Sources/CProcessControl"),
         .target(name: "MPinPOSIX", dependencies: ["CProcessControl"], swiftSettings: moduleSettings),
-        // Linux implementations of the platform protocols: libcurl transport, root-owned file store.
-        .target(name: "MPinLinux", dependencies: ["MPinClient", "MPinPOSIX", "CCurl", "CCurlShim"], swiftSettings: moduleSettings),
+        // Linux implementations of the platform protocols: own HTTP/1.1 (plain or OpenSSL TLS) and
+        // libcurl transports, root-owned file store.
+        .target(name: "MPinLinux", dependencies: ["MPinClient", "MPinPOSIX", "CCurl", "CCurlShim", "CTLSShim"], swiftSettings: moduleSettings),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
         .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX"], swiftSettings: moduleSettings),

@@ -1,13 +1,15 @@
-// The transport the Linux platform uses: plain HTTP to an IP address goes over a socket of our
-// own, everything else (TLS, host names, proxies) through libcurl, loaded only when needed.
+// The transport the Linux platform uses: HTTP or HTTPS to an IP address goes over a socket of
+// our own (TLS by OpenSSL's libssl, loaded at the first https request), everything else (host
+// names, proxies) through libcurl, loaded only when needed.
 
 import MPinClient
 
-/// Sends each request with `PlainHTTPTransport` when it can (an `http` URL with an IP-address
-/// host and no proxy), else with `CurlHTTPTransport`. Both share one configuration and report
-/// the same errors for the same failures; PlainHTTPTransport is the stricter parser, counts
-/// the size limit on the bytes as received, and never resends a POST. A PAM login against a
-/// backend on the local machine or a private address then never loads libcurl.
+/// Sends each request with `PlainHTTPTransport` when it can (an `http` or `https` URL with an
+/// IP-address host and no proxy), else with `CurlHTTPTransport`. Both share one configuration
+/// (the CA settings included) and report the same errors for the same failures;
+/// PlainHTTPTransport is the stricter parser, counts the size limit on the bytes as received,
+/// and never resends a POST. A PAM login against a backend at an IP address then never loads
+/// libcurl (for https it loads libssl and libcrypto only).
 public struct LinuxHTTPTransport: HTTPTransport {
     /// The configuration both transports use.
     public let configuration: LinuxHTTPConfiguration

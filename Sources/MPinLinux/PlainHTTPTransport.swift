@@ -1,29 +1,38 @@
-// HTTP/1.1 over a plain TCP socket, for the requests that need nothing libcurl offers: an `http`
-// URL whose host is an IP address, with no proxy configured. Loading libcurl and the thirty-odd
-// libraries it pulls in costs every PAM login about 10 ms; this costs nothing to load, starts
-// no threads and never resolves a name (the system resolver has no timeout).
+// HTTP/1.1 of our own, over a TCP socket or TLS on one, for the requests that need nothing
+// libcurl offers: an `http` or `https` URL whose host is an IP address, with no proxy
+// configured. Loading libcurl and the thirty-odd libraries it pulls in costs every PAM login
+// about 10 ms; plain HTTP costs nothing to load, TLS loads only OpenSSL's libssl and libcrypto
+// (HTTPConnection.swift, CTLSShim); neither starts a thread or resolves a name (the system
+// resolver has no timeout).
 //
 // This file is the HTTP side: which URLs it takes, the request message, one request/response
 // exchange on a connection and keep-alive. The socket side (connect, waiting against the
-// deadline, addresses) is NonBlockingSocket.swift; the kept connection is IdleConnection.swift.
+// deadline, addresses) is NonBlockingSocket.swift; reading and writing, with or without TLS,
+// HTTPConnection.swift; the kept connection IdleConnection.swift.
 
 import MPinClient
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// An `HTTPTransport` for plain `http` URLs with an IP-address host, over POSIX sockets.
+/// An `HTTPTransport` for `http` and `https` URLs with an IP-address host, over POSIX sockets
+/// (and OpenSSL for https).
 ///
 /// * Non-blocking sockets and `poll` against one deadline: connect, send and receive together
-///   never take longer than the request's timeout.
+///   never take longer than the request's timeout; connect and the TLS handshake together
+///   never longer than the connect timeout.
+/// * TLS as `CurlHTTPTransport` does it: version 1.2 or later, the certificate chain verified
+///   against `caFile`/`caDirectory` (instead of the system's CAs, when either is set) and the
+///   address checked against the certificate's subject alternative names; no way to turn
+///   verification off.
 /// * Keep-alive: consecutive requests reuse one connection; a forked child never uses its
 ///   parent's.
 /// * Responses larger than `maxResponseBytes` are refused mid-transfer; redirects are returned,
 ///   not followed.
-/// * `https` URLs, host names, user info in the URL and proxies are out of scope: `send` refuses
-///   them, and `LinuxHTTPTransport` hands them to `CurlHTTPTransport` instead.
+/// * Host names, user info in the URL and proxies are out of scope: `send` refuses them, and
+///   `LinuxHTTPTransport` hands them to `CurlHTTPTransport` instead.
 public struct PlainHTTPTransport: HTTPTransport {
-    /// The configuration every request uses (the CA settings do not apply).
+    /// The configuration every request uses (the CA settings for https).
     public let configuration: LinuxHTTPConfiguration
     private let idle: IdleConnection?
 
@@ -39,16 +48,18 @@ public struct PlainHTTPTransport: HTTPTransport {
         let address: SocketAddress
     }
 
-    /// The destination of `url` if this transport sends it by itself: plain http, an IP
+    /// The destination of `url` if this transport sends it by itself: http or https, an IP
     /// address, no user info, ASCII only, and no proxy variable set (read as libcurl reads
-    /// them for `http`: `http_proxy`, `all_proxy`, `ALL_PROXY`).
+    /// them: `http_proxy` for `http`, `https_proxy` or `HTTPS_PROXY` for `https`, then
+    /// `all_proxy`, `ALL_PROXY`).
     static func destination(of url: String) -> Destination? {
-        guard case .success(let origin) = URLOrigin.parse(url), origin.scheme == "http", !origin.hasUserInfo,
-              url.utf8.allSatisfy({ $0 < 0x80 }),
-              let address = SocketAddress(ipLiteral: origin.host, port: origin.port ?? 80) else {
+        guard case .success(let origin) = URLOrigin.parse(url), origin.scheme == "http" || origin.scheme == "https",
+              !origin.hasUserInfo, url.utf8.allSatisfy({ $0 < 0x80 }),
+              let address = SocketAddress(ipLiteral: origin.host, port: origin.port ?? (origin.scheme == "https" ? 443 : 80)) else {
             return nil
         }
-        for name in ["http_proxy", "all_proxy", "ALL_PROXY"] {
+        let proxies = origin.scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
+        for name in proxies + ["all_proxy", "ALL_PROXY"] {
             if let value = getenv(name), value.pointee != 0 { return nil }
         }
         return Destination(origin: origin, address: address)
@@ -61,7 +72,7 @@ public struct PlainHTTPTransport: HTTPTransport {
     public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         if let destination = Self.destination(of: request.url) { return try send(request, to: destination) }
         if case .failure(let error) = URLOrigin.parse(request.url) { throw .invalidURL(reason: error.reason) }
-        throw .invalidURL(reason: "this transport sends only ASCII http URLs with an IP address, no user info "
+        throw .invalidURL(reason: "this transport sends only ASCII http and https URLs with an IP address, no user info "
                           + "and no proxy set")
     }
 
@@ -83,26 +94,31 @@ public struct PlainHTTPTransport: HTTPTransport {
                 park(reused, keep: keep, origin: origin)
                 return response
             case .stale:
-                close(reused)  // the server had closed it while idle; try once on a new one
+                reused.close()  // the server had closed it while idle; try once on a new one
             }
         }
         // The connect limit counts from now: a stale kept connection must not have used it up.
-        let socket = try NonBlockingSocket.connect(to: address,
-                                                   deadline: min(deadline, monotonicMilliseconds() + connectLimit),
-                                                   limit: connectLimit, host: origin.display)
-        switch try exchange(socket, message: message, method: request.method, deadline: deadline,
+        // It bounds the TCP connect and the TLS handshake together.
+        let connectDeadline = min(deadline, monotonicMilliseconds() + connectLimit)
+        let connection = HTTPConnection(socket: try NonBlockingSocket.connect(to: address, deadline: connectDeadline,
+                                                                              limit: connectLimit, host: origin.display))
+        if origin.scheme == "https" {
+            try connection.startTLS(host: origin.host, caFile: configuration.caFile, caDirectory: configuration.caDirectory,
+                                    deadline: connectDeadline, limit: connectLimit, display: origin.display)
+        }
+        switch try exchange(connection, message: message, method: request.method, deadline: deadline,
                             totalLimit: total, origin: origin, reused: false) {
         case .response(let response, let keep):
-            park(socket, keep: keep, origin: origin)
+            park(connection, keep: keep, origin: origin)
             return response
         case .stale:  // only a reused connection is ever stale; kept so that the switch is total
-            close(socket)
+            connection.close()
             throw .connectionFailed(host: origin.display, detail: "the server closed the connection without replying")
         }
     }
 
-    private func park(_ socket: Int32, keep: Bool, origin: URLOrigin) {
-        if keep, let idle { idle.put(socket, origin: origin.display) } else { close(socket) }
+    private func park(_ connection: HTTPConnection, keep: Bool, origin: URLOrigin) {
+        if keep, let idle { idle.put(connection, origin: origin.display) } else { connection.close(notify: true) }
     }
 
     // MARK: - The request
@@ -135,34 +151,35 @@ public struct PlainHTTPTransport: HTTPTransport {
         case stale
     }
 
-    private func exchange(_ socket: Int32, message: [UInt8], method: HTTPMethod, deadline: Int, totalLimit: Int,
-                          origin: URLOrigin, reused: Bool) throws(HTTPTransportError) -> Outcome {
+    private func exchange(_ connection: HTTPConnection, message: [UInt8], method: HTTPMethod, deadline: Int,
+                          totalLimit: Int, origin: URLOrigin, reused: Bool) throws(HTTPTransportError) -> Outcome {
         let host = origin.display
         func fail(_ error: HTTPTransportError) -> HTTPTransportError {
-            close(socket)
+            connection.close()
             return error
+        }
+        /// Waits for `events` before the deadline; nil when ready.
+        func wait(_ events: Int16) -> HTTPTransportError? {
+            switch NonBlockingSocket.wait(connection.socket, for: events, until: deadline) {
+            case .ready: return nil
+            case .timedOut: return fail(.timedOut(host: host, seconds: Double(totalLimit) / 1000))
+            case .failed(let failure): return fail(.connectionFailed(host: host, detail: errnoText(failure)))
+            }
         }
         var sent = 0
         while sent < message.count {
-            let code: Int32
-            do {
-                let count = try retryingOnInterrupt {
-                    message.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-                }
+            switch message.withUnsafeBytes({ connection.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }) {
+            case .count(let count):
                 sent += count
-                continue
-            } catch {
-                code = error.code
+            case .wait(let events):
+                if let error = wait(events) { throw error }
+            case .end:
+                if reused { return .stale }
+                throw fail(.connectionFailed(host: host, detail: "the server closed the connection"))
+            case .failed(let code, let detail):
+                if reused, sent == 0 || code == EPIPE || code == ECONNRESET { return .stale }
+                throw fail(.connectionFailed(host: host, detail: detail))
             }
-            if code == EAGAIN || code == EWOULDBLOCK {
-                switch NonBlockingSocket.wait(socket, for: Int16(POLLOUT), until: deadline) {
-                case .ready: continue
-                case .timedOut: throw fail(.timedOut(host: host, seconds: Double(totalLimit) / 1000))
-                case .failed(let failure): throw fail(.connectionFailed(host: host, detail: errnoText(failure)))
-                }
-            }
-            if reused, sent == 0 || code == EPIPE || code == ECONNRESET { return .stale }
-            throw fail(.connectionFailed(host: host, detail: errnoText(code)))
         }
 
         let resendable = reused && Self.isIdempotent(method)
@@ -170,25 +187,24 @@ public struct PlainHTTPTransport: HTTPTransport {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         receiving: while true {
             let progress: HTTPResponseReader.Progress
-            do {
-                let count = try retryingOnInterrupt {
-                    buffer.withUnsafeMutableBytes { Glibc.recv(socket, $0.baseAddress, $0.count, 0) }
+            switch buffer.withUnsafeMutableBytes({ connection.read($0) }) {
+            case .count(let count):
+                progress = reader.receive(buffer[..<count])
+            case .end(let clean):
+                if resendable, reader.receivedNothing { return .stale }
+                // Without close_notify a TLS response that ends with the connection may have
+                // been cut short by someone in between: only a response complete by its own
+                // framing is accepted, and that never gets here.
+                guard clean || reader.receivedNothing else {
+                    throw fail(.connectionFailed(host: host, detail: "the server closed the TLS connection without close_notify"))
                 }
-                if count > 0 {
-                    progress = reader.receive(buffer[..<count])
-                } else {
-                    if resendable, reader.receivedNothing { return .stale }
-                    progress = reader.receiveEnd()
-                }
-            } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
-                switch NonBlockingSocket.wait(socket, for: Int16(POLLIN), until: deadline) {
-                case .ready: continue receiving
-                case .timedOut: throw fail(.timedOut(host: host, seconds: Double(totalLimit) / 1000))
-                case .failed(let failure): throw fail(.connectionFailed(host: host, detail: errnoText(failure)))
-                }
-            } catch {
-                if resendable, reader.receivedNothing, error.code == ECONNRESET { return .stale }
-                throw fail(.connectionFailed(host: host, detail: errnoText(error.code)))
+                progress = reader.receiveEnd()
+            case .wait(let events):
+                if let error = wait(events) { throw error }
+                continue receiving
+            case .failed(let code, let detail):
+                if resendable, reader.receivedNothing, code == ECONNRESET { return .stale }
+                throw fail(.connectionFailed(host: host, detail: detail))
             }
             switch progress {
             case .needsMore: continue receiving

@@ -3,7 +3,8 @@
 // authentication. Prints `NAME VALUE` lines.
 //
 // The server runs in this process unless BENCH_PORT names one already running (for profiling
-// the server alone). With BENCH_POSTGRES (or MPIN_TEST_POSTGRES, which `make bench` sets through
+// the server alone), or several, comma-separated: nodes on one database, the clients spread
+// over them in turn (Tests/Integration/scale-bench.sh). With BENCH_POSTGRES (or MPIN_TEST_POSTGRES, which `make bench` sets through
 // Tests/Integration/postgres.sh) naming a PostgreSQL database, the same load runs a second time
 // against a server on that database: `server_auth_rate_pg`, `server_auth_p99_pg_ms` and
 // `server_auth_pg_pct` (its rate as a percentage of SQLite's in the same run). Each client is a thread with one keep-alive connection (the project's
@@ -99,7 +100,7 @@ final class ClientRun: @unchecked Sendable {
 
 /// Runs every client on its own thread until the deadline; returns the elapsed seconds and the
 /// CPU seconds the whole process used meanwhile (server and load generator together).
-func runLoad(_ runs: [ClientRun], port: Int, seconds: Double, perClient: Int) -> (elapsed: Double, processCPU: Double) {
+func runLoad(_ runs: [ClientRun], ports: [Int], seconds: Double, perClient: Int) -> (elapsed: Double, processCPU: Double) {
     // Enough pass-1 values for every client at the expected rate, computed on all cores.
     DispatchQueue.concurrentPerform(iterations: runs.count) { i in
         runs[i].pool = (0..<perClient).compactMap { _ in try? pass1(runs[i].identity) }
@@ -108,7 +109,8 @@ func runLoad(_ runs: [ClientRun], port: Int, seconds: Double, perClient: Int) ->
     let startCPU = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID)
     let deadline = start + UInt64(seconds * 1e9)
     let group = DispatchGroup()
-    for run in runs {
+    for (index, run) in runs.enumerated() {
+        let port = ports[index % ports.count]
         group.enter()
         Thread {
             let threadStart = cpuSeconds(CLOCK_THREAD_CPUTIME_ID)
@@ -180,19 +182,20 @@ func measure(postgres: String?) async throws -> LoadResult {
     var running: RunningServer?
     let dir = NSTemporaryDirectory() + "mpin-bench-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let port: Int
-    if let p = env["BENCH_PORT"].flatMap(Int.init) {
-        port = p
+    let ports: [Int]
+    if let listed = env["BENCH_PORT"] {
+        ports = listed.split(separator: ",").compactMap { Int($0) }
+        guard !ports.isEmpty else { throw BenchError(what: "BENCH_PORT names no port") }
     } else {
         try DataDirectory.initialise(path: dir, autoActivate: true) { $0.database = postgres }
         var logger = Logger(label: "mpin-server-bench")
         logger.logLevel = .critical
         let server = try await MPinServer(dataDirectory: dir, host: "127.0.0.1", port: 0, logger: logger)
         running = try await server.start()
-        port = running!.port
+        ports = [running!.port]
     }
     do {
-        let setup = LoadClient(port: port)
+        let setup = LoadClient(port: ports[0])
         let tag = UInt32.random(in: 0...UInt32.max)
         var identities: [Identity] = []
         for i in 0..<clients { identities.append(try register(setup, "bench\(tag)-\(i)")) }
@@ -207,7 +210,7 @@ func measure(postgres: String?) async throws -> LoadResult {
         }
         let runs = identities.map(ClientRun.init)
         let perClient = Int(expectedRate * seconds / Double(clients) * 1.3) + 10
-        let (elapsed, processCPU) = runLoad(runs, port: port, seconds: seconds, perClient: perClient)
+        let (elapsed, processCPU) = runLoad(runs, ports: ports, seconds: seconds, perClient: perClient)
         await running?.stop()
         if let e = runs.compactMap(\.error).first { throw BenchError(what: e) }
         return LoadResult(runs: runs, solo: solo.sorted(), elapsed: elapsed, processCPU: processCPU, inProcess: running != nil)

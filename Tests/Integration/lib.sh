@@ -1,14 +1,16 @@
 # Helpers for the integration tests: results, free ports, the server, cleanup.
 # Sourced by the *-tests.sh scripts; they set ROOT (the package) before sourcing.
 
-BIN="$ROOT/.build/release"
+# MPIN_BIN=DIR takes the programs from another build (side-by-side runs).
+BIN="${MPIN_BIN:-$ROOT/.build/release}"
 # pam_mpin.so as `make module` builds it, and the pam.d words that load it with the build
 # tree's mpin-pam-helper (the module's compiled-in helper is the installed one).
 # MPIN_PAM_SO=FILE tests another build of the module (pam-bench.sh side by side).
 PAM_SO="${MPIN_PAM_SO:-$ROOT/.build/pam/pam_mpin.so}"
 # The module follows no symbolic link to its helper, and SwiftPM's .build/release is one (to
-# .build/<triple>/release): the helper is named by its real path.
-HELPER_PATH="$(readlink -f "$BIN")/mpin-pam-helper"
+# .build/<triple>/release): the helper is named by its real path. MPIN_PAM_HELPER=FILE runs
+# another build of the helper (pam-bench.sh side by side; FILE in a directory of root's).
+HELPER_PATH="${MPIN_PAM_HELPER:-$(readlink -f "$BIN")/mpin-pam-helper}"
 MODULE_LINE="$PAM_SO helper=$HELPER_PATH"
 # Nothing may depend on the working directory or the checkout's place: it can sit under a
 # directory only root may enter (a 0700 home). Everything runs from /, with absolute paths, and

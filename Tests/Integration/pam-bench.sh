@@ -4,7 +4,9 @@
 # module as installed (stripped); `pam_unregistered_ms`: the same for a user without a
 # registration under `nouserok`. For reference, `pam_libcurl_floor_ms`: what a PAM module that
 # does nothing but link the system's libcurl adds (loading libcurl and its dependencies), when a
-# C compiler is available; `pam_added_tls_ms`: a login against an mpin-server serving TLS itself.
+# C compiler is available; `pam_added_tls_ms`: a login against an mpin-server serving TLS itself;
+# `pam_floor_spawn_ms`: the module running a helper that answers at once (floor-helper.c, a
+# static C program), the least any login through a helper process can add.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -38,6 +40,17 @@ median_us() {
 mpin=$(median_us mpin) || exit 1
 permit=$(median_us permit) || exit 1
 awk -v a="$mpin" -v b="$permit" 'BEGIN { printf "pam_added_ms %.1f\n", (a - b) / 1000 }'
+# The floor: the module with a helper that sends RESULT PAM_SUCCESS as soon as it has read
+# START. It lives in $TRUSTED (root's, 0755), as the module requires of any helper.
+FLOOR_CC=$(command -v cc || command -v clang)
+if [ -n "$FLOOR_CC" ] && [ -n "$TRUSTED" ] && "$FLOOR_CC" -static -O2 -I"$ROOT/Sources/CPAMProtocol" -o "$TRUSTED/floor-helper" \
+     "$ROOT/Tests/Integration/floor-helper.c" 2>"$WORK/floor-cc.err"; then
+  printf 'auth required %s helper=%s\naccount required pam_permit.so\n' "$PAM_SO" "$TRUSTED/floor-helper" > "$WORK/pam.d/floor"
+  floor=$(median_us floor) || exit 1
+  awk -v a="$floor" -v b="$permit" 'BEGIN { printf "pam_floor_spawn_ms %.1f\n", (a - b) / 1000 }'
+else
+  echo "pam-bench: no floor helper (no C compiler, static libc or trusted directory):" >&2; cat "$WORK/floor-cc.err" >&2 2>/dev/null
+fi
 # A user without a registration under `nouserok` (PAM_IGNORE): no network, libcurl not loaded.
 nouser=$(median_us nouser nobody) || exit 1
 awk -v a="$nouser" -v b="$permit" 'BEGIN { printf "pam_unregistered_ms %.1f\n", (a - b) / 1000 }'

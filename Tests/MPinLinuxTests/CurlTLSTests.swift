@@ -57,22 +57,10 @@ final class CurlTLSTests: XCTestCase {
         // Ready when a plain TCP connect succeeds.
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
-            if canConnect(port: port) { return (port, certificate) }
+            if localPortAcceptsConnections(port) { return (port, certificate) }
             usleep(20_000)
         }
         throw XCTSkip("openssl s_server did not start listening")
-    }
-
-    private func canConnect(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
     }
 
     func testUntrustedCertificateIsRefusedAndTheConfiguredCAIsTrusted() throws {

@@ -555,8 +555,8 @@ final class CurlHTTPTransportTests: XCTestCase {
     }
 }
 
-/// What only the socket transport does: it sends plain HTTP to IP addresses and nothing else,
-/// and builds the request itself.
+/// What only the socket transport does: it sends HTTP and HTTPS to IP addresses and nothing
+/// else, and builds the request itself.
 final class PlainHTTPTransportTests: XCTestCase {
     private let servers = TestServers()
 
@@ -565,12 +565,13 @@ final class PlainHTTPTransportTests: XCTestCase {
         super.tearDown()
     }
 
-    func testCanSendOnlyPlainHTTPToAnIPAddressWithoutProxy() {
+    func testCanSendOnlyHTTPAndHTTPSToAnIPAddressWithoutProxy() {
         withProxyVariables([:]) {
-            for url in ["http://127.0.0.1:8005/x", "http://[::1]:80/", "http://10.1.2.3/rps?x=1", "http://[2001:db8::7]/"] {
+            for url in ["http://127.0.0.1:8005/x", "http://[::1]:80/", "http://10.1.2.3/rps?x=1", "http://[2001:db8::7]/",
+                        "https://127.0.0.1:8005/x", "https://[::1]/"] {
                 XCTAssertTrue(PlainHTTPTransport.canSend(to: url), url)
             }
-            for url in ["https://127.0.0.1:8005/x", "http://localhost:8005/x", "http://mfa.example.com/",
+            for url in ["https://localhost:8005/x", "http://localhost:8005/x", "http://mfa.example.com/", "https://u@127.0.0.1/",
                         "http://u:p@127.0.0.1/", "http://u@127.0.0.1/", "ftp://127.0.0.1/", "http://127.0.0.1:99999/",
                         "127.0.0.1/x", ""] {
                 XCTAssertFalse(PlainHTTPTransport.canSend(to: url), url)
@@ -585,12 +586,19 @@ final class PlainHTTPTransportTests: XCTestCase {
                 XCTAssertEqual(PlainHTTPTransport.canSend(to: "http://127.0.0.1:8005/x"), plain, "\(name)=\(value)")
             }
         }
+        // For an https URL: https_proxy in either case, then all_proxy / ALL_PROXY.
+        for (name, value, own) in [("https_proxy", "http://127.0.0.1:3128", false), ("HTTPS_PROXY", "http://127.0.0.1:3128", false),
+                                   ("all_proxy", "http://127.0.0.1:3128", false), ("http_proxy", "http://127.0.0.1:3128", true)] {
+            withProxyVariables([name: value]) {
+                XCTAssertEqual(PlainHTTPTransport.canSend(to: "https://127.0.0.1:8005/x"), own, "\(name)=\(value)")
+            }
+        }
     }
 
     /// `send` keeps to what `canSend` promises: anything else is refused before connecting.
     func testURLsLeftToCurlAreRefused() throws {
         let server = try servers.start(.echo)
-        for url in ["https://127.0.0.1:\(server.port)/", "http://localhost:\(server.port)/",
+        for url in ["https://localhost:\(server.port)/", "http://localhost:\(server.port)/",
                     "http://u:p@127.0.0.1:\(server.port)/"] {
             let error = transportError { try PlainHTTPTransport().send(HTTPRequest(method: .get, url: url)) }
             guard case .invalidURL(let reason) = error else {
