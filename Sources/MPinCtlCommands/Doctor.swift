@@ -151,7 +151,13 @@ extension Doctor {
         // sudo's (sudo asks the calling user, and root is not asked at all).
         let reports = PAMStackAnalysis.analyse(directory: pamDir, rootAuthenticates: { service in
             service == "sshd" ? sshd?.rootUsesPAM ?? true : !service.hasPrefix("sudo")
-        }, readFile: read)
+        }, readFile: read, exemptsByConfig: { line in
+            // The configuration the line's helper would read (unreadable or invalid: no exemption
+            // assumed here; the config checks above report it).
+            let options = ModuleOptions(arguments: line.arguments)
+            let config = try? options.loadConfig { path throws(ConfigError) in read(path) }
+            return !(config?.exemptGroups.isEmpty ?? true)
+        })
         for r in reports {
             report(r.findings.isEmpty && r.problems.isEmpty, "stack", "\(r.service): \(r.summary)", "see the lines below")
             for problem in r.problems {

@@ -62,8 +62,12 @@ public enum PAMStackAnalysis {
     /// The report for `service`, or nil when its auth stack does not load pam_mpin.
     /// `rootAuthenticates`: whether root logs in through this service with its auth stack (not
     /// sshd with PermitRootLogin other than yes, not sudo).
-    public static func analyse(service: String, read: (String) -> String?, rootAuthenticates: Bool = true) -> Report? {
+    /// `exemptsByConfig`: whether the configuration a pam_mpin line reads (its `config=`, else
+    /// /etc/mpin/mpin.conf) sets `exempt_group`, which an exempt member skips as if the line said so.
+    public static func analyse(service: String, read: (String) -> String?, rootAuthenticates: Bool = true,
+                               exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false }) -> Report? {
         let stack = PAMStack.auth(service: service, read: read)
+        func exempts(_ line: PAMModuleLine) -> Bool { line.hasArgument(prefix: "exempt_group=") || exemptsByConfig(line) }
         let mpinLines = stack.modules.filter(\.isMPin)
         guard !mpinLines.isEmpty else { return nil }
         var findings: [Finding] = []
@@ -152,8 +156,8 @@ public enum PAMStackAnalysis {
             }
         }
         // Members of exempt_group are skipped with PAM_IGNORE: something after must still ask.
-        if mpinLines.contains(where: { $0.hasArgument(prefix: "exempt_group=") }) {
-            let exempt = outcome { $0.hasArgument(prefix: "exempt_group=") ? .ignore : .authErr }
+        if mpinLines.contains(where: exempts) {
+            let exempt = outcome { exempts($0) ? .ignore : .authErr }
             if let run = exempt.openRun {
                 findings.append(Finding(message: "a member of exempt_group logs in with no credential\(conditionsText(run))", fix: endWithDeny))
             }
@@ -180,11 +184,12 @@ public enum PAMStackAnalysis {
 
     /// The reports for every service in `directory` whose auth stack loads pam_mpin.
     public static func analyse(directory: String, rootAuthenticates: (String) -> Bool,
-                               readFile: (String) -> String?) -> [Report] {
+                               readFile: (String) -> String?,
+                               exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false }) -> [Report] {
         let names = (System.directoryEntries(directory) ?? []).filter { !$0.hasPrefix(".") && !$0.hasSuffix("~") }.sorted()
         return names.filter { !isBuildingBlock($0) }.compactMap { service in
             analyse(service: service, read: { name in readFile(name.hasPrefix("/") ? name : directory + "/" + name) },
-                    rootAuthenticates: rootAuthenticates(service))
+                    rootAuthenticates: rootAuthenticates(service), exemptsByConfig: exemptsByConfig)
         }
     }
 }

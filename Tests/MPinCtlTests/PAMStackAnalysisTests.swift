@@ -121,6 +121,19 @@ final class PAMStackAnalysisTests: XCTestCase {
         XCTAssertEqual(safe.findings, [], messages(safe))
     }
 
+    /// exempt_group set in the configuration the line reads (not on the line) skips members all
+    /// the same: the same finding.
+    func testExemptGroupFromTheConfigurationIsSeen() throws {
+        let stack = ["sshd": "auth [success=done ignore=ignore default=die] pam_mpin.so config=/etc/mpin/ops.conf\nauth required pam_permit.so\n"]
+        let fromConfig = try XCTUnwrap(PAMStackAnalysis.analyse(service: "sshd", read: { stack[$0] }, exemptsByConfig: { line in
+            line.arguments.contains("config=/etc/mpin/ops.conf")
+        }))
+        XCTAssertTrue(fromConfig.findings.contains { $0.message == "a member of exempt_group logs in with no credential" },
+                      messages(fromConfig))
+        let without = try analyse(stack)
+        XCTAssertFalse(without.findings.contains { $0.message.contains("exempt_group") }, messages(without))
+    }
+
     func testConditionThatSkipsMPinIsNamed() throws {
         let r = try analyse(["sshd": """
             auth sufficient pam_succeed_if.so user ingroup nomfa
