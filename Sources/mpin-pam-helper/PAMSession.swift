@@ -11,8 +11,17 @@ import Glibc
 /// Called first thing in main.swift, before any secret can reach this process: no core file,
 /// no ptrace or /proc/PID/mem by the caller's user (a screen locker runs the helper as the
 /// user), RLIMIT_CORE 0 (issue 24, finding 11). What failed is logged once the channel is up.
+/// Memory is locked later, by `lockMemoryForSecrets()`, only when a PIN is to be read.
 func hardenHelperProcess() {
-    HelperHardening.failure = ProcessHardening.apply()
+    HelperHardening.failure = ProcessHardening.apply(lockingMemory: false)
+}
+
+/// Before a PIN is read (and with it the token used): the pages of this process stay out of
+/// swap (finding 11). A failure is logged, and the login goes on.
+func lockMemoryForSecrets(_ session: PAMSession) {
+    if let failure = ProcessHardening.lockMemory() {
+        session.log(LOG_WARNING, "process hardening incomplete: \(failure.steps.joined(separator: "; "))")
+    }
 }
 
 enum HelperHardening {
@@ -283,6 +292,7 @@ struct PAMSession {
     /// use_first_pass sends nothing (issue 24, finding 8). `firstPass` tells which was taken;
     /// `cannotAsk` is set when the conversation is missing or failed (issue 26).
     func readPIN(_ config: LoginConfig, firstPass: inout Bool, cannotAsk: inout Bool) -> SecretBytes? {
+        lockMemoryForSecrets(self)
         if options.useFirstPass || options.tryFirstPass {
             if let token = channel.item(PAM_AUTHTOK), !token.isEmpty {
                 if PINFormat.isValid(token, length: config.pinLength) {

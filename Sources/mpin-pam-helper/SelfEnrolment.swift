@@ -22,6 +22,7 @@ extension PAMSession {
             return code(unregistered)
         }
         tell(PAM_TEXT_INFO, "No M-Pin identity for \(user) yet: enrol with the registration code your administrator gave you.")
+        lockMemoryForSecrets(self)
         let rule = PINFormat.rule(length: config.pinLength)
         let (outcome, identity, loginOutcome) = enrolment.run(
             unixUser: user,

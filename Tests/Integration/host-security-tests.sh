@@ -213,6 +213,8 @@ for _ in range(200):
     uid = [l for l in open("/proc/%d/status" % p.pid).read().splitlines() if l.startswith("Uid:")][0].split()[1]
     core = [l for l in open("/proc/%d/limits" % p.pid).read().splitlines() if l.startswith("Max core file size")][0].split()
     report = "owner=%d uid=%s core=%s,%s" % (os.stat("/proc/%d/status" % p.pid).st_uid, uid, core[4], core[5])
+    if os.environ.get("PROBE_REPORT") == "locked":
+        report = [l for l in open("/proc/%d/status" % p.pid).read().splitlines() if l.startswith("VmLck:")][0].split()[1]
     break
 p.kill()
 p.wait()
@@ -222,6 +224,37 @@ PY
 PROBE=$(probe socket nobody "$REACH/mpin-pam-helper")
 check_all "the helper, run as a user, is not dumpable and has no core limit while it waits ($PROBE)" \
   '[ "$PROBE" = "owner=0 uid=65534 core=0,0" ]'
+# Run as root, as under sshd and sudo, the helper and mpinctl lock the pages they touch in
+# memory (mlockall), so a PIN or token never goes to swap; only with CAP_IPC_LOCK, which root
+# lacks in some containers (then RLIMIT_MEMLOCK forbids it and nothing is locked).
+if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
+  # The helper locks them once it asks for the PIN (users it answers without one pay nothing):
+  # Kate's login waits at the PIN prompt (pamtester reads a FIFO nobody writes yet), the
+  # helper (pamtester's child) is read, then the PIN is given and the login must succeed.
+  rm -f "$WORK/lock.fifo" && mkfifo "$WORK/lock.fifo"
+  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+    timeout 30 pamtester mpin Kate authenticate <"$WORK/lock.fifo" >"$WORK/lock.out" 2>&1 &
+  TIMEOUT_PID=$!
+  exec 8>"$WORK/lock.fifo"
+  LOCKED=0
+  for _ in $(seq 100); do
+    sleep 0.05
+    PT_PID=$(pgrep -P "$TIMEOUT_PID" | head -1); [ -n "$PT_PID" ] || continue
+    HELPER_PID=$(pgrep -P "$PT_PID" | head -1); [ -n "$HELPER_PID" ] || continue
+    LOCKED=$(awk '/^VmLck:/ {print $2}' "/proc/$HELPER_PID/status" 2>/dev/null)
+    [ "${LOCKED:-0}" -gt 0 ] 2>/dev/null && break
+  done
+  echo 1357 >&8; exec 8>&-
+  wait "$TIMEOUT_PID"; RC=$?
+  check_all "the helper, run as root, locks its pages in memory while it asks for the PIN (VmLck $LOCKED kB)" '[ "${LOCKED:-0}" -gt 0 ] 2>/dev/null'
+  check "... and Kate's login then succeeds" [ "$RC" -eq 0 ]
+  LOCKED=$(PROBE_REPORT=locked probe socket root "$REACH/mpin-pam-helper")
+  check "the helper locks nothing before it has a PIN to ask for (VmLck $LOCKED kB while it waits for the module)" [ "$LOCKED" = 0 ]
+  LOCKED=$(PROBE_REPORT=locked probe pipe root env LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/mpin.conf" auth alice --pin-stdin)
+  check_all "mpinctl, waiting for the PIN, locks its pages in memory (VmLck $LOCKED kB)" '[ "${LOCKED:-0}" -gt 0 ] 2>/dev/null'
+else
+  echo "ok - # SKIP memory locking: this root has no CAP_IPC_LOCK"
+fi
 mkdir -m 700 "$OTHERS/nobody-store" && chown nobody:nogroup "$OTHERS/nobody-store"
 PROBE=$(probe pipe nobody "$REACH/mpin" register --backend "$BACKEND" --identity probe@example.org --store "$OTHERS/nobody-store/mpin" --pin-stdin)
 check_all "mpin, waiting for the new PIN, is not dumpable and has no core limit ($PROBE)" '[ "$PROBE" = "owner=0 uid=65534 core=0,0" ]'
