@@ -8,7 +8,7 @@
 #      The pages' option and key lists are checked the other way too: nothing that the code
 #      does not accept.
 # Run from the repository's root (make test-man).
-# README covered here: "Every option is in the manual pages", the promise that lets the README
+# README covered here: "Every option and key: the manual pages" (Further reading), the promise that lets the README
 # link man/ instead of repeating the reference.
 set -u
 cd "$(dirname "$0")/../.."
