@@ -559,38 +559,47 @@ class StorageContractTests: XCTestCase {
 
     // MARK: Concurrency
 
-    /// N concurrent wrong-PIN verdicts for one identity: none lost, exactly one blocks.
+    /// N concurrent wrong-PIN verdicts for one identity: none lost, exactly one blocks. Several
+    /// rounds (fresh identities): the later ones find PostgreSQL's pool grown, so they overlap.
     func testConcurrentWrongPINsLoseNoUpdate() async throws {
         let max = 5, attempts = 12
-        let mo = try await issueIdentity("mo-1", user: "mo")
-        for i in 0..<attempts { assertTrue(try await savePass2("mo-\(i)", mpinID: mo, success: false)) }
         let store = self.store, now = self.now
-        let verdicts = try await withThrowingTaskGroup(of: AuthVerdict?.self) { group in
-            for i in 0..<attempts {
-                group.addTask { try await store.evaluate(authOTTHash: "mo-\(i)", flow: .direct, maxAttempts: max, now: now) }
+        for round in 0..<4 {
+            let user = "mo-\(round)"
+            let mo = try await issueIdentity(user + "-1", user: user)
+            for i in 0..<attempts { assertTrue(try await savePass2("\(user)-\(i)", mpinID: mo, success: false)) }
+            let verdicts = try await withThrowingTaskGroup(of: AuthVerdict?.self) { group in
+                for i in 0..<attempts {
+                    group.addTask { try await store.evaluate(authOTTHash: "\(user)-\(i)", flow: .direct, maxAttempts: max, now: now) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        let statuses = verdicts.compactMap { $0?.status }
-        XCTAssertEqual(statuses.count, attempts)
-        XCTAssertEqual(statuses.filter { $0 == 401 }.count, max - 1)
-        XCTAssertEqual(statuses.filter { $0 == 410 }.count, attempts - max + 1)
-        XCTAssertEqual(verdicts.filter { $0?.blockedNow == true }.count, 1, "exactly one attempt blocked the identity")
-        let counter = try await store.identities(userID: "mo")
-        XCTAssertEqual(counter.first?.failedAttempts, max)
+            let statuses = verdicts.compactMap { $0?.status }
+            XCTAssertEqual(statuses.count, attempts)
+            XCTAssertEqual(statuses.filter { $0 == 401 }.count, max - 1, "round \(round)")
+            XCTAssertEqual(statuses.filter { $0 == 410 }.count, attempts - max + 1, "round \(round)")
+            XCTAssertEqual(verdicts.filter { $0?.blockedNow == true }.count, 1, "round \(round): exactly one attempt blocked")
+            let counter = try await store.identities(userID: user)
+            XCTAssertEqual(counter.first?.failedAttempts, max, "round \(round)")
+            let listed = try await store.listUsers(maxAttempts: max).first { $0.userId == user }
+            XCTAssertEqual(listed?.blocked, true, "round \(round)")
 
-        // Below the limit, every one of them is counted.
-        let ned = try await issueIdentity("ned-1", user: "ned")
-        for i in 0..<attempts { assertTrue(try await savePass2("ned-\(i)", mpinID: ned, success: false)) }
-        let belowLimit = try await withThrowingTaskGroup(of: Int?.self) { group in
-            for i in 0..<attempts {
-                group.addTask { try await store.evaluate(authOTTHash: "ned-\(i)", flow: .direct, maxAttempts: 100, now: now)?.status }
+            // Below the limit, every one of them is counted.
+            let nedUser = "ned-\(round)"
+            let ned = try await issueIdentity(nedUser + "-1", user: nedUser)
+            for i in 0..<attempts { assertTrue(try await savePass2("\(nedUser)-\(i)", mpinID: ned, success: false)) }
+            let belowLimit = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for i in 0..<attempts {
+                    group.addTask {
+                        try await store.evaluate(authOTTHash: "\(nedUser)-\(i)", flow: .direct, maxAttempts: 100, now: now)?.status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
+            XCTAssertEqual(belowLimit, Array(repeating: 401, count: attempts), "round \(round)")
+            let nedCounter = try await store.identities(userID: nedUser)
+            XCTAssertEqual(nedCounter.first?.failedAttempts, attempts, "round \(round): no lost update")
         }
-        XCTAssertEqual(belowLimit, Array(repeating: 401, count: attempts))
-        let nedCounter = try await store.identities(userID: "ned")
-        XCTAssertEqual(nedCounter.first?.failedAttempts, attempts, "no lost update")
     }
 
     /// Two concurrent final steps on one pass-2 result: exactly one gets the verdict; and of
@@ -648,20 +657,25 @@ class StorageContractTests: XCTestCase {
         }
     }
 
-    /// Concurrent wrong codes for one user: exactly the limit-th voids the codes, once.
+    /// Concurrent wrong codes for one user: exactly the limit-th voids the codes, once. Several
+    /// rounds: the later ones find PostgreSQL's pool grown, with connections enough to overlap.
     func testConcurrentWrongRegistrationCodesVoidOnce() async throws {
         let store = self.store, now = self.now
-        assertTrue(try await store.issueRegCode(codeHash: "quin-code", userID: "quin", expires: now.addingTimeInterval(hour), now: now))
-        let outcomes = try await withThrowingTaskGroup(of: RegistrationOutcome.self) { group in
-            for i in 0..<10 {
-                group.addTask { try await Self.registerWithCode(store, "quin-\(i)", user: "quin", codeHash: "guess-\(i)", now: now) }
+        for round in 0..<8 {
+            let user = "quin-\(round)"
+            assertTrue(try await store.issueRegCode(codeHash: "code-\(round)", userID: user, expires: now.addingTimeInterval(hour),
+                                                    now: now))
+            let outcomes = try await withThrowingTaskGroup(of: RegistrationOutcome.self) { group in
+                for i in 0..<12 {
+                    group.addTask { try await Self.registerWithCode(store, "\(user)-\(i)", user: user, codeHash: "guess-\(i)", now: now) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
+            XCTAssertEqual(outcomes.filter { $0 == .regCodeRefused(voided: 1) }.count, 1, "round \(round): \(outcomes)")
+            XCTAssertEqual(outcomes.filter { $0 == .regCodeRefused(voided: 0) }.count, 11, "round \(round): \(outcomes)")
+            let right = try await registerWithCode("\(user)-ok", user: user, codeHash: "code-\(round)")
+            XCTAssertEqual(right, .regCodeRefused(voided: 0), "round \(round): voided")
         }
-        XCTAssertEqual(outcomes.filter { $0 == .regCodeRefused(voided: 1) }.count, 1, "\(outcomes)")
-        XCTAssertEqual(outcomes.filter { $0 == .regCodeRefused(voided: 0) }.count, 9, "\(outcomes)")
-        let right = try await registerWithCode("quin-ok", user: "quin", codeHash: "quin-code")
-        XCTAssertEqual(right, .regCodeRefused(voided: 0), "voided")
     }
 }
 
