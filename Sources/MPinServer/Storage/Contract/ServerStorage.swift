@@ -6,7 +6,8 @@ import MPinWire
 /// contract: every method is one transaction, secrets that are only compared arrive and are
 /// kept as hashes, and a method that reads then writes (the wrong-PIN counter, single-use
 /// records) does so atomically against concurrent calls, on PostgreSQL also those of other
-/// nodes. A new method needs both implementations (and a schema migration for each).
+/// nodes. A new method needs both implementations (and a schema change, written once in
+/// `StorageSchema.sharedMigrations`), and a test in `StorageContractTests`, which runs on both.
 @_spi(StorageContract) public protocol ServerStorage: MFAStorage, DVSStorage {
     /// Throws when the database cannot answer a query (`/health`).
     func healthCheck() async throws

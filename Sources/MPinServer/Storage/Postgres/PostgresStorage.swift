@@ -305,11 +305,8 @@ final class PostgresStorage: StorageBackend {
         [
             "ALTER TABLE apps ADD COLUMN id_token_alg text NOT NULL DEFAULT 'ES256'",
         ],
-        // 5: wrong registration codes counted on the user's live codes (issue 28; SQLite's v9).
-        [
-            "ALTER TABLE reg_codes ADD COLUMN failures bigint NOT NULL DEFAULT 0",
-        ],
-    ]
+        // 5 and later: the changes written once for both backends (`StorageSchema.sharedMigrations`).
+    ] + StorageSchema.sharedMigrations.map { $0.changes.flatMap { $0.sql(.postgres) } }
 
     /// The schema version this program knows.
     static var schemaVersion: Int { migrations.count }

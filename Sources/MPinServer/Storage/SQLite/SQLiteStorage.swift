@@ -205,10 +205,11 @@ import MPinWire
             // their relying parties were told; `app add` names the algorithm of new ones.
             try db.execute(sql: "ALTER TABLE apps ADD COLUMN id_token_alg TEXT NOT NULL DEFAULT 'ES256'")
         }
-        m.registerMigration("v9: wrong registration codes counted in the database") { db in
-            // Issue 28: the count of wrong codes tried for a user, on each of the user's live
-            // codes (`WrongRegCodeCounter`), instead of in one process's memory.
-            try db.execute(sql: "ALTER TABLE reg_codes ADD COLUMN failures INTEGER NOT NULL DEFAULT 0")
+        // Every change since is written once for both backends.
+        for migration in StorageSchema.sharedMigrations {
+            m.registerMigration(migration.sqliteIdentifier) { db in
+                for statement in migration.changes.flatMap({ $0.sql(.sqlite) }) { try db.execute(sql: statement) }
+            }
         }
         return m
     }
