@@ -157,6 +157,22 @@ class StorageContractTests: XCTestCase {
         XCTAssertEqual(refused, .refused)
         let revokedPermit = try await store.permitStatus(mpinID: ann)
         XCTAssertEqual(revokedPermit, .revoked)
+        // `user add` makes a revoked user pending again, with a new activation code.
+        try await store.addUser(userID: "ann", activationCodeHash: "new-code", now: now)
+        let readded = try await store.listUsers(maxAttempts: 3).first { $0.userId == "ann" }
+        XCTAssertEqual(readded?.state, "pending")
+        XCTAssertEqual(readded?.identities, 0, "revoking deleted the identities")
+        let withNewCode = try await store.saveRegistration(
+            mpinID: mpinID("ann-3"), userID: "ann", regOTTHash: "ott3", activateKeyHash: "key3", expires: now.addingTimeInterval(hour),
+            mode: .code, activateCodeHash: "new-code", regCodeHash: nil, maxRegCodeAttempts: 3, details: details, now: now)
+        XCTAssertEqual(withNewCode, .stored(active: true))
+    }
+
+    /// A storage opened for a command runs its own connections (PostgreSQL's pool): nothing
+    /// for the server's service group.
+    func testOpenedForACommandNeedsNoService() async throws {
+        try await store.healthCheck()
+        XCTAssertNil(store.service)
     }
 
     // MARK: Administration
@@ -338,6 +354,17 @@ class StorageContractTests: XCTestCase {
         XCTAssertNil(finished)
         let numberGone = try await store.accessNumberRequester(wid: "1234567")
         XCTAssertNil(numberGone, "finishing deletes the access number")
+
+        // The browser's step of an RPA that keeps its own session hands its logout data over.
+        assertTrue(try await store.createAccessNumber(wid: "2345678", webOTTHash: "web-3", expires: expires, now: now, description: ""))
+        assertTrue(try await savePass2("p-2", mpinID: dee, success: true, wid: "2345678"))
+        let second = try await store.evaluate(authOTTHash: "p-2", flow: .mobile(authOTT: "ott-2", code: code), maxAttempts: 3, now: now)
+        XCTAssertEqual(second?.status, 200)
+        let reported = try await store.evaluate(authOTTHash: "p-2", flow: .direct, maxAttempts: 3, now: now, session: nil,
+                                                logoutData: LogoutData(userId: "dee", sessionToken: "rpa-token"))
+        XCTAssertEqual(reported?.status, 200)
+        let handedOver = try await store.finishMobile(authOTTHash: "p-2")
+        XCTAssertEqual(handedOver?.token, "rpa-token")
 
         // A web login's access number stands for its access code (MFA.md §5.4).
         assertTrue(try await store.createAccessNumber(wid: "7654321", webOTTHash: "ac:code-hash", expires: expires, now: now,
