@@ -33,8 +33,6 @@ final class RPS: Sendable {
     let issueHostLimit: AccessNumberRateLimit
     /// Signs the final verdicts of logins whose client sent a nonce (PROTOCOL.md §4.5.1).
     let verdictKey: VerdictKey
-    /// Wrong registration codes per user id (docs/MFA.md §8).
-    let regCodeFailures = RegCodeFailures()
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: any ServerStorage, spool: MailSpool, logger: Logger,
@@ -114,21 +112,19 @@ final class RPS: Sendable {
             mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
             expires: expires, mode: self.config.verification,
             activateCodeHash: req.activateCode.map(Secrets.hash), regCodeHash: regCodeHash,
-            details: RegistrationDetails(deviceName: req.deviceName, source: source), now: now) }
+            maxRegCodeAttempts: self.config.maxInvalidLoginAttempts, details: RegistrationDetails(deviceName: req.deviceName, source: source), now: now) }
         switch outcome {
         case .refused:
             logger.info("registration refused", metadata: ["reason": "revoked"])
             throw ServerError.revoked
-        case .regCodeRefused:
+        case .regCodeRefused(let voided):
             logger.info("registration refused", metadata: ["reason": "registration code"])
-            if regCodeFailures.wrongCode(userID: userID, limit: config.maxInvalidLoginAttempts) {
-                let dropped = (try? await run { try await self.storage.dropRegCodes(userID: userID) }) ?? 0
+            if voided > 0 {
                 logger.notice("too many wrong registration codes: the user's codes are void",
-                              metadata: ["dropped": "\(dropped)"])
+                              metadata: ["dropped": "\(voided)"])
             }
             throw ServerError.regCodeRefused
         case .stored(let active):
-            if regCodeHash != nil { regCodeFailures.rightCode(userID: userID) }
             logger.info("registration stored", metadata: ["active": "\(active)"])
             metrics.recordRegistrationStarted()
             if !active && config.verification == .link {

@@ -125,7 +125,7 @@ public struct Admin: Sendable {
     let storage: any AdminStorage & MFAStorage
     let maxAttempts: Int
 
-    public init(storage: SQLiteStorage, config: ServerConfig) {
+    @_spi(StorageContract) public init(storage: SQLiteStorage, config: ServerConfig) {
         self.storage = storage
         self.maxAttempts = config.maxInvalidLoginAttempts
     }
@@ -152,7 +152,7 @@ public struct Admin: Sendable {
     /// An invitation for self-enrolment (`mpin-server user invite`; pam_mpin's `enrol`): a
     /// registration code of the MPinMFA flavour (docs/MFA.md §8) for `userID`, live for
     /// `ttlSeconds`, returned once and stored hashed. A registration that presents it is active
-    /// at once; wrong codes tried for the user are counted (RegCodeFailures).
+    /// at once; wrong codes tried for the user are counted (WrongRegCodeCounter).
     public func invite(userID: String, ttlSeconds: Int) async throws -> String {
         guard (60...Self.maxInviteSeconds).contains(ttlSeconds) else { throw AdminError.inviteLifetime(ttlSeconds) }
         let now = Date()

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the DVS endpoints keep (docs/MFA.md §14): single-use registration tokens (as hashes)
 /// and the enrolled signing keys, each with its own wrong-PIN counter.
-protocol DVSStorage: Sendable {
+@_spi(StorageContract) public protocol DVSStorage: Sendable {
     /// Stores a DVS registration token for `userID`; false if the hash is already taken.
     func issueDVSToken(tokenHash: String, userID: String, expires: Date) async throws -> Bool
     /// Uses up a live token; the user it was issued to, or nil (unknown, expired, used).
@@ -20,11 +20,11 @@ protocol DVSStorage: Sendable {
 }
 
 /// An enrolled signing key.
-struct SigningKey: Sendable, Equatable {
-    var userID: String
-    var publicKey: String
-    var blocked: Bool
+@_spi(StorageContract) public struct SigningKey: Sendable, Equatable {
+    public var userID: String
+    public var publicKey: String
+    public var blocked: Bool
 }
 
 /// What a verification comes to once counted.
-enum SignatureVerdict: Sendable, Equatable { case valid, invalid, blocked, unknownKey }
+@_spi(StorageContract) public enum SignatureVerdict: Sendable, Equatable { case valid, invalid, blocked, unknownKey }

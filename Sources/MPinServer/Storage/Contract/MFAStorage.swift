@@ -4,7 +4,7 @@ import MPinWire
 /// The MFA platform's state (docs/MFA.md §11): applications, sessions started by `/authorize`
 /// with their access codes, and authorization codes. Same contract as `ServerStorage`: each
 /// method is one transaction, codes arrive and are kept as hashes.
-protocol MFAStorage: Sendable {
+@_spi(StorageContract) public protocol MFAStorage: Sendable {
     /// The application with this client id, nil when there is none.
     func app(clientID: String) async throws -> StoredApp?
     /// Stores a new session; false if its access code or webOTT hash is already in use.
@@ -16,52 +16,58 @@ protocol MFAStorage: Sendable {
     /// Consumes an authorization code for `clientID` (docs/MFA.md §7).
     func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption
     /// Keeps a registration code of `userID` (docs/MFA.md §8); false if its hash is already in use.
+    /// The new code carries the wrong-code count of the user's other live codes: issuing one
+    /// does not start the count again (`WrongRegCodeCounter`).
     func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool
-    /// Deletes every registration code of `userID` (too many wrong codes were tried for it);
-    /// how many there were.
-    func dropRegCodes(userID: String) async throws -> Int
 }
 
 /// A registered application as the server reads it.
-struct StoredApp: Sendable, Equatable {
-    var clientID: String
-    var name: String
-    var logoURL: String
-    var redirectURI: String
-    var secretHash: String
+@_spi(StorageContract) public struct StoredApp: Sendable, Equatable {
+    public var clientID: String
+    public var name: String
+    public var logoURL: String
+    public var redirectURI: String
+    public var secretHash: String
     /// `RS256` or `ES256` (docs/MFA.md §7.1).
-    var idTokenAlg: String
+    public var idTokenAlg: String
 }
 
 /// A session `/authorize` creates.
-struct NewMFASession: Sendable {
-    var accessCodeHash: String
-    var webOTTHash: String
-    var clientID: String
-    var redirectURI: String
-    var state: String
-    var nonce: String?
-    var codeChallenge: String
-    var prerollID: String
-    var expires: Date
+@_spi(StorageContract) public struct NewMFASession: Sendable {
+    public var accessCodeHash: String
+    public var webOTTHash: String
+    public var clientID: String
+    public var redirectURI: String
+    public var state: String
+    public var nonce: String?
+    public var codeChallenge: String
+    public var prerollID: String
+    public var expires: Date
+
+    public init(accessCodeHash: String, webOTTHash: String, clientID: String, redirectURI: String, state: String,
+                nonce: String?, codeChallenge: String, prerollID: String, expires: Date) {
+        self.accessCodeHash = accessCodeHash; self.webOTTHash = webOTTHash; self.clientID = clientID
+        self.redirectURI = redirectURI; self.state = state; self.nonce = nonce; self.codeChallenge = codeChallenge
+        self.prerollID = prerollID; self.expires = expires
+    }
 }
 
 /// The verbs of `codeStatus`.
-enum CodeStatusVerb: Sendable, Equatable {
+@_spi(StorageContract) public enum CodeStatusVerb: Sendable, Equatable {
     case wid
     case user(String)
     case abort
 }
 
 /// What `codeStatus` shows of a session: its app and the identity hint.
-struct SessionView: Sendable, Equatable {
-    var prerollID: String
-    var appName: String
-    var appLogoURL: String
+@_spi(StorageContract) public struct SessionView: Sendable, Equatable {
+    public var prerollID: String
+    public var appName: String
+    public var appLogoURL: String
 }
 
 /// The browser's view of its session.
-enum SessionPoll: Sendable, Equatable {
+@_spi(StorageContract) public enum SessionPoll: Sendable, Equatable {
     case pending
     /// The redirect carrying the authorization code, handed out once.
     case authenticated(redirectURL: String)
@@ -71,29 +77,33 @@ enum SessionPoll: Sendable, Equatable {
 }
 
 /// An authorization code to issue in the verdict's transaction.
-struct NewAuthorizationCode: Sendable, Equatable {
-    var code: String
-    var codeHash: String
-    var expires: Date
+@_spi(StorageContract) public struct NewAuthorizationCode: Sendable, Equatable {
+    public var code: String
+    public var codeHash: String
+    public var expires: Date
+
+    public init(code: String, codeHash: String, expires: Date) {
+        self.code = code; self.codeHash = codeHash; self.expires = expires
+    }
 }
 
 /// The result of an access-code login: the code and where the browser goes with it.
-struct IssuedAuthorization: Sendable, Equatable {
-    var code: String
-    var redirectURL: String
+@_spi(StorageContract) public struct IssuedAuthorization: Sendable, Equatable {
+    public var code: String
+    public var redirectURL: String
 }
 
 /// What an authorization code grants at the token endpoint.
-struct AuthorizationGrant: Sendable, Equatable {
-    var redirectURI: String
-    var codeChallenge: String
-    var nonce: String?
-    var userID: String
-    var authTime: Date
+@_spi(StorageContract) public struct AuthorizationGrant: Sendable, Equatable {
+    public var redirectURI: String
+    public var codeChallenge: String
+    public var nonce: String?
+    public var userID: String
+    public var authTime: Date
 }
 
 /// The outcome of redeeming a code.
-enum Redemption: Sendable, Equatable {
+@_spi(StorageContract) public enum Redemption: Sendable, Equatable {
     /// Unknown, expired, used, or issued to another client.
     case invalid
     case granted(AuthorizationGrant)

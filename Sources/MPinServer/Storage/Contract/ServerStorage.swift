@@ -6,8 +6,9 @@ import MPinWire
 /// contract: every method is one transaction, secrets that are only compared arrive and are
 /// kept as hashes, and a method that reads then writes (the wrong-PIN counter, single-use
 /// records) does so atomically against concurrent calls, on PostgreSQL also those of other
-/// nodes. A new method needs both implementations (and a schema migration for each).
-protocol ServerStorage: MFAStorage, DVSStorage {
+/// nodes. A new method needs both implementations (and a schema change, written once in
+/// `StorageSchema.sharedMigrations`), and a test in `StorageContractTests`, which runs on both.
+@_spi(StorageContract) public protocol ServerStorage: MFAStorage, DVSStorage {
     /// Throws when the database cannot answer a query (`/health`).
     func healthCheck() async throws
 
@@ -17,12 +18,14 @@ protocol ServerStorage: MFAStorage, DVSStorage {
     func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool?
     /// Stores (or replaces) a registration record and decides, by `mode`, whether it is active.
     /// With `regCodeHash` it is active at once if that registration code of the user is live,
-    /// and the code is used up; otherwise nothing is stored (`.regCodeRefused`).
+    /// and the code is used up; otherwise nothing is stored (`.regCodeRefused`) and the wrong
+    /// code is counted against the user's live codes in the same transaction, the
+    /// `maxRegCodeAttempts`-th in a row deleting them all (`WrongRegCodeCounter`).
     /// A registration sent again (same mpinId) keeps its first `created` and its first
     /// expiry: re-sending cannot keep it alive. `details` says who asked, for the admin.
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome
+                          maxRegCodeAttempts: Int, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome
     /// Activates the live registration with this activation key; false when there is none.
     func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool
     /// The signature step: consumes an active registration into an issued identity.
@@ -69,40 +72,47 @@ protocol ServerStorage: MFAStorage, DVSStorage {
 }
 
 extension ServerStorage {
-    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> AuthVerdict? {
+    @_spi(StorageContract) public func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> AuthVerdict? {
         try await evaluate(authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts, now: now,
                            session: nil, logoutData: nil)
     }
 }
 
 /// Outcome of storing a registration.
-enum RegistrationOutcome: Sendable, Equatable { case stored(active: Bool), refused, regCodeRefused }
+@_spi(StorageContract) public enum RegistrationOutcome: Sendable, Equatable {
+    case stored(active: Bool)
+    /// The user is revoked.
+    case refused
+    /// The registration code is not a live code of the user; `voided`: how many codes of the
+    /// user this wrong code deleted (0 unless it reached the limit).
+    case regCodeRefused(voided: Int)
+}
 
 /// Outcome of the signature step.
-enum ShareOutcome: Sendable, Equatable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
+@_spi(StorageContract) public enum ShareOutcome: Sendable, Equatable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
 
 /// Whether an identity may get time permits.
-enum PermitOutcome: Sendable, Equatable { case allowed, revoked }
+@_spi(StorageContract) public enum PermitOutcome: Sendable, Equatable { case allowed, revoked }
 
 /// The verdict on an authOTT: 200, 401 (wrong PIN) or 410 (blocked).
-struct AuthVerdict: Sendable, Equatable {
-    var status: Int
-    var userID: String
-    var mpinID: String
-    var otp: String?
+@_spi(StorageContract) public struct AuthVerdict: Sendable, Equatable {
+    public var status: Int
+    public var userID: String
+    public var mpinID: String
+    public var otp: String?
     /// The authorization code issued by an access-code login (MFA.md §6), on 200 only.
-    var authorization: IssuedAuthorization? = nil
+    public var authorization: IssuedAuthorization? = nil
     /// This attempt's wrong PIN reached the limit and blocked the identity (metrics).
-    var blockedNow = false
+    public var blockedNow = false
     /// The browser's step of an access-number login, reporting the verdict of the mobile's step
     /// (already counted there).
-    var isReport = false
+    public var isReport = false
     /// The access number of such a report (device mode signs it, §4.5.1); "" otherwise.
-    var wid = ""
+    public var wid = ""
 }
 
 /// Which final step evaluates an authOTT.
-enum AuthFlow: Sendable, Equatable {
+@_spi(StorageContract) public enum AuthFlow: Sendable, Equatable {
     /// RPA `/authenticate` (no access number): single use, the record is deleted.
     case direct
     /// Mobile `/{p}/authenticate` with an access number: the verdict is kept for the browser.
@@ -112,27 +122,31 @@ enum AuthFlow: Sendable, Equatable {
 
 /// A session to open in the verdict's transaction when it is 200 (the RPA's login): its token
 /// goes into the authOTT's logout data, which an access-number login's mobile reads.
-struct NewSession: Sendable, Equatable {
-    var token: String
-    var tokenHash: String
-    var expires: Date
+@_spi(StorageContract) public struct NewSession: Sendable, Equatable {
+    public var token: String
+    public var tokenHash: String
+    public var expires: Date
+
+    public init(token: String, tokenHash: String, expires: Date) {
+        self.token = token; self.tokenHash = tokenHash; self.expires = expires
+    }
 }
 
 /// The logout data an access-number login hands to the waiting mobile.
-struct MobileLogout: Sendable, Equatable {
-    var userID: String
-    var token: String
+@_spi(StorageContract) public struct MobileLogout: Sendable, Equatable {
+    public var userID: String
+    public var token: String
 }
 
 /// Who started a registration, as `mpin-server user pending` shows it to the admin who must
 /// choose which one to activate.
-struct RegistrationDetails: Sendable, Equatable {
+@_spi(StorageContract) public struct RegistrationDetails: Sendable, Equatable {
     /// The device name the client sent (at most 64 characters kept), or "".
-    var deviceName: String
+    public var deviceName: String
     /// The client's address.
-    var source: String
+    public var source: String
 
-    init(deviceName: String?, source: String) {
+    public init(deviceName: String?, source: String) {
         self.deviceName = String((deviceName ?? "").unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(64)
             .map(Character.init))
         self.source = source

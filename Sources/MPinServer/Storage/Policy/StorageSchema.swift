@@ -1,9 +1,20 @@
 /// What both backends' schemas share and the code reads: one list, so that a new table is
-/// named once. (The tables themselves are still created twice, by SQLite's GRDB migrations
-/// and PostgreSQL's list of versions: their histories differ, issue 28.)
-enum StorageSchema {
+/// named once, and the schema changes made since the backends' histories met, written once
+/// (`SchemaChange`; the tables before them are still created twice: issue 28).
+@_spi(StorageContract) public enum StorageSchema {
     /// The tables of short-lived records, each with an `expires` column (seconds since 1970):
     /// `purgeExpired` deletes their expired rows.
     static let expiringTables = ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes",
                                  "reg_codes", "dvs_tokens"]
+
+    /// The migrations after SQLite's `v8` and PostgreSQL's version 4, in order: SQLite
+    /// registers each under its identifier, PostgreSQL makes each its next version. Append
+    /// only; a shipped entry never changes.
+    public static let sharedMigrations: [SharedMigration] = [
+        // Issue 28: the count of wrong registration codes tried for a user, on each of the
+        // user's live codes (`WrongRegCodeCounter`), instead of in one process's memory.
+        SharedMigration(sqliteIdentifier: "v9: wrong registration codes counted in the database", changes: [
+            .addColumn(table: "reg_codes", SchemaColumn("failures", .integer, default: .integer(0))),
+        ]),
+    ]
 }

@@ -91,14 +91,13 @@ extension PostgresStorage {
     }
 
     func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool {
+        // With the count of wrong codes the user's live codes carry (`WrongRegCodeCounter`).
         try await run("""
-            INSERT INTO reg_codes (code_hash, user_id, expires) VALUES (\(codeHash), \(userID), \(expires.timeIntervalSince1970))
+            INSERT INTO reg_codes (code_hash, user_id, expires, failures)
+            VALUES (\(codeHash), \(userID), \(expires.timeIntervalSince1970),
+                    (SELECT COALESCE(MAX(failures), 0) FROM reg_codes WHERE user_id = \(userID) AND expires > \(now.timeIntervalSince1970)))
             ON CONFLICT DO NOTHING RETURNING 1
             """).count == 1
-    }
-
-    func dropRegCodes(userID: String) async throws -> Int {
-        try await run("DELETE FROM reg_codes WHERE user_id = \(userID) RETURNING 1").count
     }
 
     /// The access-code step of a successful verdict (docs/MFA.md §6, step 3), in the verdict's

@@ -305,7 +305,8 @@ final class PostgresStorage: StorageBackend {
         [
             "ALTER TABLE apps ADD COLUMN id_token_alg text NOT NULL DEFAULT 'ES256'",
         ],
-    ]
+        // 5 and later: the changes written once for both backends (`StorageSchema.sharedMigrations`).
+    ] + StorageSchema.sharedMigrations.map { $0.changes.flatMap { $0.sql(.postgres) } }
 
     /// The schema version this program knows.
     static var schemaVersion: Int { migrations.count }
@@ -351,7 +352,7 @@ final class PostgresStorage: StorageBackend {
 
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
+                          maxRegCodeAttempts: Int, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         let t = now.timeIntervalSince1970, logger = logger
         return try await transaction { c in
             // The user's row, locked: its state and activation code decide, and may change here.
@@ -366,10 +367,29 @@ final class PostgresStorage: StorageBackend {
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
                 // verification (MFA.md §8); used up here, in the registration's transaction.
+                // The user's codes are locked first: concurrent tries for one user are judged
+                // and counted one after the other, so no more than the limit are ever judged.
+                let live = try await c.rows("""
+                    SELECT failures FROM reg_codes WHERE user_id = \(userID) AND expires > \(t) FOR UPDATE
+                    """, logger).map { try $0.decode(Int.self) }
                 let used = try await c.rows("""
                     DELETE FROM reg_codes WHERE code_hash = \(regCodeHash) AND user_id = \(userID) AND expires > \(t) RETURNING 1
                     """, logger)
-                guard used.count == 1 else { return .regCodeRefused }
+                guard used.count == 1 else {
+                    switch WrongRegCodeCounter.decide(failures: live.max() ?? 0, liveCodes: live.count,
+                                                      maxAttempts: maxRegCodeAttempts) {
+                    case nil:
+                        return .regCodeRefused(voided: 0)
+                    case .count(let failures)?:
+                        try await c.rows("UPDATE reg_codes SET failures = \(failures) WHERE user_id = \(userID)", logger)
+                        return .regCodeRefused(voided: 0)
+                    case .voidCodes?:
+                        let voided = try await c.rows("DELETE FROM reg_codes WHERE user_id = \(userID) RETURNING 1", logger)
+                        return .regCodeRefused(voided: voided.count)
+                    }
+                }
+                // The right code: the count of wrong ones starts again on the user's other codes.
+                try await c.rows("UPDATE reg_codes SET failures = 0 WHERE user_id = \(userID)", logger)
                 mode = .auto
             }
             let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)

@@ -3,7 +3,7 @@ import GRDB
 import MPinWire
 
 extension SQLiteStorage {
-    func app(clientID: String) async throws -> StoredApp? {
+    @_spi(StorageContract) public func app(clientID: String) async throws -> StoredApp? {
         try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE client_id = ?", arguments: [clientID]).map { r in
                 StoredApp(clientID: r["client_id"], name: r["name"], logoURL: r["logo_url"],
@@ -12,7 +12,7 @@ extension SQLiteStorage {
         }
     }
 
-    func createSession(_ s: NewMFASession) async throws -> Bool {
+    @_spi(StorageContract) public func createSession(_ s: NewMFASession) async throws -> Bool {
         try await write { db in
             try db.execute(sql: """
                 INSERT OR IGNORE INTO mfa_sessions (access_code_hash, web_ott_hash, client_id, redirect_uri, oauth_state,
@@ -23,7 +23,7 @@ extension SQLiteStorage {
         }
     }
 
-    func codeStatus(accessCodeHash: String, verb: CodeStatusVerb, now: Date) async throws -> SessionView? {
+    @_spi(StorageContract) public func codeStatus(accessCodeHash: String, verb: CodeStatusVerb, now: Date) async throws -> SessionView? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT s.preroll_id, s.state, a.name, a.logo_url FROM mfa_sessions s JOIN apps a ON a.client_id = s.client_id
@@ -48,7 +48,7 @@ extension SQLiteStorage {
         }
     }
 
-    func pollSession(webOTTHash: String, now: Date) async throws -> SessionPoll? {
+    @_spi(StorageContract) public func pollSession(webOTTHash: String, now: Date) async throws -> SessionPoll? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT state, redirect_url FROM mfa_sessions WHERE web_ott_hash = ? AND expires > ?
@@ -63,7 +63,7 @@ extension SQLiteStorage {
         }
     }
 
-    func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption {
+    @_spi(StorageContract) public func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM authz_codes WHERE code_hash = ?", arguments: [codeHash])
             else { return .invalid }
@@ -81,18 +81,14 @@ extension SQLiteStorage {
         }
     }
 
-    func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool {
+    @_spi(StorageContract) public func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO reg_codes (code_hash, user_id, expires) VALUES (?, ?, ?)",
-                           arguments: [codeHash, userID, expires.timeIntervalSince1970])
+            // With the count of wrong codes the user's live codes carry (`WrongRegCodeCounter`).
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO reg_codes (code_hash, user_id, expires, failures)
+                VALUES (?, ?, ?, (SELECT COALESCE(MAX(failures), 0) FROM reg_codes WHERE user_id = ? AND expires > ?))
+                """, arguments: [codeHash, userID, expires.timeIntervalSince1970, userID, now.timeIntervalSince1970])
             return db.changesCount == 1
-        }
-    }
-
-    func dropRegCodes(userID: String) async throws -> Int {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM reg_codes WHERE user_id = ?", arguments: [userID])
-            return db.changesCount
         }
     }
 

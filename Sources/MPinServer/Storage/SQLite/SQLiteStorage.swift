@@ -12,7 +12,7 @@ import MPinWire
 /// token (for the waiting mobile) and a pass-2 OTP (of an access-number login: a pass-2 result
 /// without one waits in memory, `PendingAuthStore`, unless that is full); the file, like its
 /// directory, is owner-only.
-public final class SQLiteStorage: StorageBackend {
+@_spi(StorageContract) public final class SQLiteStorage: StorageBackend {
     /// The file, in WAL mode: one writer connection and a few readers, so that a read never
     /// waits for a write (nor for another process's write lock).
     public let pool: DatabasePool
@@ -72,16 +72,16 @@ public final class SQLiteStorage: StorageBackend {
 
     /// A read of the schema on a reader connection (`/health`): whether the file answers. A
     /// lock held elsewhere delays writes, not the probe.
-    func healthCheck() async throws {
+    @_spi(StorageContract) public func healthCheck() async throws {
         _ = try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
     }
 
 
     /// Nothing runs beside an SQLite file.
-    var service: (any Service)? { nil }
+    @_spi(StorageContract) public var service: (any Service)? { nil }
 
     /// Nothing to close: the pool closes the file when it goes.
-    func close() async {}
+    @_spi(StorageContract) public func close() async {}
 
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -205,13 +205,19 @@ public final class SQLiteStorage: StorageBackend {
             // their relying parties were told; `app add` names the algorithm of new ones.
             try db.execute(sql: "ALTER TABLE apps ADD COLUMN id_token_alg TEXT NOT NULL DEFAULT 'ES256'")
         }
+        // Every change since is written once for both backends.
+        for migration in StorageSchema.sharedMigrations {
+            m.registerMigration(migration.sqliteIdentifier) { db in
+                for statement in migration.changes.flatMap({ $0.sql(.sqlite) }) { try db.execute(sql: statement) }
+            }
+        }
         return m
     }
 
     // MARK: Registration
 
     /// The stored registration's user and whether the given regOTT hash matches, or nil.
-    func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
+    @_spi(StorageContract) public func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
         try await read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = ?",
                                              arguments: [mpinID]) else { return nil }
@@ -223,9 +229,9 @@ public final class SQLiteStorage: StorageBackend {
     }
 
     /// Stores (or replaces) a registration record and decides whether it is active.
-    func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
+    @_spi(StorageContract) public func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
+                          maxRegCodeAttempts: Int, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         try await write { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
                                         arguments: [userID]).map { RegistrationPolicy.User(state: $0["state"], activationCodeHash: $0["activation_code_hash"]) }
@@ -236,7 +242,12 @@ public final class SQLiteStorage: StorageBackend {
                 // verification (MFA.md §8); it is used up here, in the registration's transaction.
                 try db.execute(sql: "DELETE FROM reg_codes WHERE code_hash = ? AND user_id = ? AND expires > ?",
                                arguments: [regCodeHash, userID, now.timeIntervalSince1970])
-                guard db.changesCount == 1 else { return .regCodeRefused }
+                guard db.changesCount == 1 else {
+                    return .regCodeRefused(voided: try Self.countWrongRegCode(db, userID: userID, maxAttempts: maxRegCodeAttempts,
+                                                                              now: now))
+                }
+                // The right code: the count of wrong ones starts again on the user's other codes.
+                try db.execute(sql: "UPDATE reg_codes SET failures = 0 WHERE user_id = ?", arguments: [userID])
                 mode = .auto
             }
             let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
@@ -269,8 +280,26 @@ public final class SQLiteStorage: StorageBackend {
         }
     }
 
+    /// Counts a wrong registration code against the user's live codes (`WrongRegCodeCounter`),
+    /// in the refusing transaction; how many codes that deleted.
+    private static func countWrongRegCode(_ db: Database, userID: String, maxAttempts: Int, now: Date) throws -> Int {
+        let row = try Row.fetchOne(db, sql: """
+            SELECT COALESCE(MAX(failures), 0) AS failures, COUNT(*) AS live FROM reg_codes WHERE user_id = ? AND expires > ?
+            """, arguments: [userID, now.timeIntervalSince1970])
+        switch WrongRegCodeCounter.decide(failures: row?["failures"] ?? 0, liveCodes: row?["live"] ?? 0, maxAttempts: maxAttempts) {
+        case nil:
+            return 0
+        case .count(let failures)?:
+            try db.execute(sql: "UPDATE reg_codes SET failures = ? WHERE user_id = ?", arguments: [failures, userID])
+            return 0
+        case .voidCodes?:
+            try db.execute(sql: "DELETE FROM reg_codes WHERE user_id = ?", arguments: [userID])
+            return db.changesCount
+        }
+    }
+
     /// RPA activation (`POST /user/{mpinId}`): true when a live registration with this key exists.
-    func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
+    @_spi(StorageContract) public func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.execute(sql: """
                 UPDATE registrations SET active = 1 WHERE mpin_id = ? AND activate_key_hash = ? AND expires > ?
@@ -281,7 +310,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// The signature step: checks the registration and, when it is active, consumes it and
     /// records the mpinId as an issued identity. A regOTT mismatch deletes the record.
-    func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
+    @_spi(StorageContract) public func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT r.user_id, r.reg_ott_hash, r.active, r.expires, u.state FROM registrations r
@@ -310,7 +339,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// Whether a time permit may be issued: the mpinId must be an issued identity of a user
     /// that exists and is not revoked.
-    func permitStatus(mpinID: String) async throws -> PermitOutcome {
+    @_spi(StorageContract) public func permitStatus(mpinID: String) async throws -> PermitOutcome {
         try await read { db in
             let state = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
@@ -324,7 +353,7 @@ public final class SQLiteStorage: StorageBackend {
     /// Stores a pass-2 result under its authOTT hash. With an access number (`wid` non-empty)
     /// the result is stored only if that access number is live; returns whether it was stored.
     @discardableResult
-    func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
+    @_spi(StorageContract) public func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
                   expires: Date, now: Date) async throws -> Bool {
         // Only the final step of this server reads a record without an access number: it waits
         // in memory (written to the file only if the memory is full).
@@ -358,7 +387,7 @@ public final class SQLiteStorage: StorageBackend {
     /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
     /// transaction (so parallel attempts neither lose increments nor block twice).
     /// Returns nil when no usable record exists.
-    func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
+    @_spi(StorageContract) public func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
         if case .direct = flow, let pending = pendingAuth.take(authOTTHash: authOTTHash, now: now) {
             // Read first: a right PIN on a clean counter with no session to open writes nothing,
@@ -458,7 +487,7 @@ public final class SQLiteStorage: StorageBackend {
     }
 
     /// Whether the browser has completed the access-number login of this authOTT.
-    func browserReady(authOTTHash: String) async throws -> Bool {
+    @_spi(StorageContract) public func browserReady(authOTTHash: String) async throws -> Bool {
         try await read { db in
             try Bool.fetchOne(db, sql: """
                 SELECT browser_ready FROM auth WHERE auth_ott_hash = ? AND logout_token IS NOT NULL
@@ -469,7 +498,7 @@ public final class SQLiteStorage: StorageBackend {
 
     /// Ends an access-number login: deletes the auth record, the access number and returns the
     /// logout data recorded for it.
-    func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
+    @_spi(StorageContract) public func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 DELETE FROM auth WHERE auth_ott_hash = ? RETURNING wid, logout_user, logout_token
@@ -485,7 +514,7 @@ public final class SQLiteStorage: StorageBackend {
     // MARK: Access numbers and sessions
 
     /// Stores a new access number; false if the number is already in use.
-    func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
+    @_spi(StorageContract) public func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM access_numbers WHERE expires <= ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires, description) VALUES (?, ?, ?, ?)",
@@ -494,7 +523,7 @@ public final class SQLiteStorage: StorageBackend {
         }
     }
 
-    func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
+    @_spi(StorageContract) public func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
         try await read { db in
             try Row.fetchOne(db, sql: "SELECT web_ott_hash, description FROM access_numbers WHERE wid = ? AND expires > ?",
                              arguments: [wid, Date().timeIntervalSince1970]).map { ($0["web_ott_hash"], $0["description"]) }
@@ -502,7 +531,7 @@ public final class SQLiteStorage: StorageBackend {
     }
 
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
-    func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
+    @_spi(StorageContract) public func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
         try await read { db in
             try String.fetchOne(db, sql: "SELECT auth_ott FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
                                 arguments: [webOTTHash, now.timeIntervalSince1970])
@@ -510,7 +539,7 @@ public final class SQLiteStorage: StorageBackend {
     }
 
     /// Ends a session; false if there is none for this token and user.
-    func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
+    @_spi(StorageContract) public func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ? AND user_id = ? AND expires > ?",
                            arguments: [tokenHash, userID, now.timeIntervalSince1970])
@@ -519,7 +548,7 @@ public final class SQLiteStorage: StorageBackend {
     }
 
     /// Deletes expired short-lived records.
-    func purgeExpired(now: Date) async throws {
+    @_spi(StorageContract) public func purgeExpired(now: Date) async throws {
         pendingAuth.purgeExpired(now: now)
         let t = now.timeIntervalSince1970
         try await write { db in
