@@ -97,8 +97,11 @@ extension ProjectivePoint where C == BN254G2Curve {
         let d1 = parts[1].0.addingWithCarry(G2GLS.signedOffset).0
         let d2 = parts[2].0.addingWithCarry(G2GLS.signedOffset).0
         let d3 = parts[3].0.addingWithCarry(G2GLS.signedOffset).0
-        var acc = G2Point.infinity
-        for window in stride(from: G2GLS.windows - 1, through: 0, by: -1) {
+        // The top window starts the sum: no doublings of the point at infinity.
+        let top = G2GLS.windows - 1
+        var acc = s0.selectSigned(d0.bits(at: 4 * top, width: 4)) + s1.selectSigned(d1.bits(at: 4 * top, width: 4))
+            + s2.selectSigned(d2.bits(at: 4 * top, width: 4)) + s3.selectSigned(d3.bits(at: 4 * top, width: 4))
+        for window in stride(from: top - 1, through: 0, by: -1) {
             acc = acc.doubled.doubled.doubled.doubled
             acc = acc + s0.selectSigned(d0.bits(at: 4 * window, width: 4))
             acc = acc + s1.selectSigned(d1.bits(at: 4 * window, width: 4))
