@@ -47,8 +47,8 @@ extension ProjectivePoint where C == BN254G1Curve {
         let p1 = G1Point.select(neg1, -self, self)
         let phi = G1Point(x: x * G1GLV.beta, y: y, z: z)
         let p2 = G1Point.select(neg2, -phi, phi)
-        let t1 = FixedTable16<G1Point>(multiplesOf: p1, through: 8)
-        let t2 = FixedTable16<G1Point>(multiplesOf: p2, through: 8)
+        var t1 = FixedTable16<G1Point>(multiplesOf: p1, through: 8)
+        var t2 = FixedTable16<G1Point>(multiplesOf: p2, through: 8)
         let r1 = k1.addingWithCarry(G1GLV.signedOffset).0
         let r2 = k2.addingWithCarry(G1GLV.signedOffset).0
         // The top window holds the digit itself (0 or 1), hence the bias of 8; it starts the

@@ -91,8 +91,8 @@ extension ProjectivePoint where C == BN254G2Curve {
             return out
         }
         let t1 = psi(t0), t2 = psi(t1), t3 = psi(t2)
-        let s0 = signed(t0, parts[0].1), s1 = signed(t1, parts[1].1)
-        let s2 = signed(t2, parts[2].1), s3 = signed(t3, parts[3].1)
+        var s0 = signed(t0, parts[0].1), s1 = signed(t1, parts[1].1)
+        var s2 = signed(t2, parts[2].1), s3 = signed(t3, parts[3].1)
         let d0 = parts[0].0.addingWithCarry(G2GLS.signedOffset).0
         let d1 = parts[1].0.addingWithCarry(G2GLS.signedOffset).0
         let d2 = parts[2].0.addingWithCarry(G2GLS.signedOffset).0
@@ -141,11 +141,15 @@ extension ProjectivePoint where C == BN254G2Curve {
     /// k·Q for the G2 generator Q and a secret scalar (any 256-bit value), from the
     /// precomputed tables of `G2GeneratorTable`. Equal to `generator.multiplied(by: k)`.
     public static func generatorMultiple(_ k: UInt256) -> G2Point {
-        let rows = G2GeneratorTable.shared.rows
-        var acc = G2Point.infinity
-        for i in 0..<64 {
-            acc = acc + rows[i].select(k.bits(at: 4 * i, width: 4))
+        // Read in place: `rows[i]` would copy each 3 KB table out of the array first.
+        G2GeneratorTable.shared.rows.withUnsafeBufferPointer { rows in
+            var acc = G2Point.infinity
+            for i in 0..<64 {
+                let table = UnsafeRawBufferPointer(start: rows.baseAddress! + i,
+                                                   count: MemoryLayout<FixedTable16<G2Point>>.size)
+                acc = acc + FixedTable16<G2Point>.select(in: table, k.bits(at: 4 * i, width: 4))
+            }
+            return acc
         }
-        return acc
     }
 }
