@@ -71,9 +71,10 @@ extension Fp12 {
                 if digits[k] != 0 { accumulate(signed(x, digits[k])) }
             }
         }
-        // Compressed from here; the powers needed are kept and decompressed together.
-        var saved = FixedTable16<CompressedCyclotomic>(repeating: CompressedCyclotomic(x))
-        var savedDigits = FixedTable16<Int8>(repeating: 0)
+        // Compressed from here; the powers needed are kept and decompressed together (in
+        // InlineArrays, which the loops below read in place; at most 16 of them).
+        var saved = InlineArray<16, CompressedCyclotomic>(repeating: CompressedCyclotomic(x))
+        var savedDigits = InlineArray<16, Int8>(repeating: 0)
         var count = 0
         var c = CompressedCyclotomic(x)
         for k in (start + 1)..<digits.count {
@@ -85,9 +86,9 @@ extension Fp12 {
             }
         }
         // Simultaneous inversion of the denominators: prefix[i] = den_0 ⋯ den_i.
-        var nums = FixedTable16<Fp2>(repeating: .zero)
-        var dens = FixedTable16<Fp2>(repeating: .zero)
-        var prefix = FixedTable16<Fp2>(repeating: .zero)
+        var nums = InlineArray<16, Fp2>(repeating: .zero)
+        var dens = InlineArray<16, Fp2>(repeating: .zero)
+        var prefix = InlineArray<16, Fp2>(repeating: .zero)
         for i in 0..<count {
             (nums[i], dens[i]) = saved[i].g1Fraction
             prefix[i] = i == 0 ? dens[i] : prefix[i - 1] * dens[i]
