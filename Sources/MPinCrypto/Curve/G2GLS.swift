@@ -81,13 +81,16 @@ extension ProjectivePoint where C == BN254G2Curve {
         /// The images of a table's entries under ψ (ψ(i·Q) = i·ψ(Q)).
         func psi(_ t: FixedTable16<G2Point>) -> FixedTable16<G2Point> {
             var out = t
-            for i in 1...8 { out[i] = t[i].psi }
+            for i in 1...8 { out[i] = out[i].psi }
             return out
         }
         /// The table with every entry negated where `mask` is all-ones.
         func signed(_ t: FixedTable16<G2Point>, _ mask: UInt64) -> FixedTable16<G2Point> {
             var out = t
-            for i in 1...8 { out[i] = G2Point.select(mask, -t[i], t[i]) }
+            for i in 1...8 {
+                let entry = out[i]
+                out[i] = G2Point.select(mask, -entry, entry)
+            }
             return out
         }
         let t1 = psi(t0), t2 = psi(t1), t3 = psi(t2)
@@ -129,7 +132,7 @@ struct G2GeneratorTable: Sendable {
         rows.reserveCapacity(64)
         var base = G2Point.generator
         for _ in 0..<64 {
-            let table = FixedTable16<G2Point>(multiplesOf: base)
+            var table = FixedTable16<G2Point>(multiplesOf: base)
             rows.append(table)
             base = table[15] + base // 16·base
         }

@@ -190,10 +190,11 @@ public struct FixedTable16<T: Sendable>: Sendable {
     @inlinable
     init(repeating v: T) { storage = (v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v) }
 
-    /// Positional access by a public index.
+    /// Positional access by a public index. The getter is `mutating` only to read the entry
+    /// in place (through `&storage`): a plain getter copied the whole table for every read.
     @inlinable
     subscript(i: Int) -> T {
-        get { withUnsafeBytes(of: storage) { $0.assumingMemoryBound(to: T.self)[i] } }
+        mutating get { withUnsafeBytes(of: &storage) { $0.assumingMemoryBound(to: T.self)[i] } }
         set { withUnsafeMutableBytes(of: &storage) { $0.assumingMemoryBound(to: T.self)[i] = newValue } }
     }
 }
