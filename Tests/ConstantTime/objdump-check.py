@@ -39,7 +39,7 @@ ROOTS = [
      r"pre-specialization <MPinCrypto\.BN254G[12]Curve> of MPinCrypto\.ProjectivePoint\.multiplied\(by:"),
     ("PIN ladder k·P for small k", r"pre-specialization <MPinCrypto\.BN254G1Curve> of MPinCrypto\.ProjectivePoint\.multiplied\(bySmall:"),
     ("Fp and Fr inversion (safegcd, 12 × 62 division steps)", r"MPinCrypto\.SafeGCD\.inverse\("),
-    ("table lookup", r"specialization <MPinCrypto\.BN254G[12]Curve> of closure #1 .* in MPinCrypto\.FixedTable16\.select"),
+    ("table lookup", r"specialization <MPinCrypto\.BN254G[12]Curve> of (closure #1 .* in MPinCrypto\.FixedTable16\.select|static MPinCrypto\.FixedTable16\.select)"),
     ("extract_pin", r"static MPinCrypto\.MPin\.extractPIN\(mpinID: \[Swift\.UInt8\], factors:"),
     ("client pass 1", r"static MPinCrypto\.MPin\.client1\(date: Swift\.Int32, mpinID: \[Swift\.UInt8\], x: \[Swift\.UInt8\], pin:"),
     ("client pass 2", r"static MPinCrypto\.MPin\.client2\(x: \[Swift\.UInt8\], y: \[Swift\.UInt8\], sec: \[Swift\.UInt8\]\)"),

@@ -67,6 +67,26 @@ final class PairingTests: XCTestCase {
         XCTAssertTrue(Pairing.pairing(Self.q, .infinity).isOne)
     }
 
+    /// The final exponentiation on arbitrary elements of Fp12 (not Miller-loop values): its
+    /// powers by u square compressed and decompress with one shared inversion, which must give
+    /// a homomorphism onto the order-r subgroup, and 1 for 1 (whose compressed coordinates are
+    /// all zero, so every denominator is 0).
+    func testFinalExponentiationIsAHomomorphismIntoGT() {
+        func randomFp12() -> Fp12 {
+            Fp12(coefficients: (0..<12).map { _ in
+                Fp(UInt256(.random(in: 0 ... .max), .random(in: 0 ... .max), .random(in: 0 ... .max), .random(in: 0 ... 1 << 60)))
+            })
+        }
+        XCTAssertTrue(Pairing.finalExponentiation(.one).isOne)
+        for _ in 0..<4 {
+            let f = randomFp12(), g = randomFp12()
+            let ef = Pairing.finalExponentiation(f), eg = Pairing.finalExponentiation(g)
+            XCTAssertFalse(ef.isOne)
+            XCTAssertTrue(ef.power(publicExponent: groupOrder).isOne, "f^((p¹²−1)/r) has order r")
+            XCTAssertEqual(Pairing.finalExponentiation(f * g), ef * eg)
+        }
+    }
+
     func testBilinearity() throws {
         for _ in 0..<3 {
             let a = try randomNonZeroFr(), b = try randomNonZeroFr()

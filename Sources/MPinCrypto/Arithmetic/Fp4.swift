@@ -16,14 +16,7 @@ public struct Fp4: FieldArithmetic {
     @inlinable
     public static prefix func - (x: Fp4) -> Fp4 { Fp4(-x.a, -x.b) }
 
-    /// Karatsuba over Fp2 with s² = ξ.
-    @inlinable
-    public static func * (x: Fp4, y: Fp4) -> Fp4 {
-        let aa = x.a * y.a
-        let bb = x.b * y.b
-        let cross = (x.a + x.b) * (y.a + y.b)
-        return Fp4(aa + bb.timesXi, cross - aa - bb)
-    }
+    // Multiplication, Karatsuba over Fp2 with s² = ξ and lazy reduction: Fp4+Lazy.swift.
 
     /// (a + bs)² = a² + ξb² + 2ab·s, as (a+b)(a+ξb) − ab − ξab for the constant part.
     @inlinable

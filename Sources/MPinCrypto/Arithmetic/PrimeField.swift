@@ -307,6 +307,20 @@ struct UInt512: Sendable {
         return (UInt512(d0, d1, d2, d3, d4, d5, d6, d7), b7)
     }
 
+    /// self + o, wrapping (callers keep sums below 2^512). Branch-free.
+    @inlinable @inline(__always)
+    func adding(_ o: UInt512) -> UInt512 {
+        let (s0, c0) = addCarry(l0, o.l0, 0)
+        let (s1, c1) = addCarry(l1, o.l1, c0)
+        let (s2, c2) = addCarry(l2, o.l2, c1)
+        let (s3, c3) = addCarry(l3, o.l3, c2)
+        let (s4, c4) = addCarry(l4, o.l4, c3)
+        let (s5, c5) = addCarry(l5, o.l5, c4)
+        let (s6, c6) = addCarry(l6, o.l6, c5)
+        let (s7, _) = addCarry(l7, o.l7, c6)
+        return UInt512(s0, s1, s2, s3, s4, s5, s6, s7)
+    }
+
     /// self + o·2^256 (o added to the high half), wrapping. Branch-free.
     @inlinable @inline(__always)
     func addingHigh(_ o: UInt256) -> UInt512 {

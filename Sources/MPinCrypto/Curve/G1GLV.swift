@@ -47,17 +47,20 @@ extension ProjectivePoint where C == BN254G1Curve {
         let p1 = G1Point.select(neg1, -self, self)
         let phi = G1Point(x: x * G1GLV.beta, y: y, z: z)
         let p2 = G1Point.select(neg2, -phi, phi)
-        let t1 = FixedTable16<G1Point>(multiplesOf: p1, through: 8)
-        let t2 = FixedTable16<G1Point>(multiplesOf: p2, through: 8)
+        var t1 = FixedTable16<G1Point>(multiplesOf: p1, through: 8)
+        var t2 = FixedTable16<G1Point>(multiplesOf: p2, through: 8)
         let r1 = k1.addingWithCarry(G1GLV.signedOffset).0
         let r2 = k2.addingWithCarry(G1GLV.signedOffset).0
-        var acc = G1Point.infinity
-        for window in stride(from: G1GLV.windows - 1, through: 0, by: -1) {
+        // The top window holds the digit itself (0 or 1), hence the bias of 8; it starts the
+        // sum, which saves the four doublings of the point at infinity a first round would do.
+        let top = G1GLV.windows - 1
+        var acc = t1.selectSigned(r1.bits(at: 4 * top, width: 4) &+ 8)
+            + t2.selectSigned(r2.bits(at: 4 * top, width: 4) &+ 8)
+        for window in stride(from: top - 1, through: 0, by: -1) {
             acc = acc.doubled.doubled.doubled.doubled
-            // Digit + 8, in [0, 16]; the top window holds the digit itself (public position).
-            let bias: UInt64 = window == G1GLV.windows - 1 ? 8 : 0
-            acc = acc + t1.selectSigned(r1.bits(at: 4 * window, width: 4) &+ bias)
-            acc = acc + t2.selectSigned(r2.bits(at: 4 * window, width: 4) &+ bias)
+            // Digit + 8, in [0, 16].
+            acc = acc + t1.selectSigned(r1.bits(at: 4 * window, width: 4))
+            acc = acc + t2.selectSigned(r2.bits(at: 4 * window, width: 4))
         }
         return acc
     }

@@ -81,24 +81,30 @@ extension ProjectivePoint where C == BN254G2Curve {
         /// The images of a table's entries under ψ (ψ(i·Q) = i·ψ(Q)).
         func psi(_ t: FixedTable16<G2Point>) -> FixedTable16<G2Point> {
             var out = t
-            for i in 1...8 { out[i] = t[i].psi }
+            for i in 1...8 { out[i] = out[i].psi }
             return out
         }
         /// The table with every entry negated where `mask` is all-ones.
         func signed(_ t: FixedTable16<G2Point>, _ mask: UInt64) -> FixedTable16<G2Point> {
             var out = t
-            for i in 1...8 { out[i] = G2Point.select(mask, -t[i], t[i]) }
+            for i in 1...8 {
+                let entry = out[i]
+                out[i] = G2Point.select(mask, -entry, entry)
+            }
             return out
         }
         let t1 = psi(t0), t2 = psi(t1), t3 = psi(t2)
-        let s0 = signed(t0, parts[0].1), s1 = signed(t1, parts[1].1)
-        let s2 = signed(t2, parts[2].1), s3 = signed(t3, parts[3].1)
+        var s0 = signed(t0, parts[0].1), s1 = signed(t1, parts[1].1)
+        var s2 = signed(t2, parts[2].1), s3 = signed(t3, parts[3].1)
         let d0 = parts[0].0.addingWithCarry(G2GLS.signedOffset).0
         let d1 = parts[1].0.addingWithCarry(G2GLS.signedOffset).0
         let d2 = parts[2].0.addingWithCarry(G2GLS.signedOffset).0
         let d3 = parts[3].0.addingWithCarry(G2GLS.signedOffset).0
-        var acc = G2Point.infinity
-        for window in stride(from: G2GLS.windows - 1, through: 0, by: -1) {
+        // The top window starts the sum: no doublings of the point at infinity.
+        let top = G2GLS.windows - 1
+        var acc = s0.selectSigned(d0.bits(at: 4 * top, width: 4)) + s1.selectSigned(d1.bits(at: 4 * top, width: 4))
+            + s2.selectSigned(d2.bits(at: 4 * top, width: 4)) + s3.selectSigned(d3.bits(at: 4 * top, width: 4))
+        for window in stride(from: top - 1, through: 0, by: -1) {
             acc = acc.doubled.doubled.doubled.doubled
             acc = acc + s0.selectSigned(d0.bits(at: 4 * window, width: 4))
             acc = acc + s1.selectSigned(d1.bits(at: 4 * window, width: 4))
@@ -126,7 +132,7 @@ struct G2GeneratorTable: Sendable {
         rows.reserveCapacity(64)
         var base = G2Point.generator
         for _ in 0..<64 {
-            let table = FixedTable16<G2Point>(multiplesOf: base)
+            var table = FixedTable16<G2Point>(multiplesOf: base)
             rows.append(table)
             base = table[15] + base // 16·base
         }
@@ -138,11 +144,15 @@ extension ProjectivePoint where C == BN254G2Curve {
     /// k·Q for the G2 generator Q and a secret scalar (any 256-bit value), from the
     /// precomputed tables of `G2GeneratorTable`. Equal to `generator.multiplied(by: k)`.
     public static func generatorMultiple(_ k: UInt256) -> G2Point {
-        let rows = G2GeneratorTable.shared.rows
-        var acc = G2Point.infinity
-        for i in 0..<64 {
-            acc = acc + rows[i].select(k.bits(at: 4 * i, width: 4))
+        // Read in place: `rows[i]` would copy each 3 KB table out of the array first.
+        G2GeneratorTable.shared.rows.withUnsafeBufferPointer { rows in
+            var acc = G2Point.infinity
+            for i in 0..<64 {
+                let table = UnsafeRawBufferPointer(start: rows.baseAddress! + i,
+                                                   count: MemoryLayout<FixedTable16<G2Point>>.size)
+                acc = acc + FixedTable16<G2Point>.select(in: table, k.bits(at: 4 * i, width: 4))
+            }
+            return acc
         }
-        return acc
     }
 }

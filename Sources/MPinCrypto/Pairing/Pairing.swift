@@ -204,17 +204,4 @@ extension Fp12 {
         let nc = b2 + Fp4(b2.a - c.a, b2.b + c.b).doubled
         return Fp12(na, nb, nc)
     }
-
-    /// self^|u|, self in the cyclotomic subgroup, over the non-adjacent form of |u| (9 non-zero
-    /// digits instead of 11 set bits): a digit −1 multiplies by the conjugate, which is the
-    /// inverse there. The schedule depends only on the constant u.
-    func cyclotomicPowerU() -> Fp12 {
-        let inverse = conjugate
-        var r = self
-        for digit in Pairing.uNAF.dropFirst() {
-            r = r.cyclotomicSquared
-            if digit == 1 { r = r * self } else if digit == -1 { r = r * inverse }
-        }
-        return r
-    }
 }
