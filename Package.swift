@@ -105,31 +105,34 @@ let package = Package(
                           swiftSettings: moduleSettings,
                           linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
-        // What mpinctl and mpin share: exit statuses, PIN input, error output.
-        .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux", "MPinPOSIX"]),
+        // What mpinctl and mpin share: exit statuses, PIN input, error output, and the command-line
+        // parser (own code, not swift-argument-parser, whose FoundationEssentials and regex modules
+        // were half of the program's size; issue 30).
+        // Without the implicit _StringProcessing import, as the helper's modules: statically linked,
+        // a single `contains(_:)` on a String brings 1.2 MB of regex engine into mpinctl.
+        .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux", "MPinPOSIX"], swiftSettings: moduleSettings),
         // The admin CLI: registration and user management over the same store and config.
         .target(name: "MPinCtlCommands", dependencies: [
             "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        ], swiftSettings: moduleSettings),
         // The user's own device, no root: tokens in the user's store, approvals of device logins.
         .target(name: "MPinUserCommands", dependencies: [
             "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        ], swiftSettings: moduleSettings),
         // mpinctl, and mpin when run by that name: the package installs one program for both,
-        // so that they carry one static Swift runtime (issue 30). Neither imports Foundation, whose
-        // static ICU data alone is 34 MB; ArgumentParser brings FoundationEssentials (no ICU). Linked
+        // so that they carry one static Swift runtime (issue 30). Nothing in it imports Foundation
+        // (not even FoundationEssentials, which swift-argument-parser brought). Linked
         // as mpin-pam-helper is, for size only (lld's --gc-sections and --icf, packed relocations;
         // not its libswiftCore.a copy, which links only with -static-stdlib, and this program also
         // links dynamically for the tests), and without the dynamic symbol table SwiftPM asks
-        // for (--export-dynamic; nothing looks our symbols up by name): 14,936 KB stripped instead of 16,264 KB
-        // (59,376 KB each for mpinctl and mpin with Foundation).
-        .executableTarget(name: "mpinctl", dependencies: ["MPinCtlCommands", "MPinUserCommands"],
+        // for (--export-dynamic; nothing looks our symbols up by name): 7,490 KB stripped (14,936 KB
+        // with swift-argument-parser, 16,264 KB without these link options, 59,376 KB each for
+        // mpinctl and mpin with Foundation).
+        .executableTarget(name: "mpinctl", dependencies: ["MPinCtlCommands", "MPinUserCommands"], swiftSettings: moduleSettings,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"])]),
         // mpin alone, for development and the tests (`swift build`); not packaged.
-        .executableTarget(name: "mpin", dependencies: ["MPinUserCommands"]),
+        .executableTarget(name: "mpin", dependencies: ["MPinUserCommands"], swiftSettings: moduleSettings),
 
         // MARK: Server
 
@@ -214,8 +217,9 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server;
-        // and doctor's analysis of pam.d stacks and sshd settings (MPinCtlCommands), in process.
-        .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport", "MPinCtlCommands"]),
+        // doctor's analysis of pam.d stacks and sshd settings (MPinCtlCommands) and the command-line
+        // parser (MPinCLI), in process.
+        .testTarget(name: "MPinCtlTests", dependencies: ["MPinTestSupport", "MPinCtlCommands", "MPinCLI"]),
         // The client core over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinEndToEndTests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinServer", "MPinTestSupport",

@@ -9,6 +9,15 @@ public enum ExitStatus: Int32, Sendable {
     case notRoot = 4
     case storage = 5
     case unavailable = 6
+    /// The command line is wrong in form (EX_USAGE): unknown option, missing argument, ...
+    case usage = 64
+}
+
+/// Ends the program with `status` and no further message: what the command had to say, it
+/// has printed (`mpinctl doctor`'s report, `mpinctl auth`'s outcome).
+public struct ExitWithStatus: Error, Sendable {
+    public let status: ExitStatus
+    public init(_ status: ExitStatus) { self.status = status }
 }
 
 /// A failure with its exit status; the message goes to stderr with the status name.

@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,18 +9,32 @@ import MPinLinux
 import MPinLogin
 import MPinWire
 
-struct Register: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Register an M-Pin identity for a Unix user and set its PIN.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The Unix user who will log in with the identity.") var user: String
-    @Option(help: "The M-Pin identity (e.g. an e-mail address).") var identity: String
-    @Option(help: "The backend URL (overrides the configuration).") var backend: String?
-    @Option(help: "The activation code the administrator of the backend issued.") var activationCode: String?
-    @Option(help: "A device name sent to the backend.") var deviceName: String?
-    @Option(help: "Seconds to wait for the identity to be verified.") var wait: Int = 300
-    @Option(help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one.")
-    var verdictKey: String?
+struct Register: CLICommand {
+    static let declaration = CommandDeclaration(
+        "register", abstract: "Register an M-Pin identity for a Unix user and set its PIN.",
+        arguments: [.argument("user", help: "The Unix user who will log in with the identity.")],
+        options: GlobalOptions.declarations + [
+            .option("identity", required: true, help: "The M-Pin identity (e.g. an e-mail address)."),
+            .option("backend", help: "The backend URL (overrides the configuration)."),
+            .option("activation-code", help: "The activation code the administrator of the backend issued."),
+            .option("device-name", help: "A device name sent to the backend."),
+            .option("wait", default: "300", help: "Seconds to wait for the identity to be verified."),
+            .option("verdict-key", help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one."),
+        ])
+    let global: GlobalOptions
+    let user: String, identity: String, backend: String?, activationCode: String?, deviceName: String?, verdictKey: String?
+    let wait: Int
+
+    init(_ line: ParsedCommandLine) throws {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+        identity = line.requiredValue("identity")
+        backend = line.value("backend")
+        activationCode = line.value("activation-code")
+        deviceName = line.value("device-name")
+        wait = try line.integer("wait")
+        verdictKey = line.value("verdict-key")
+    }
 
     func run() throws {
         try requireRoot()
@@ -80,10 +93,17 @@ struct Register: ParsableCommand {
     }
 }
 
-struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the Unix users registered in the store.")
-    @OptionGroup var global: GlobalOptions
-    @Flag(help: "Output JSON.") var json = false
+struct List: CLICommand {
+    static let declaration = CommandDeclaration(
+        "list", abstract: "List the Unix users registered in the store.",
+        options: GlobalOptions.declarations + [.flag("json", help: "Output JSON.")])
+    let global: GlobalOptions
+    let json: Bool
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        json = line.flag("json")
+    }
 
     func run() throws {
         try requireRoot()
@@ -115,10 +135,17 @@ struct Rows {
     }
 }
 
-struct Show: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show one Unix user's registration.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
+struct Show: CLICommand {
+    static let declaration = CommandDeclaration(
+        "show", abstract: "Show one Unix user's registration.",
+        arguments: [.argument("user")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let user: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+    }
 
     func run() throws {
         try requireRoot()
@@ -131,10 +158,17 @@ struct Show: ParsableCommand {
     }
 }
 
-struct Delete: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete a Unix user's registration and token (no server call).")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
+struct Delete: CLICommand {
+    static let declaration = CommandDeclaration(
+        "delete", abstract: "Delete a Unix user's registration and token (no server call).",
+        arguments: [.argument("user")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let user: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+    }
 
     func run() throws {
         let (config, account, sdk) = try global.registeredUser(user)
@@ -144,11 +178,17 @@ struct Delete: ParsableCommand {
     }
 }
 
-struct Auth: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Authenticate a Unix user exactly as the PAM module does; prints the outcome.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
+struct Auth: CLICommand {
+    static let declaration = CommandDeclaration(
+        "auth", abstract: "Authenticate a Unix user exactly as the PAM module does; prints the outcome.",
+        arguments: [.argument("user")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let user: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+    }
 
     func run() throws {
         try requireRoot()
@@ -164,15 +204,22 @@ struct Auth: ParsableCommand {
         case .success: return
         case .unavailable(let why): throw CLIError(status: .unavailable, message: "UNAVAILABLE: \(why)")
         case .failed(let why): throw CLIError(status: .failed, message: "FAILED: \(why)")
-        default: throw ExitCode(ExitStatus.failed.rawValue)
+        default: throw ExitWithStatus(.failed)
         }
     }
 }
 
-struct OTP: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Authenticate and print a one-time password from the backend.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
+struct OTP: CLICommand {
+    static let declaration = CommandDeclaration(
+        "otp", abstract: "Authenticate and print a one-time password from the backend.",
+        arguments: [.argument("user")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let user: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+    }
 
     func run() throws {
         let (config, account, sdk) = try global.registeredUser(user)
@@ -184,12 +231,17 @@ struct OTP: ParsableCommand {
     }
 }
 
-struct RegCode: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "regcode",
-        abstract: "Authenticate and print a registration code with which another device registers the same identity.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
+struct RegCode: CLICommand {
+    static let declaration = CommandDeclaration(
+        "regcode", abstract: "Authenticate and print a registration code with which another device registers the same identity.",
+        arguments: [.argument("user")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let user: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+    }
 
     func run() throws {
         let (config, identity, mfa, u) = try global.mfaUser(user)
@@ -210,9 +262,12 @@ struct RegCode: ParsableCommand {
     }
 }
 
-struct Backends: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the backends the store holds registrations for.")
-    @OptionGroup var global: GlobalOptions
+struct Backends: CLICommand {
+    static let declaration = CommandDeclaration(
+        "backends", abstract: "List the backends the store holds registrations for.", options: GlobalOptions.declarations)
+    let global: GlobalOptions
+
+    init(_ line: ParsedCommandLine) { global = GlobalOptions(line) }
 
     func run() throws {
         try requireRoot()
@@ -222,10 +277,17 @@ struct Backends: ParsableCommand {
     }
 }
 
-struct TestBackend: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "test-backend", abstract: "Check that a URL is an M-Pin backend.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var url: String
+struct TestBackend: CLICommand {
+    static let declaration = CommandDeclaration(
+        "test-backend", abstract: "Check that a URL is an M-Pin backend.",
+        arguments: [.argument("url")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let url: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        url = line.argument("url")
+    }
 
     func run() throws {
         let config = try global.loadConfig()
@@ -236,8 +298,9 @@ struct TestBackend: ParsableCommand {
     }
 }
 
-struct Version: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the version.")
+struct Version: CLICommand {
+    static let declaration = CommandDeclaration("version", abstract: "Print the version.")
+    init(_ line: ParsedCommandLine) {}
     func run() { print("mpinctl \(MPinSDK.version)") }
 }
 

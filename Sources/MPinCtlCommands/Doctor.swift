@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,15 +7,21 @@ import MPinLinux
 import MPinLogin
 
 /// `mpinctl doctor`: one line per check, each failure with what to do about it.
-struct Doctor: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Check the configuration, store, module and backend.")
-    @OptionGroup var global: GlobalOptions
+struct Doctor: CLICommand {
+    static let declaration = CommandDeclaration(
+        "doctor", abstract: "Check the configuration, store, module and backend.",
+        options: GlobalOptions.declarations + [
+            .option("pam-dir", default: "/etc/pam.d", help: "The PAM configuration directory whose references to pam_mpin are checked."),
+            .option("sshd-config", help: "The sshd configuration `sshd -T` reads, instead of its own default (/etc/ssh/sshd_config)."),
+        ])
+    let global: GlobalOptions
+    let pamDir: String, sshdConfig: String?
 
-    @Option(help: "The PAM configuration directory whose references to pam_mpin are checked.")
-    var pamDir = "/etc/pam.d"
-
-    @Option(help: "The sshd configuration `sshd -T` reads, instead of its own default (/etc/ssh/sshd_config).")
-    var sshdConfig: String?
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        pamDir = line.requiredValue("pam-dir")
+        sshdConfig = line.value("sshd-config")
+    }
 
     func run() throws {
         var failures = 0
@@ -34,7 +39,7 @@ struct Doctor: ParsableCommand {
                        ? "\(global.config) parsed; no default backend (register needs --backend)" : "\(global.config) parsed")
         } catch {
             report(false, "config", "\(error)", fix: "correct the line named above")
-            throw ExitCode(ExitStatus.config.rawValue)
+            throw ExitWithStatus(.config)
         }
 
         report(getuid() == 0, "root", getuid() == 0 ? "running as root" : "not running as root",
@@ -84,7 +89,7 @@ struct Doctor: ParsableCommand {
 
         guard !config.backend.isEmpty else {
             report(true, "backend", "no default backend configured; not checked")
-            if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }
+            if failures > 0 { throw ExitWithStatus(.failed) }
             return
         }
 
@@ -105,7 +110,9 @@ struct Doctor: ParsableCommand {
             report(response.status == 200, "backend", "\(url) answered HTTP \(response.status)",
                    fix: "check the backend URL and that the server runs")
             let https = config.backend.hasPrefix("https://")
-            let local = config.backend.contains("://127.0.0.1") || config.backend.contains("://localhost")
+            // Plain http is fine to this machine itself: http://127.0.0.1… or http://localhost….
+            let host = config.backend.hasPrefix("http://") ? config.backend.dropFirst(7) : ""
+            let local = host.hasPrefix("127.0.0.1") || host.hasPrefix("localhost")
             report(https || local, "tls", https ? "certificate verified" : "plain http",
                    fix: "use an https backend URL outside a single machine")
             if let date = response.header("date").flatMap(System.httpDate) {
@@ -118,7 +125,7 @@ struct Doctor: ParsableCommand {
         } catch {
             report(false, "backend", error.description, fix: "check the URL, the network, and the CA settings (cacert/capath)")
         }
-        if failures > 0 { throw ExitCode(ExitStatus.failed.rawValue) }
+        if failures > 0 { throw ExitWithStatus(.failed) }
     }
 }
 

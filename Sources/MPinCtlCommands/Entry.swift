@@ -1,21 +1,20 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
 import MPinCLI
 
 /// mpinctl: registration and user management for pam_mpin.
-struct MPinCtl: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "mpinctl",
+var mpinctlCommands: CommandGroup {
+    CommandGroup(
+        name: "mpinctl",
         abstract: "Manage M-Pin registrations for pam_mpin.",
         discussion: "Exit status: 0 success, 1 the operation failed, 3 configuration error, 4 not root, 5 storage error, 6 backend unavailable, 64 usage error.",
         subcommands: [Register.self, Link.self, PinKey.self, List.self, Show.self, Delete.self, Auth.self, OTP.self, RegCode.self, RegisterDVS.self, Sign.self, Verify.self, Backends.self,
                       TestBackend.self, Doctor.self, Version.self])
 }
 
-/// Global options may come before the subcommand (`mpinctl --config F list`); ArgumentParser
-/// takes them after it, so leading ones are moved behind the subcommand name.
+/// Global options may come before the subcommand (`mpinctl --config F list`); the parser takes a
+/// subcommand's options after its name, so leading ones are moved behind it.
 func reorderedArguments(_ args: [String]) -> [String] {
     let withValue: Set<String> = ["--config", "--store"], flags: Set<String> = ["--pin-stdin"]
     var leading: [String] = [], i = 0
@@ -33,14 +32,17 @@ func reorderedArguments(_ args: [String]) -> [String] {
 /// subcommand; exits with the subcommand's status.
 public func mpinctlMain() -> Never {
     prepareProcess(program: "mpinctl")
+    let command = mpinctlCommands.parseOrExit(reorderedArguments(Array(CommandLine.arguments.dropFirst())))
     do {
-        var command = try MPinCtl.parseAsRoot(reorderedArguments(Array(CommandLine.arguments.dropFirst())))
         try command.run()
         exit(ExitStatus.ok.rawValue)
     } catch let error as CLIError {
         printError(error.message)
         exit(error.status.rawValue)
+    } catch let error as ExitWithStatus {
+        exit(error.status.rawValue)
     } catch {
-        MPinCtl.exit(withError: error)
+        printError("\(error)")
+        exit(ExitStatus.failed.rawValue)
     }
 }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import MPinCLI
 import MPinClient
 import MPinCrypto
@@ -11,17 +10,28 @@ import MPinWire
 /// fingerprint `mpin list --fingerprints` shows on the device) and the backend's verdict key,
 /// so that neither a registration someone else started for the identity nor whoever answers on
 /// the backend's address can approve a login (issue 24, findings 1 and 2).
-struct Link: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Link a Unix user to an M-Pin identity without a token here (for mode = device).")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The Unix user who will log in.") var user: String
-    @Option(help: "The M-Pin identity the user approves logins with on their device.") var identity: String
-    @Option(help: "The fingerprint of the device's registration (`mpin list --fingerprints` on the device).")
-    var registration: String
-    @Option(help: "The backend URL (overrides the configuration).") var backend: String?
-    @Option(help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one.")
-    var verdictKey: String?
+struct Link: CLICommand {
+    static let declaration = CommandDeclaration(
+        "link", abstract: "Link a Unix user to an M-Pin identity without a token here (for mode = device).",
+        arguments: [.argument("user", help: "The Unix user who will log in.")],
+        options: GlobalOptions.declarations + [
+            .option("identity", required: true, help: "The M-Pin identity the user approves logins with on their device."),
+            .option("registration", required: true,
+                    help: "The fingerprint of the device's registration (`mpin list --fingerprints` on the device)."),
+            .option("backend", help: "The backend URL (overrides the configuration)."),
+            .option("verdict-key", help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one."),
+        ])
+    let global: GlobalOptions
+    let user: String, identity: String, registration: String, backend: String?, verdictKey: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+        identity = line.requiredValue("identity")
+        registration = line.requiredValue("registration")
+        backend = line.value("backend")
+        verdictKey = line.value("verdict-key")
+    }
 
     func run() throws {
         try requireRoot()

@@ -1,4 +1,3 @@
-import ArgumentParser
 import MPinCLI
 import MPinClient
 import MPinLogin
@@ -8,13 +7,21 @@ import MPinWire
 /// or link made before keys were pinned (PROTOCOL.md §4.5.1), so that its logins work over
 /// plain http again and believe only that server. The key comes from the server's own
 /// `mpin-server verdict-key`, read by the administrator, never from the network.
-struct PinKey: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pin-key",
-        abstract: "Pin the backend's verdict key for a user registered or linked before keys were pinned.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The Unix user.") var user: String
-    @Option(help: "The key `mpin-server verdict-key` prints on the server (130 hex digits).") var verdictKey: String
+struct PinKey: CLICommand {
+    static let declaration = CommandDeclaration(
+        "pin-key", abstract: "Pin the backend's verdict key for a user registered or linked before keys were pinned.",
+        arguments: [.argument("user", help: "The Unix user.")],
+        options: GlobalOptions.declarations + [
+            .option("verdict-key", required: true, help: "The key `mpin-server verdict-key` prints on the server (130 hex digits)."),
+        ])
+    let global: GlobalOptions
+    let user: String, verdictKey: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+        verdictKey = line.requiredValue("verdict-key")
+    }
 
     func run() throws {
         try requireRoot()

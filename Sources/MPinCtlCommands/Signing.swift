@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,12 +11,17 @@ import MPinWire
 // Designated verifier signatures from the command line (docs/MFA.md §14): enrol a signing key
 // for a registered Unix user, sign a file with it, and have the backend verify a signature.
 
-struct RegisterDVS: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "register-dvs",
-        abstract: "Enrol a signing key for a registered Unix user: asks the login PIN, then a new signing PIN twice.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
+struct RegisterDVS: CLICommand {
+    static let declaration = CommandDeclaration(
+        "register-dvs", abstract: "Enrol a signing key for a registered Unix user: asks the login PIN, then a new signing PIN twice.",
+        arguments: [.argument("user")], options: GlobalOptions.declarations)
+    let global: GlobalOptions
+    let user: String
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+    }
 
     func run() throws {
         let (config, identity, mfa, u) = try global.mfaUser(user)
@@ -29,13 +33,20 @@ struct RegisterDVS: ParsableCommand {
     }
 }
 
-struct Sign: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Sign a file with a Unix user's signing key (asks the signing PIN); writes FILE.mpinsig.")
-    @OptionGroup var global: GlobalOptions
-    @Argument var user: String
-    @Argument(help: "The file to sign.") var file: String
-    @Option(help: "Where to write the signature (default: FILE.mpinsig).") var output: String?
+struct Sign: CLICommand {
+    static let declaration = CommandDeclaration(
+        "sign", abstract: "Sign a file with a Unix user's signing key (asks the signing PIN); writes FILE.mpinsig.",
+        arguments: [.argument("user"), .argument("file", help: "The file to sign.")],
+        options: GlobalOptions.declarations + [.option("output", help: "Where to write the signature (default: FILE.mpinsig).")])
+    let global: GlobalOptions
+    let user: String, file: String, output: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        user = line.argument("user")
+        file = line.argument("file")
+        output = line.value("output")
+    }
 
     func run() throws {
         let hash = try fileSHA256(file)
@@ -57,13 +68,21 @@ struct Sign: ParsableCommand {
     }
 }
 
-struct Verify: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Ask the backend whether SIGNATURE is a valid signature of FILE; prints the signer. Exit 0 only when valid.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The signed file.") var file: String
-    @Argument(help: "The signature (JSON, as `mpinctl sign` writes it).") var signature: String
-    @Option(help: "The backend that verifies (overrides the configuration).") var backend: String?
+struct Verify: CLICommand {
+    static let declaration = CommandDeclaration(
+        "verify", abstract: "Ask the backend whether SIGNATURE is a valid signature of FILE; prints the signer. Exit 0 only when valid.",
+        arguments: [.argument("file", help: "The signed file."),
+                    .argument("signature", help: "The signature (JSON, as `mpinctl sign` writes it).")],
+        options: GlobalOptions.declarations + [.option("backend", help: "The backend that verifies (overrides the configuration).")])
+    let global: GlobalOptions
+    let file: String, signature: String, backend: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        file = line.argument("file")
+        signature = line.argument("signature")
+        backend = line.value("backend")
+    }
 
     func run() throws {
         let config = try global.loadConfig(backend: backend)

@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,20 +7,26 @@ import MPinCrypto
 import MPinLinux
 import MPinLogin
 
-// The exit statuses, CLIError, check() and Terminal are MPinCLI's, shared with `mpin`. The
-// aliases and printError(_:) keep them in reach of main.swift, which imports only
-// ArgumentParser, Glibc and MPinCLI.
+// The exit statuses, CLIError, check() and Terminal are MPinCLI's, shared with `mpin`.
 typealias ExitStatus = MPinCLI.ExitStatus
 typealias CLIError = MPinCLI.CLIError
 
 /// Options every subcommand takes.
-struct GlobalOptions: ParsableArguments {
-    @Option(help: "The configuration file.")
-    var config: String = LoginConfig.defaultPath
-    @Option(help: "The store directory (overrides the configuration).")
-    var store: String?
-    @Flag(help: "Read the PIN (once, one line) from standard input instead of the terminal.")
-    var pinStdin = false
+struct GlobalOptions {
+    static let declarations: [OptionDeclaration] = [
+        .option("config", default: LoginConfig.defaultPath, help: "The configuration file."),
+        .option("store", help: "The store directory (overrides the configuration)."),
+        .flag("pin-stdin", help: "Read the PIN (once, one line) from standard input instead of the terminal."),
+    ]
+    let config: String
+    let store: String?
+    let pinStdin: Bool
+
+    init(_ line: ParsedCommandLine) {
+        config = line.requiredValue("config")
+        store = line.value("store")
+        pinStdin = line.flag("pin-stdin")
+    }
 
     /// The configuration: the file if present (required when named), then --store.
     func loadConfig(backend: String? = nil) throws -> LoginConfig {

@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,15 +9,29 @@ import MPinLinux
 import MPinLogin
 import MPinWire
 
-struct Register: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Register an M-Pin identity on this device and set its PIN.")
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "The backend URL.") var backend: String
-    @Option(help: "The M-Pin identity (e.g. an e-mail address).") var identity: String
-    @Option(help: "The activation code the administrator of the backend issued.") var activationCode: String?
-    @Option(help: "Seconds to wait for the identity to be verified.") var wait: Int = 300
-    @Option(help: "How many digits the PIN has, 4 to 8. M-Pin reduces any PIN to one of 10,000 values, so more than 4 digits add no strength.")
-    var pinLength: Int = PINFormat.defaultLength
+struct Register: CLICommand {
+    static let declaration = CommandDeclaration(
+        "register", abstract: "Register an M-Pin identity on this device and set its PIN.",
+        options: GlobalOptions.declarations + [
+            .option("backend", required: true, help: "The backend URL."),
+            .option("identity", required: true, help: "The M-Pin identity (e.g. an e-mail address)."),
+            .option("activation-code", help: "The activation code the administrator of the backend issued."),
+            .option("wait", default: "300", help: "Seconds to wait for the identity to be verified."),
+            .option("pin-length", default: String(PINFormat.defaultLength),
+                    help: "How many digits the PIN has, 4 to 8. M-Pin reduces any PIN to one of 10,000 values, so more than 4 digits add no strength."),
+        ])
+    let global: GlobalOptions
+    let backend: String, identity: String, activationCode: String?
+    let wait: Int, pinLength: Int
+
+    init(_ line: ParsedCommandLine) throws {
+        global = GlobalOptions(line)
+        backend = line.requiredValue("backend")
+        identity = line.requiredValue("identity")
+        activationCode = line.value("activation-code")
+        wait = try line.integer("wait")
+        pinLength = try line.integer("pin-length")
+    }
 
     func run() throws {
         guard backend.hasPrefix("http://") || backend.hasPrefix("https://") else {
@@ -68,13 +81,19 @@ struct Register: ParsableCommand {
     }
 }
 
-struct Approve: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Approve a login waiting for an access number: shows what asks, then asks for the PIN.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The access number the login shows (dashes and spaces are ignored), or a web login's M-Pin app link.")
-    var accessNumber: String
-    @Option(help: "The identity to approve with (needed when several are registered).") var identity: String?
+struct Approve: CLICommand {
+    static let declaration = CommandDeclaration(
+        "approve", abstract: "Approve a login waiting for an access number: shows what asks, then asks for the PIN.",
+        arguments: [.argument("access-number", help: "The access number the login shows (dashes and spaces are ignored), or a web login's M-Pin app link.")],
+        options: GlobalOptions.declarations + [.option("identity", help: "The identity to approve with (needed when several are registered).")])
+    let global: GlobalOptions
+    let accessNumber: String, identity: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        accessNumber = line.argument("access-number")
+        identity = line.value("identity")
+    }
 
     func run() throws {
         if let link = WebLoginLink(accessNumber) { return try link.approve(global: global, identity: identity) }
@@ -97,11 +116,19 @@ struct Approve: ParsableCommand {
     }
 }
 
-struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the identities registered on this device.")
-    @OptionGroup var global: GlobalOptions
-    @Flag(help: "Add each registration's fingerprint, which `mpinctl link --registration` pins on a host.")
-    var fingerprints = false
+struct List: CLICommand {
+    static let declaration = CommandDeclaration(
+        "list", abstract: "List the identities registered on this device.",
+        options: GlobalOptions.declarations + [
+            .flag("fingerprints", help: "Add each registration's fingerprint, which `mpinctl link --registration` pins on a host."),
+        ])
+    let global: GlobalOptions
+    let fingerprints: Bool
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        fingerprints = line.flag("fingerprints")
+    }
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
@@ -117,10 +144,17 @@ struct List: ParsableCommand {
     }
 }
 
-struct Delete: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete an identity and its token from this device (no server call).")
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "The identity to delete (needed when several are registered).") var identity: String?
+struct Delete: CLICommand {
+    static let declaration = CommandDeclaration(
+        "delete", abstract: "Delete an identity and its token from this device (no server call).",
+        options: GlobalOptions.declarations + [.option("identity", help: "The identity to delete (needed when several are registered).")])
+    let global: GlobalOptions
+    let identity: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        identity = line.value("identity")
+    }
 
     func run() throws {
         let store = try UserStore.open(global.store, create: false)
@@ -132,10 +166,17 @@ struct Delete: ParsableCommand {
     }
 }
 
-struct OTP: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Authenticate and print a one-time password from the backend.")
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "The identity (needed when several are registered).") var identity: String?
+struct OTP: CLICommand {
+    static let declaration = CommandDeclaration(
+        "otp", abstract: "Authenticate and print a one-time password from the backend.",
+        options: GlobalOptions.declarations + [.option("identity", help: "The identity (needed when several are registered).")])
+    let global: GlobalOptions
+    let identity: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        identity = line.value("identity")
+    }
 
     func run() throws {
         let (sdk, user, _) = try global.registered(identity)

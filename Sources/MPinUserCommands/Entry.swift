@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,9 +6,9 @@ import MPinClient
 
 /// mpin: the user's own M-Pin device, no root needed. It holds the user's tokens and approves
 /// logins that wait for an access number (pam_mpin's `mode = device`).
-struct MPinCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "mpin",
+var mpinCommands: CommandGroup {
+    CommandGroup(
+        name: "mpin",
         abstract: "Approve logins from your own device with your M-Pin PIN.",
         discussion: "Exit status: 0 success, 1 the operation failed, 5 storage error, 6 backend unavailable, 64 usage error.",
         subcommands: [Register.self, Approve.self, Refuse.self, List.self, Delete.self, OTP.self])
@@ -18,8 +17,8 @@ struct MPinCommand: ParsableCommand {
 /// What `mpin` does: parses the command line and runs the subcommand; exits with its status.
 public func mpinMain() -> Never {
     prepareProcess(program: "mpin")
+    let command = mpinCommands.parseOrExit(Array(CommandLine.arguments.dropFirst()))
     do {
-        var command = try MPinCommand.parseAsRoot()
         try command.run()
         exit(ExitStatus.ok.rawValue)
     } catch let error as CLIError {
@@ -28,7 +27,10 @@ public func mpinMain() -> Never {
     } catch let error as StorageError {
         printError("STORAGE_ERROR: \(error)", program: "mpin")
         exit(ExitStatus.storage.rawValue)
+    } catch let error as ExitWithStatus {
+        exit(error.status.rawValue)
     } catch {
-        MPinCommand.exit(withError: error)
+        printError("\(error)", program: "mpin")
+        exit(ExitStatus.failed.rawValue)
     }
 }

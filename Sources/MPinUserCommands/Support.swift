@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,13 +71,21 @@ struct UserStore {
 }
 
 /// Options every subcommand takes.
-struct GlobalOptions: ParsableArguments {
-    @Option(help: "The store directory (default $XDG_DATA_HOME/mpin, else ~/.local/share/mpin).")
-    var store: String?
-    @Option(help: "The RPS path prefix of the backend.")
-    var rpsPrefix: String = "rps"
-    @Flag(help: "Read the PIN (one line) from standard input instead of the terminal.")
-    var pinStdin = false
+struct GlobalOptions {
+    static let declarations: [OptionDeclaration] = [
+        .option("store", help: "The store directory (default $XDG_DATA_HOME/mpin, else ~/.local/share/mpin)."),
+        .option("rps-prefix", default: "rps", help: "The RPS path prefix of the backend."),
+        .flag("pin-stdin", help: "Read the PIN (one line) from standard input instead of the terminal."),
+    ]
+    let store: String?
+    let rpsPrefix: String
+    let pinStdin: Bool
+
+    init(_ line: ParsedCommandLine) {
+        store = line.value("store")
+        rpsPrefix = line.requiredValue("rps-prefix")
+        pinStdin = line.flag("pin-stdin")
+    }
 
     func readPIN(_ prompt: String) throws -> SecretBytes {
         var pin = pinStdin ? Terminal.readLine(fd: STDIN_FILENO) : try Terminal.readSecret(prompt)

@@ -1,4 +1,3 @@
-import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,12 +65,19 @@ struct WebLoginLink: Equatable {
 }
 
 /// `mpin refuse`: ends a web login that waits for approval; its page shows it refused.
-struct Refuse: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Refuse a web login waiting for approval (its login code or M-Pin app link); its page shows it refused.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The login code the page shows (dashes and spaces are ignored), or its M-Pin app link.") var code: String
-    @Option(help: "The identity whose backend to ask (needed when several are registered).") var identity: String?
+struct Refuse: CLICommand {
+    static let declaration = CommandDeclaration(
+        "refuse", abstract: "Refuse a web login waiting for approval (its login code or M-Pin app link); its page shows it refused.",
+        arguments: [.argument("code", help: "The login code the page shows (dashes and spaces are ignored), or its M-Pin app link.")],
+        options: GlobalOptions.declarations + [.option("identity", help: "The identity whose backend to ask (needed when several are registered).")])
+    let global: GlobalOptions
+    let code: String, identity: String?
+
+    init(_ line: ParsedCommandLine) {
+        global = GlobalOptions(line)
+        code = line.argument("code")
+        identity = line.value("identity")
+    }
 
     func run() throws {
         let (_, user, backend) = try global.registered(identity)

@@ -69,18 +69,24 @@ for c in $pam_codes; do
         || fail "pam_mpin.8: return code $c is not documented"
 done
 
-# swift_options DIR: every @Option/@Flag property of the Swift files in DIR, kebab-cased.
+# swift_options DIR: every option of the Swift files in DIR: the @Option/@Flag properties of
+# ArgumentParser (mpin-server), kebab-cased, and the `.option("NAME"`/`.flag("NAME"` declarations
+# of MPinCLI's parser (mpinctl).
 swift_options() {
-    awk '/@(Option|Flag)([( ]|$)/ { want = 1 } want && match($0, /var [a-zA-Z0-9]+/) {
-           print substr($0, RSTART + 4, RLENGTH - 4); want = 0 }' "$1"/*.swift | sort -u |
-        while read -r name; do kebab "$name"; done
+    { awk '/@(Option|Flag)([( ]|$)/ { want = 1 } want && match($0, /var [a-zA-Z0-9]+/) {
+             print substr($0, RSTART + 4, RLENGTH - 4); want = 0 }' "$1"/*.swift |
+          while read -r name; do kebab "$name"; done
+      grep -ohE '\.(option|flag)\("[a-z0-9-]+"' "$1"/*.swift | grep -oE '"[a-z0-9-]+"' | tr -d '"'
+    } | sort -u
 }
 # swift_subcommands DIR: the names of every subcommand listed in DIR's command configurations.
 swift_subcommands() {
     cat "$1"/*.swift | tr '\n' ' ' | grep -oE 'subcommands: \[[^]]*\]' | grep -oE '[A-Za-z]+\.self' | sed 's/\.self//' | sort -u |
         while read -r type; do
-            # An explicit commandName in the type's configuration wins.
-            explicit=$(grep -A2 -E "struct $type\b" "$1"/*.swift | grep -oE 'commandName: "[a-z-]+"' | grep -oE '"[a-z-]+"' | tr -d '"')
+            # An explicit commandName in the type's configuration wins (ArgumentParser); MPinCLI's
+            # declarations always name the command (`CommandDeclaration(` then `"NAME"`).
+            explicit=$(grep -A3 -E "struct $type\b" "$1"/*.swift | grep -oE 'commandName: "[a-z-]+"|CommandDeclaration\($|CommandDeclaration\("[a-z-]+"|^[^"]*"[a-z-]+", abstract:' |
+                       grep -oE '"[a-z-]+"' | head -1 | tr -d '"')
             echo "${explicit:-$(kebab "$type")}"
         done
 }
@@ -101,7 +107,7 @@ for tool in mpinctl mpin-server; do
     done
 done
 
-# mpinctl's exit statuses (ExitStatus, which it shares with mpin, and ArgumentParser's 64 for usage errors).
+# mpinctl's exit statuses (ExitStatus, which it shares with mpin, with 64 for usage errors).
 statuses=$(grep -oE 'case [a-zA-Z]+ = [0-9]+' Sources/MPinCLI/ExitStatus.swift | awk '{print $4}')
 [ -n "$statuses" ] || fail "could not read mpinctl's exit statuses from Sources/MPinCLI/ExitStatus.swift"
 for n in $statuses 64; do
