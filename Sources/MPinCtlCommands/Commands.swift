@@ -154,7 +154,7 @@ struct Auth: ParsableCommand {
         try requireRoot()
         let config = try global.loadConfig()
         let login = Login(config: config, platform: global.platform(config))
-        var failure: Error? = nil
+        var failure: (any Error)? = nil
         let (outcome, _) = login.run(unixUser: try unixName(user)) {
             do { return try global.readPIN(config.prompt) } catch { failure = error; return nil }
         }

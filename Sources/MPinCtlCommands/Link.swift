@@ -2,6 +2,8 @@ import ArgumentParser
 import MPinCLI
 import MPinClient
 import MPinCrypto
+import MPinJSON
+import MPinLinux
 import MPinLogin
 import MPinWire
 

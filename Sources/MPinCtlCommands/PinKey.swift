@@ -1,6 +1,7 @@
 import ArgumentParser
 import MPinCLI
 import MPinClient
+import MPinLinux
 import MPinLogin
 import MPinWire
 

@@ -1,5 +1,6 @@
 import MPinClient
 import MPinCrypto
+import MPinJSON
 import MPinWire
 
 /// Self-enrolment at the first login (`enrol = yes`, issue 26): a Unix user with no
