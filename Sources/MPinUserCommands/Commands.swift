@@ -44,7 +44,7 @@ struct Register: ParsableCommand {
             guard status.code == .identityNotVerified, System.monotonicSeconds() < deadline else { try check(status); return }
             if !said {
                 // The administrator activates this registration by its fingerprint (issue 24, finding 2).
-                let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                let fingerprint = MPinIdentity.fingerprint(mpinIdHex: user.mpinIdHex) ?? "-"
                 print("waiting for \(identity) to be verified: registration \(fingerprint)")
                 fflush(nil)
                 said = true
@@ -111,7 +111,7 @@ struct List: ParsableCommand {
             let user = sdk.listUsers(backend: account.backend).1.first { $0.id == id }
             let state = user?.state.rawValue ?? "MISSING"
             guard fingerprints else { print("\(id)\t\(account.backend)\t\(state)"); continue }
-            let fingerprint = user.flatMap { Hex.decode($0.mpinIdHex) }.map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+            let fingerprint = user.flatMap { MPinIdentity.fingerprint(mpinIdHex: $0.mpinIdHex) } ?? "-"
             print("\(id)\t\(account.backend)\t\(state)\t\(fingerprint)")
         }
     }

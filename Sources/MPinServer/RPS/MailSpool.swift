@@ -33,7 +33,7 @@ struct MailSpool: Sendable {
                 details: RegistrationDetails) throws(ServerError) {
         let link = base + "/mpinActivate?" + FormEncoding.encode([
             ("i", mpinIDHex), ("e", WireTime.signatureExpires(expires)), ("s", activateKey)])
-        let fingerprint = Hex.decode(mpinIDHex).map { Hex.encode(MPin.hashID($0)) } ?? ""
+        let fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinIDHex) ?? ""
         let message = Message(to: userID, subject: "Activate your M-Pin identity", link: link,
                               expires: WireTime.signatureExpires(expires), registration: fingerprint,
                               device: details.deviceName, from: details.source)
