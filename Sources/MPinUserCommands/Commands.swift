@@ -83,17 +83,9 @@ struct Approve: ParsableCommand {
         try check(sdk.checkAccessNumber(number))
         let (status, description) = sdk.accessNumberDescription(number)
         try check(status)
-        print("Login waiting for approval: \(description.isEmpty ? "(no description)" : description)")
-        print("Approving as \(user.id). If the login waits at a prompt, press Enter there once you have typed the PIN.")
-        fflush(nil)
-        try check(sdk.startAuthentication(user))
-        let pin = try global.readPIN("M-Pin PIN for \(user.id): ")
-        let result = sdk.finishAuthenticationAN(user, pin: pin, accessNumber: number)
-        if result.code == .incorrectPIN, user.state == .blocked {
-            throw CLIError(status: .failed, message: "BLOCKED: wrong PIN; \(user.id) is now blocked")
-        }
-        try check(result)
-        print("APPROVED \(number)")
+        try global.approve(code: number, sdk: sdk, user: user, waiting: description.isEmpty ? "(no description)" : description,
+                           advice: " If the login waits at a prompt, press Enter there once you have typed the PIN.",
+                           approved: number)
     }
 }
 
