@@ -156,7 +156,7 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ], swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
+        ]),
         // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
         // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
         // -static-stdlib and this program also links dynamically for the tests), and without the
@@ -234,6 +234,17 @@ let package = Package(
         ]),
     ]
 )
+
+// Swift 7's rules, now, for every Swift target of the package (not yet the fuzz harnesses below,
+// which only `make fuzz` builds):
+// ExistentialAny (an existential is spelled `any P`) and MemberImportVisibility (a member
+// declared in module M is visible only in a file that imports M itself, not in one that gets it
+// through another module's import), so that each file says what it depends on.
+let swift7Features: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+let cTargets: Set<String> = ["CCurlShim", "CTLSShim"]
+for target in package.targets where target.type != .system && !cTargets.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + swift7Features
+}
 
 // `make fuzz` only (it sets MPIN_FUZZ=1 and builds in .build-fuzz): the libFuzzer harnesses.
 // Declared only then, because their `main` calls libFuzzer's driver, which only

@@ -64,7 +64,7 @@ struct Register: CLICommand {
         try confirm(sdk, mpinUser)
         let pin = try global.readNewPIN("M-Pin PIN", for: identity, length: config.pinLength)
         try check(sdk.finishRegistration(mpinUser, pin: pin))
-        let fingerprint = Hex.decode(mpinUser.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
+        let fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinUser.mpinIdHex) ?? ""
         try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
         if !mpinUser.verdictKeyHex.isEmpty { print("verdict key \(mpinUser.verdictKeyHex)") }
         print("REGISTERED \(user) as \(identity) on \(node)")
@@ -81,7 +81,7 @@ struct Register: CLICommand {
             if !said {
                 // The administrator activates this registration by its fingerprint, not all of
                 // the identity's (issue 24, finding 2): tell it to them.
-                let fingerprint = Hex.decode(u.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                let fingerprint = MPinIdentity.fingerprint(mpinIdHex: u.mpinIdHex) ?? "-"
                 print("waiting for \(u.id) to be verified: an administrator runs "
                       + "`mpin-server user activate \(u.id) --registration \(fingerprint)` ", terminator: "")
                 said = true
@@ -194,7 +194,7 @@ struct Auth: CLICommand {
         try requireRoot()
         let config = try global.loadConfig()
         let login = Login(config: config, platform: global.platform(config))
-        var failure: Error? = nil
+        var failure: (any Error)? = nil
         let (outcome, _) = login.run(unixUser: try unixName(user)) {
             do { return try global.readPIN(config.prompt) } catch { failure = error; return nil }
         }

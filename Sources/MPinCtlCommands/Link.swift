@@ -1,6 +1,8 @@
 import MPinCLI
 import MPinClient
 import MPinCrypto
+import MPinJSON
+import MPinLinux
 import MPinLogin
 import MPinWire
 

@@ -1,5 +1,6 @@
 import MPinCLI
 import MPinClient
+import MPinLinux
 import MPinLogin
 import MPinWire
 

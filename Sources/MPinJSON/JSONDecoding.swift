@@ -21,7 +21,7 @@ public enum JSONDecoding {
 }
 
 /// Dotted path of coding keys, for error messages.
-func pathString(_ path: [CodingKey]) -> String {
+func pathString(_ path: [any CodingKey]) -> String {
     path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
 }
 
@@ -35,7 +35,7 @@ struct IndexKey: CodingKey {
 
 struct ValueDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
     /// Defaults instead of errors (`JSONDecoding.decodeLeniently`).
     let lenient: Bool
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -52,7 +52,7 @@ struct ValueDecoder: Decoder {
         return KeyedDecodingContainer(KeyedValues<Key>(members: members, codingPath: codingPath, lenient: lenient))
     }
 
-    func unkeyedContainer() throws -> UnkeyedDecodingContainer {
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let items) = value else {
             guard lenient else { throw mismatch("array") }
             return UnkeyedValues(items: [], codingPath: codingPath, lenient: true)
@@ -60,12 +60,12 @@ struct ValueDecoder: Decoder {
         return UnkeyedValues(items: items, codingPath: codingPath, lenient: lenient)
     }
 
-    func singleValueContainer() throws -> SingleValueDecodingContainer { SingleValue(decoder: self) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(decoder: self) }
 }
 
 private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [(key: String, value: JSONValue)]
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
     let lenient: Bool
 
     var allKeys: [Key] { members.compactMap { Key(stringValue: $0.key) } }
@@ -120,18 +120,18 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey> { try child(key).container(keyedBy: type) }
-    func nestedUnkeyedContainer(forKey key: Key) throws -> UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
-    func superDecoder() throws -> Decoder { ValueDecoder(value: .object(members), codingPath: codingPath, lenient: lenient) }
-    func superDecoder(forKey key: Key) throws -> Decoder { try child(key) }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
+    func superDecoder() throws -> any Decoder { ValueDecoder(value: .object(members), codingPath: codingPath, lenient: lenient) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try child(key) }
 }
 
 private struct UnkeyedValues: UnkeyedDecodingContainer {
     let items: [JSONValue]
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
     let lenient: Bool
     var currentIndex = 0
 
-    init(items: [JSONValue], codingPath: [CodingKey], lenient: Bool) {
+    init(items: [JSONValue], codingPath: [any CodingKey], lenient: Bool) {
         self.items = items; self.codingPath = codingPath; self.lenient = lenient
     }
 
@@ -153,13 +153,13 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try T(from: next()) }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
         -> KeyedDecodingContainer<NestedKey> { try next().container(keyedBy: type) }
-    mutating func nestedUnkeyedContainer() throws -> UnkeyedDecodingContainer { try next().unkeyedContainer() }
-    mutating func superDecoder() throws -> Decoder { try next() }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
+    mutating func superDecoder() throws -> any Decoder { try next() }
 }
 
 private struct SingleValue: SingleValueDecodingContainer {
     let decoder: ValueDecoder
-    var codingPath: [CodingKey] { decoder.codingPath }
+    var codingPath: [any CodingKey] { decoder.codingPath }
 
     func decodeNil() -> Bool { decoder.value.isNull }
 
@@ -218,14 +218,14 @@ private struct SingleValue: SingleValueDecodingContainer {
 
 extension JSONValue: Codable {
     /// A `JSONValue` field takes the raw JSON as it is (for fields whose shape varies).
-    public init(from decoder: Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         guard let d = decoder as? ValueDecoder else {
             throw JSONError.typeMismatch(path: pathString(decoder.codingPath), expected: "MPinJSON decoder", found: "other")
         }
         self = d.value
     }
 
-    public func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         guard let e = encoder as? ValueEncoder else {
             throw JSONError.typeMismatch(path: pathString(encoder.codingPath), expected: "MPinJSON encoder", found: "other")
         }

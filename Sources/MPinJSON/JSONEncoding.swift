@@ -40,7 +40,7 @@ final class Node {
 
 struct ValueEncoder: Encoder {
     let node: Node
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -48,16 +48,16 @@ struct ValueEncoder: Encoder {
         return KeyedEncodingContainer(KeyedWriter<Key>(node: node, codingPath: codingPath))
     }
 
-    func unkeyedContainer() -> UnkeyedEncodingContainer {
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
         if node.items == nil { node.items = [] }
         return UnkeyedWriter(node: node, codingPath: codingPath)
     }
 
-    func singleValueContainer() -> SingleValueEncodingContainer { SingleWriter(node: node, codingPath: codingPath) }
+    func singleValueContainer() -> any SingleValueEncodingContainer { SingleWriter(node: node, codingPath: codingPath) }
 }
 
 /// Writes a primitive or nested value into `node`.
-private func write<T: Encodable>(_ v: T, into node: Node, path: [CodingKey]) throws {
+private func write<T: Encodable>(_ v: T, into node: Node, path: [any CodingKey]) throws {
     switch v {
     case let b as Bool: node.value = .bool(b)
     case let s as String: node.value = .string(s)
@@ -72,7 +72,7 @@ private func write<T: Encodable>(_ v: T, into node: Node, path: [CodingKey]) thr
 
 private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: Node
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
 
     mutating func encodeNil(forKey key: Key) throws { node.member(key.stringValue).value = .null }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -82,18 +82,18 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
         -> KeyedEncodingContainer<NestedKey> {
         ValueEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).container(keyedBy: keyType)
     }
-    mutating func nestedUnkeyedContainer(forKey key: Key) -> UnkeyedEncodingContainer {
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         ValueEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).unkeyedContainer()
     }
-    mutating func superEncoder() -> Encoder { ValueEncoder(node: node, codingPath: codingPath) }
-    mutating func superEncoder(forKey key: Key) -> Encoder {
+    mutating func superEncoder() -> any Encoder { ValueEncoder(node: node, codingPath: codingPath) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
         ValueEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key])
     }
 }
 
 private struct UnkeyedWriter: UnkeyedEncodingContainer {
     let node: Node
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
     var count: Int { node.items?.count ?? 0 }
 
     mutating func encodeNil() throws { node.append().value = .null }
@@ -103,15 +103,15 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         ValueEncoder(node: node.append(), codingPath: codingPath).container(keyedBy: keyType)
     }
-    mutating func nestedUnkeyedContainer() -> UnkeyedEncodingContainer {
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         ValueEncoder(node: node.append(), codingPath: codingPath).unkeyedContainer()
     }
-    mutating func superEncoder() -> Encoder { ValueEncoder(node: node.append(), codingPath: codingPath) }
+    mutating func superEncoder() -> any Encoder { ValueEncoder(node: node.append(), codingPath: codingPath) }
 }
 
 private struct SingleWriter: SingleValueEncodingContainer {
     let node: Node
-    let codingPath: [CodingKey]
+    let codingPath: [any CodingKey]
     mutating func encodeNil() throws { node.value = .null }
     mutating func encode<T: Encodable>(_ value: T) throws { try write(value, into: node, path: codingPath) }
 }

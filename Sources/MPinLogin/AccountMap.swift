@@ -13,7 +13,7 @@ public struct AccountMap {
         /// Linked without a token on this host (`mpinctl link`), for `mode = device` logins.
         public var linked: Bool
         /// Which registration of the identity this account trusts: the hex SHA-256 of its mpinId
-        /// (`Account.fingerprint`), pinned by `mpinctl register` and `mpinctl link`, so that a
+        /// (`MPinIdentity.fingerprint`), pinned by `mpinctl register` and `mpinctl link`, so that a
         /// device approval by another registration of the same identity (one an attacker
         /// started) is refused. Empty for an account written before pinning existed.
         public var mpinIdHash: String
@@ -28,10 +28,6 @@ public struct AccountMap {
             self.identity = identity; self.backend = backend; self.linked = linked
             self.mpinIdHash = mpinIdHash; self.verdictKey = verdictKey; self.revoked = revoked
         }
-
-        /// The fingerprint of a registration: the hex SHA-256 of its mpinId's bytes, as `mpin
-        /// list --fingerprints` shows it on the device.
-        public static func fingerprint(mpinID: [UInt8]) -> String { Hex.encode(MPin.hashID(mpinID)) }
     }
 
     public static let document = "accounts"

@@ -96,8 +96,8 @@ public struct DeviceLogin {
         guard Array(approval.userId.utf8) == Array(account.identity.utf8) else {
             return (.failed("approved by another identity: \(approval.userId)"), account.identity)
         }
-        guard let mpinID = Hex.decode(approval.mpinIdHex),
-              AccountMap.Account.fingerprint(mpinID: mpinID) == account.mpinIdHash.lowercased() else {
+        guard let fingerprint = MPinIdentity.fingerprint(mpinIdHex: approval.mpinIdHex),
+              fingerprint == account.mpinIdHash.lowercased() else {
             return (.failed("approved by a registration of \(account.identity) that this host did not link"), account.identity)
         }
         return (.success, account.identity)

@@ -1,5 +1,6 @@
 import MPinClient
 import MPinCrypto
+import MPinJSON
 import MPinWire
 
 /// Self-enrolment at the first login (`enrol = yes`, issue 26): a Unix user with no
@@ -138,7 +139,7 @@ public struct Enrolment {
             _ = sdk.deleteUser(user)
             return (Self.outcome(status), identity, nil)
         }
-        let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? ""
+        let fingerprint = MPinIdentity.fingerprint(mpinIdHex: user.mpinIdHex) ?? ""
         do {
             try accounts.set(.init(identity: identity, backend: config.backend, mpinIdHash: fingerprint), for: unixUser)
         } catch {

@@ -40,10 +40,10 @@ public struct Login {
     public let config: LoginConfig
     public let platform: any PlatformContext
     /// Receives every step of `run` (see LoginEvent: never a secret). The PAM module's `debug`
-    /// option logs them.
-    public var trace: ((LoginEvent) -> Void)?
+    /// option logs them. Sendable because the login's transport (TracingTransport) calls it.
+    public var trace: (@Sendable (LoginEvent) -> Void)?
 
-    public init(config: LoginConfig, platform: any PlatformContext, trace: ((LoginEvent) -> Void)? = nil) {
+    public init(config: LoginConfig, platform: any PlatformContext, trace: (@Sendable (LoginEvent) -> Void)? = nil) {
         self.config = config
         self.platform = platform
         self.trace = trace

@@ -1,5 +1,6 @@
 import MPinClient
 import MPinJSON
+import Synchronization
 
 /// One step of a login, for the PAM module's `debug` option (one syslog line each) and for
 /// tests. Events carry only what an administrator may read in a log: the identity, backend
@@ -77,32 +78,40 @@ public enum ExchangeResult: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Reports each request of a login as a `LoginEvent.exchange`, named from the client settings
-/// in use. Used from the login's one thread only (Login.run is synchronous), hence unchecked.
-public final class TracingTransport: HTTPTransport, @unchecked Sendable {
+/// in use. Safe from any thread, as `HTTPTransport` promises: the settings and the steps are
+/// under a lock, and `emit` is `@Sendable`.
+public final class TracingTransport: HTTPTransport {
     let base: any HTTPTransport
-    let emit: (LoginEvent) -> Void
-    /// The client settings in use (relative URLs resolved), once the backend is set.
-    public var settings: JSONValue?
-    /// The steps requested since the last `markSteps`.
-    private(set) var stepsSinceMark: [LoginStep] = []
+    let emit: @Sendable (LoginEvent) -> Void
+    /// The client settings in use (relative URLs resolved) once the backend is set, and the
+    /// steps requested since the last `markSteps`.
+    private let state = Mutex<(settings: JSONValue?, stepsSinceMark: [LoginStep])>((nil, []))
 
-    public init(base: any HTTPTransport, emit: @escaping (LoginEvent) -> Void) {
+    public init(base: any HTTPTransport, emit: @escaping @Sendable (LoginEvent) -> Void) {
         self.base = base
         self.emit = emit
     }
 
-    public func markSteps() { stepsSinceMark = [] }
+    /// The client settings in use (relative URLs resolved), once the backend is set.
+    public var settings: JSONValue? {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    public func markSteps() { state.withLock { $0.stepsSinceMark = [] } }
 
     /// Whether the steps since the mark fetched the RPS's time-permit share but asked nobody
     /// for the second one: StartAuthentication took it from the device's cache.
     public var secondShareFromDevice: Bool {
-        stepsSinceMark.contains(.timePermit) && !stepsSinceMark.contains(.dtaTimePermit)
-            && !stepsSinceMark.contains(.permitStore)
+        state.withLock { state in
+            let steps = state.stepsSinceMark
+            return steps.contains(.timePermit) && !steps.contains(.dtaTimePermit) && !steps.contains(.permitStore)
+        }
     }
 
     public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let step = self.step(of: request.url)
-        stepsSinceMark.append(step)
+        state.withLock { $0.stepsSinceMark.append(step) }
         let origin = URLHost.of(request.url)
         let started = MonotonicInstant.now
         do {
@@ -120,7 +129,7 @@ public final class TracingTransport: HTTPTransport, @unchecked Sendable {
     /// `timePermitsURL/<mpinId>`, `timePermitsStorageURL/...` and `certivoxURL` + `timePermit?...`.
     public func step(of url: String) -> LoginStep {
         if case .success(let parts) = URLOrigin.parse(url), parts.path.hasSuffix("/clientSettings") { return .clientSettings }
-        guard let settings else { return .other }
+        guard let settings = self.settings else { return .other }
         func endpoint(_ key: String) -> String? { settings[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
         if let server = endpoint("mpinAuthServerURL") {
             if url == server + "/pass1" { return .pass1 }

@@ -57,7 +57,7 @@ struct Register: CLICommand {
             guard status.code == .identityNotVerified, System.monotonicSeconds() < deadline else { try check(status); return }
             if !said {
                 // The administrator activates this registration by its fingerprint (issue 24, finding 2).
-                let fingerprint = Hex.decode(user.mpinIdHex).map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+                let fingerprint = MPinIdentity.fingerprint(mpinIdHex: user.mpinIdHex) ?? "-"
                 print("waiting for \(identity) to be verified: registration \(fingerprint)")
                 fflush(nil)
                 said = true
@@ -102,17 +102,9 @@ struct Approve: CLICommand {
         try check(sdk.checkAccessNumber(number))
         let (status, description) = sdk.accessNumberDescription(number)
         try check(status)
-        print("Login waiting for approval: \(description.isEmpty ? "(no description)" : description)")
-        print("Approving as \(user.id). If the login waits at a prompt, press Enter there once you have typed the PIN.")
-        fflush(nil)
-        try check(sdk.startAuthentication(user))
-        let pin = try global.readPIN("M-Pin PIN for \(user.id): ")
-        let result = sdk.finishAuthenticationAN(user, pin: pin, accessNumber: number)
-        if result.code == .incorrectPIN, user.state == .blocked {
-            throw CLIError(status: .failed, message: "BLOCKED: wrong PIN; \(user.id) is now blocked")
-        }
-        try check(result)
-        print("APPROVED \(number)")
+        try global.approve(code: number, sdk: sdk, user: user, waiting: description.isEmpty ? "(no description)" : description,
+                           advice: " If the login waits at a prompt, press Enter there once you have typed the PIN.",
+                           approved: number)
     }
 }
 
@@ -138,7 +130,7 @@ struct List: CLICommand {
             let user = sdk.listUsers(backend: account.backend).1.first { $0.id == id }
             let state = user?.state.rawValue ?? "MISSING"
             guard fingerprints else { print("\(id)\t\(account.backend)\t\(state)"); continue }
-            let fingerprint = user.flatMap { Hex.decode($0.mpinIdHex) }.map { AccountMap.Account.fingerprint(mpinID: $0) } ?? "-"
+            let fingerprint = user.flatMap { MPinIdentity.fingerprint(mpinIdHex: $0.mpinIdHex) } ?? "-"
             print("\(id)\t\(account.backend)\t\(state)\t\(fingerprint)")
         }
     }

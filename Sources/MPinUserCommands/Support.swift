@@ -93,6 +93,24 @@ struct GlobalOptions {
         return SecretBytes(taking: &pin)
     }
 
+    /// The end of `mpin approve`, for a device-mode access number and a web login's access code
+    /// alike: says what waits (`waiting`) and as whom, with `advice`, asks for the PIN,
+    /// authenticates with `code` (FinishAuthenticationAN) and prints `APPROVED <approved>`. A
+    /// wrong PIN that blocks the identity says so.
+    func approve(code: String, sdk: MPinSDK, user: MPinUser, waiting: String, advice: String, approved: String) throws {
+        print("Login waiting for approval: \(waiting)")
+        print("Approving as \(user.id).\(advice)")
+        fflush(nil)
+        try check(sdk.startAuthentication(user))
+        let pin = try readPIN("M-Pin PIN for \(user.id): ")
+        let result = sdk.finishAuthenticationAN(user, pin: pin, accessNumber: code)
+        if result.code == .incorrectPIN, user.state == .blocked {
+            throw CLIError(status: .failed, message: "BLOCKED: wrong PIN; \(user.id) is now blocked")
+        }
+        try check(result)
+        print("APPROVED \(approved)")
+    }
+
     /// The registered identity to act as: `identity` if given, else the only one in the store,
     /// with an SDK whose backend is set to the identity's.
     func registered(_ identity: String?) throws -> (sdk: MPinSDK, user: MPinUser, backend: String) {

@@ -50,17 +50,8 @@ struct WebLoginLink: Equatable {
         try check(status)
         let what = details.loginDescription.isEmpty
             ? "web login to \(AccessNumberDescription.sanitized(details.appName))" : details.loginDescription
-        print("Login waiting for approval: \(what)")
-        print("Approving as \(user.id).")
-        fflush(nil)
-        try check(sdk.startAuthentication(user))
-        let pin = try global.readPIN("M-Pin PIN for \(user.id): ")
-        let result = sdk.finishAuthenticationAN(user, pin: pin, accessNumber: accessCode)
-        if result.code == .incorrectPIN, user.state == .blocked {
-            throw CLIError(status: .failed, message: "BLOCKED: wrong PIN; \(user.id) is now blocked")
-        }
-        try check(result)
-        print("APPROVED \(AccessNumberDescription.sanitized(details.appName))")
+        try global.approve(code: accessCode, sdk: sdk, user: user, waiting: what, advice: "",
+                           approved: AccessNumberDescription.sanitized(details.appName))
     }
 }
 

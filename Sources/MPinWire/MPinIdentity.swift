@@ -1,3 +1,4 @@
+import MPinCrypto
 import MPinJSON
 
 /// The mpinId (docs/PROTOCOL.md §3.2): the UTF-8 bytes of a JSON object written as Python 2's
@@ -14,6 +15,14 @@ public enum MPinIdentity {
     /// The raw mpinId bytes for `json(...)`.
     public static func build(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8]) -> [UInt8] {
         Array(json(userID: userID, mobile: mobile, issued: issued, salt: salt).utf8)
+    }
+
+    /// The fingerprint of a registration: the lower-case hex SHA-256 of its mpinId's bytes (the
+    /// hex `mpinIdHex`), as `mpin list --fingerprints` shows it, `mpinctl link --registration`
+    /// pins it and `mpin-server user activate --registration` takes it. Nil when `mpinIdHex` is
+    /// not hex.
+    public static func fingerprint(mpinIdHex: String) -> String? {
+        Hex.decode(mpinIdHex).map { Hex.encode(MPin.hashID($0)) }
     }
 
     /// The fields a holder may read back from the raw bytes (`userID`, `mobile`); nil when the

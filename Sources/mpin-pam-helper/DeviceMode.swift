@@ -1,5 +1,6 @@
 import CPAMProtocol
 import MPinClient
+import MPinCrypto
 import MPinLogin
 import MPinWire
 #if canImport(Glibc)

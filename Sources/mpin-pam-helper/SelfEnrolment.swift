@@ -1,6 +1,7 @@
 import CPAMProtocol
 import MPinClient
 import MPinCrypto
+import MPinLinux
 import MPinLogin
 #if canImport(Glibc)
 import Glibc

@@ -15,6 +15,7 @@ import Foundation
 import Logging
 import MPinClient
 import MPinCrypto
+import MPinJSON
 import MPinServer
 import MPinWire
 

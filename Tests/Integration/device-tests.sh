@@ -48,22 +48,13 @@ mpin_alice() { runuser -u "$DEVICE_USER" -- env -u XDG_DATA_HOME HOME="$DEVICE_H
 # pam_start SERVICE USER: pamtester in the background, its output (stdout line-buffered, so
 # that the access number shows while it waits) in $WORK/pam.out; sets PAM_PID.
 pam_start() {
-  : > "$WORK/pam.out"
-  LD_PRELOAD="libpam_wrapper.so /usr/libexec/coreutils/libstdbuf.so" _STDBUF_O=L PAM_WRAPPER=1 \
-    PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
-    timeout 60 pamtester "$1" "$2" authenticate <"${PAM_STDIN:-/dev/null}" >"$WORK/pam.out" 2>&1 &
-  PAM_PID=$!
-  PIDS+=("$PAM_PID")
+  BG_STDIN="${PAM_STDIN:-/dev/null}" in_background "$WORK/pam.out" \
+    env LD_PRELOAD="libpam_wrapper.so /usr/libexec/coreutils/libstdbuf.so" _STDBUF_O=L \
+    PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 timeout 60 pamtester "$1" "$2" authenticate
+  PAM_PID=$BG_PID
 }
 # access_number: waits (at most 10 s) for the module's message; prints the number.
-access_number() {
-  for _ in $(seq 1 100); do
-    local n; n=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/pam.out" | head -1)
-    [ -n "$n" ] && { echo "$n"; return 0; }
-    sleep 0.1
-  done
-  return 1
-}
+access_number() { first_match 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/pam.out"; }
 pam_wait() { wait "$PAM_PID"; RC=$?; OUT=$(cat "$WORK/pam.out"); [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2; }
 
 # Registration on the devices, links on the host.

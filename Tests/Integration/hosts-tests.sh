@@ -163,20 +163,11 @@ service device-debug "auth required $MODULE config=$WORK/device.conf debug" "acc
 
 # conv_bg ARGS...: conv in the background, its output in $WORK/bg.out; sets BG_PID.
 conv_bg() {
-  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=4 \
-    timeout 60 "$WORK/pam-conv-check" "$@" >"$WORK/bg.out" 2>&1 &
-  BG_PID=$!
-  PIDS+=("$BG_PID")
+  in_background "$WORK/bg.out" env LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+    PAM_WRAPPER_DEBUGLEVEL=4 timeout 60 "$WORK/pam-conv-check" "$@"
 }
 # wait_for PATTERN: the first match of PATTERN's group in $WORK/bg.out, within 10 s.
-wait_for() {
-  for _ in $(seq 1 100); do
-    local n; n=$(sed -n "s/$1/\\1/p" "$WORK/bg.out" | head -1)
-    [ -n "$n" ] && { echo "$n"; return 0; }
-    sleep 0.1
-  done
-  return 1
-}
+wait_for() { first_match "s/$1/\\1/p" "$WORK/bg.out"; }
 bg_finish() { wait "$BG_PID"; OUT=$(cat "$WORK/bg.out"); CODE=$(sed -n 's/^rc=\([0-9]*\) t=.*/\1/p' <<<"$OUT"); [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2; }
 
 # The order and timing a greeter or lock screen would see: QR code and number reach the
@@ -222,20 +213,7 @@ bg_finish
 check_all "device mode, no conversation: the module waits and takes the approval (PAM_SUCCESS)" '[ -n "$N" ] && [ "$CODE" = 0 ]'
 
 # --- 3. Real hosts ---------------------------------------------------------------------------
-TESTUSER="mpinh$$"
-SUDO_PAM_BACKUP="$WORK/sudo.pam"
-restore_sudo_pam() {
-  if [ -e "$SUDO_PAM_BACKUP" ]; then cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
-  elif [ -e "$WORK/sudo.pam.absent" ]; then rm -f /etc/pam.d/sudo; fi
-}
-restore() {
-  restore_sudo_pam
-  rm -f "/etc/sudoers.d/$TESTUSER"
-  userdel -r "$TESTUSER" >/dev/null 2>&1
-  rm -rf "$REACH"
-  cleanup
-}
-trap restore EXIT
+host_test_user mpinh
 useradd -m -s /bin/sh "$TESTUSER" || { echo "useradd failed"; exit 1; }
 echo 2468 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register "$TESTUSER" --identity "$TESTUSER@example.org" --pin-stdin >/dev/null
 check "the throwaway user is registered" [ "$?" -eq 0 ]
@@ -273,8 +251,7 @@ check "login on a pseudo-terminal: a wrong PIN is refused" [ "$(on_pty "$TESTUSE
 
 # sudo -n: setuid, so /etc/pam.d/sudo itself (restored at exit). sudoers' noninteractive_auth
 # makes sudo -n call PAM at all; its conversation then fails every prompt.
-if [ -e /etc/pam.d/sudo ]; then cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP"; ORIGINAL_SUDO_PAM=$(sha256sum < /etc/pam.d/sudo)
-else : > "$WORK/sudo.pam.absent"; fi
+save_sudo_pam
 printf 'Defaults:%s passwd_tries=1, noninteractive_auth\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
 chmod 440 "/etc/sudoers.d/$TESTUSER"
 sudo_pam() { printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' "$MODULE_LINE" "$1" > /etc/pam.d/sudo; }
@@ -293,8 +270,7 @@ sudo_pam "$WORK/device-host.conf"
 : > "$WORK/sudo-dev.err"
 runuser -u "$TESTUSER" -- timeout 30 sudo -n -k /usr/bin/id -un >"$WORK/sudo-dev.out" 2>"$WORK/sudo-dev.err" </dev/null &
 SUDO_PID=$!
-N=""
-for _ in $(seq 1 100); do N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.err" | head -1); [ -n "$N" ] && break; sleep 0.1; done
+N=$(first_match 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.err")
 [ -n "$N" ] && echo 1357 | mpin_dev approve "$N" --pin-stdin >>"$WORK/approve.log" 2>&1
 wait "$SUDO_PID"; SUDO_RC=$?
 [ -n "${VERBOSE:-}" ] && { echo "--- sudo -n (device) said (N=$N rc=$SUDO_RC):"; cat "$WORK/sudo-dev.err" "$WORK/sudo-dev.out"; } >&2

@@ -229,3 +229,65 @@ CONF
   PIDS+=("$SSHD_PID")
   for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 }
+
+# in_background OUT COMMAND...: COMMAND in the background, its stdout and stderr in OUT (emptied
+# first), killed at exit if still running; sets BG_PID. Its stdin is this shell's, or the file
+# BG_STDIN names, opened by the background process itself (a FIFO's writer may come later).
+in_background() {
+  local out=$1; shift
+  : > "$out"
+  if [ -n "${BG_STDIN:-}" ]; then "$@" <"$BG_STDIN" >"$out" 2>&1 &
+  else "$@" >"$out" 2>&1 &
+  fi
+  BG_PID=$!
+  PIDS+=("$BG_PID")
+}
+
+# first_match SED_SCRIPT FILE: waits (at most 10 s) until `sed -n SED_SCRIPT FILE` prints
+# something, as a program writing FILE in the background shows an access number; prints its
+# first line. Fails when nothing came.
+first_match() {
+  for _ in $(seq 1 100); do
+    local found; found=$(sed -n "$1" "$2" | head -1)
+    [ -n "$found" ] && { echo "$found"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+
+# host_test_user PREFIX: for the suites that change the real host (sshd, su, sudo): sets TESTUSER
+# to PREFIX and this shell's pid, a name for the throwaway Unix user the suite then creates, and
+# arranges that at exit the host is put back (restore_host). save_sudo_pam keeps sudo's PAM file.
+host_test_user() {
+  TESTUSER="$1$$"
+  SUDO_PAM_BACKUP="$WORK/sudo.pam"
+  trap restore_host EXIT
+}
+
+# save_sudo_pam: copies /etc/pam.d/sudo aside (or notes that there is none) before a suite
+# replaces it, and its hash in ORIGINAL_SUDO_PAM; restore_host puts it back.
+save_sudo_pam() {
+  if [ -e /etc/pam.d/sudo ]; then
+    cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP"
+    ORIGINAL_SUDO_PAM=$(sha256sum < /etc/pam.d/sudo)
+  else
+    : > "$WORK/sudo.pam.absent"
+  fi
+}
+
+# restore_sudo_pam: /etc/pam.d/sudo as save_sudo_pam found it (a suite checks it before exit).
+restore_sudo_pam() {
+  if [ -e "$SUDO_PAM_BACKUP" ]; then cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
+  elif [ -e "$WORK/sudo.pam.absent" ]; then rm -f /etc/pam.d/sudo; fi
+}
+
+# restore_host: sudo's PAM file as it was, no sudoers file for TESTUSER, sshd stopped before the
+# user (and its home) is removed, the suite's directory in /run (REACH) removed; then cleanup.
+restore_host() {
+  restore_sudo_pam
+  rm -f "/etc/sudoers.d/$TESTUSER"
+  [ -n "${SSHD_PID:-}" ] && kill "$SSHD_PID" 2>/dev/null
+  userdel -r "$TESTUSER" >/dev/null 2>&1
+  [ -n "${REACH:-}" ] && rm -rf "$REACH"
+  cleanup
+}

@@ -12,21 +12,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MODULE=$MODULE_LINE
 
 if [ "$(id -u)" != 0 ]; then echo "login tests need root"; echo "0 passed, 1 failed"; exit 1; fi
-TESTUSER="mpint$$"
-SUDO_PAM_BACKUP="$WORK/sudo.pam"
-# The original /etc/pam.d/sudo is copied aside (or noted as absent) and put back afterwards.
-restore_sudo_pam() {
-  if [ -e "$SUDO_PAM_BACKUP" ]; then cp -p "$SUDO_PAM_BACKUP" /etc/pam.d/sudo
-  elif [ -e "$WORK/sudo.pam.absent" ]; then rm -f /etc/pam.d/sudo; fi
-}
-restore() {
-  restore_sudo_pam
-  rm -f "/etc/sudoers.d/$TESTUSER"
-  [ -n "${SSHD_PID:-}" ] && kill "$SSHD_PID" 2>/dev/null
-  userdel -r "$TESTUSER" >/dev/null 2>&1
-  cleanup
-}
-trap restore EXIT
+# The throwaway user; the original /etc/pam.d/sudo is put back afterwards (lib.sh).
+host_test_user mpint
 
 mkdir -m 700 "$WORK/store"
 start_server || exit 1
@@ -116,12 +103,7 @@ check "ssh, device mode: a wrong PIN on the device is refused" [ "$(ssh_device_l
 kill "$DEV_SSHD_PID" 2>/dev/null
 
 # --- sudo -------------------------------------------------------------------------------
-if [ -e /etc/pam.d/sudo ]; then
-  cp -p /etc/pam.d/sudo "$SUDO_PAM_BACKUP"
-  ORIGINAL_SUDO_PAM=$(sha256sum < /etc/pam.d/sudo)
-else
-  : > "$WORK/sudo.pam.absent"
-fi
+save_sudo_pam
 printf 'auth required %s config=%s\n@include common-account\n@include common-session-noninteractive\n' \
   "$MODULE" "$WORK/mpin.conf" > /etc/pam.d/sudo
 printf 'Defaults:%s passwd_tries=1\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
@@ -153,10 +135,7 @@ sudo_device() {
   script -qfec "runuser -u $TESTUSER -- sudo -k /usr/bin/id -un" "$WORK/sudo-dev.out" <"$WORK/sudo-in" >/dev/null 2>&1 &
   SUDO_PID=$!
   exec 8>"$WORK/sudo-in"
-  N=""
-  for _ in $(seq 1 100); do
-    N=$(sed -n 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.out" | head -1); [ -n "$N" ] && break; sleep 0.1
-  done
+  N=$(first_match 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/sudo-dev.out")
   if [ -n "$N" ]; then
     echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" approve "$N" --pin-stdin >/dev/null 2>&1 &
     local approve=$!

@@ -40,8 +40,9 @@ final class ClientServerTests: XCTestCase {
 
     private func pin(_ s: String) -> [UInt8] { Array(s.utf8) }
 
-    /// A fresh SDK over the store with the backend set, and a registered user with PIN 1234.
-    private func registered(_ id: String) async -> (MPinSDK, MPinUser, [MPinStatus.Code]) {
+    /// A fresh SDK over the store with the backend set, and a registered user with PIN 1234,
+    /// handed back from the thread that registered it (neither is Sendable).
+    private func registered(_ id: String) async -> (client: Handoff<(sdk: MPinSDK, user: MPinUser)>, codes: [MPinStatus.Code]) {
         let backend = self.backend, platform = self.platform
         return await blocking {
             let sdk = MPinSDK(context: platform)
@@ -50,15 +51,17 @@ final class ClientServerTests: XCTestCase {
             codes.append(sdk.startRegistration(user).code)
             codes.append(sdk.confirmRegistration(user).code)
             codes.append(sdk.finishRegistration(user, pin: SecretBytes(copying: "1234".utf8)).code)
-            return (sdk, user, codes)
+            return (Handoff((sdk, user)), codes)
         }
     }
 
     func testRegisterAuthenticateAndBlock() async throws {
-        let (sdk, user, codes) = await registered("alice@example.org")
+        let (client, codes) = await registered("alice@example.org")
+        let user = client.value.user
         XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
         XCTAssertEqual(user.state, .registered)
         let results: [MPinStatus.Code] = await blocking {
+            let (sdk, user) = client.value
             var r: [MPinStatus.Code] = []
             for p in ["1234", "1111", "1234", "2222", "3333", "4444"] {
                 r.append(sdk.startAuthentication(user).code)
@@ -81,9 +84,10 @@ final class ClientServerTests: XCTestCase {
     }
 
     func testOTP() async throws {
-        let (sdk, user, codes) = await registered("otp@example.org")
+        let (client, codes) = await registered("otp@example.org")
         XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
         let (start, status, otp) = await blocking { () -> (MPinStatus.Code, MPinStatus.Code, MPinOTP) in
+            let (sdk, user) = client.value
             let s = sdk.startAuthentication(user).code
             let (status, otp) = sdk.finishAuthenticationOTP(user, pin: SecretBytes(copying: "1234".utf8))
             return (s, status.code, otp)
@@ -98,7 +102,8 @@ final class ClientServerTests: XCTestCase {
     }
 
     func testAccessNumberWithBrowser() async throws {
-        let (sdk, user, codes) = await registered("an@example.org")
+        let (client, codes) = await registered("an@example.org")
+        let sdk = client.value.sdk
         XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
         let backend = self.backend
         let browser = CurlHTTPTransport()
@@ -125,6 +130,7 @@ final class ClientServerTests: XCTestCase {
             return 0
         }
         let mobile: (MPinStatus.Code, MPinStatus.Code, Bool, Bool) = await blocking {
+            let (sdk, user) = client.value
             let s = sdk.startAuthentication(user).code
             let f = sdk.finishAuthenticationAN(user, pin: SecretBytes(copying: "1234".utf8), accessNumber: accessNumber).code
             let can = sdk.canLogout(user)
@@ -139,6 +145,7 @@ final class ClientServerTests: XCTestCase {
 
         // A wrong access number: pass 2 still answers 200; the final step says 412.
         let wrong: MPinStatus.Code = await blocking {
+            let (sdk, user) = client.value
             _ = sdk.startAuthentication(user)
             return sdk.finishAuthenticationAN(user, pin: SecretBytes(copying: "1234".utf8), accessNumber: "1234567").code
         }
@@ -152,9 +159,8 @@ extension ClientServerTests {
     /// value; the next login of the day asks the RPS only, and a stale or damaged cache is
     /// refetched. DeleteUser removes it.
     func testSecondTimePermitShareIsCachedForItsDay() async throws {
-        let (sdk0, user0, codes) = await registered("carol@example.org")
+        let (_, codes) = await registered("carol@example.org")
         XCTAssertEqual(codes, [.ok, .ok, .ok, .ok])
-        _ = (sdk0, user0)
         let platform = self.platform, backend = self.backend
         let counter = RecordingTransport(base: platform.transport)
         let context = TestContext(transport: counter, secureStorage: platform.secureStorage,

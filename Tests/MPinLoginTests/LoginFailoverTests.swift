@@ -1,6 +1,7 @@
 import MPinClient
 import MPinLogin
 import MPinTestSupport
+import Synchronization
 import XCTest
 
 /// A backend of several nodes (`backend = URL, URL`): a login leaves a node that fails before
@@ -11,22 +12,29 @@ final class LoginFailoverTests: XCTestCase {
 
     /// Two nodes in front of one backend double (they share the registrations, as mpin-server
     /// nodes on one database do). `firstNode` decides what the first node does with a request:
-    /// nil passes it on.
-    final class TwoNodes: HTTPTransport, @unchecked Sendable {
+    /// nil passes it on. Its state is locked, as `HTTPTransport` promises calls from any thread.
+    final class TwoNodes: HTTPTransport, Sendable {
+        typealias Answer = @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse?
         let backend: MPinBackendDouble
-        var firstNode: (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse? = { _ in nil }
-        private(set) var contacted: [String] = []
+        private let state = Mutex<(firstNode: Answer, contacted: [String])>(({ _ in nil }, []))
 
         init(_ backend: MPinBackendDouble) { self.backend = backend }
 
+        var firstNode: Answer {
+            get { state.withLock { $0.firstNode } }
+            set { state.withLock { $0.firstNode = newValue } }
+        }
+        /// The nodes asked, in order.
+        var contacted: [String] { state.withLock { $0.contacted } }
+
         func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
             if request.url.hasPrefix(LoginFailoverTests.first) {
-                contacted.append("first")
-                if let answer = try firstNode(request) { return answer }
+                let answer = state.withLock { $0.contacted.append("first"); return $0.firstNode }
+                if let answered = try answer(request) { return answered }
                 return try backend.send(request)
             }
             if request.url.hasPrefix(LoginFailoverTests.second) {
-                contacted.append("second")
+                state.withLock { $0.contacted.append("second") }
                 var r = request
                 r.url = LoginFailoverTests.first + request.url.dropFirst(LoginFailoverTests.second.count)
                 return try backend.send(r)

@@ -68,18 +68,17 @@ final class LoginHarness {
 
     /// Runs one login of `unixUser` entering `pin` (nil: no PIN available).
     func login(_ unixUser: String = "alice", pin: String?) -> Run {
-        final class Events { var list: [LoginEvent] = [] }
-        let events = Events()
+        let events = Collected<LoginEvent>()
         var asked = false
         let before = backend.log.count
-        let login = Login(config: config, platform: platform) { events.list.append($0) }
+        let login = Login(config: config, platform: platform) { events.append($0) }
         let started = ContinuousClock.now
         let (outcome, identity) = login.run(unixUser: unixUser) {
             asked = true
             return pin.map { SecretBytes(copying: $0.utf8) }
         }
         let elapsed = ContinuousClock.now - started
-        return Run(outcome: outcome, identity: identity, events: events.list, pinAsked: asked, elapsed: elapsed,
+        return Run(outcome: outcome, identity: identity, events: events.all, pinAsked: asked, elapsed: elapsed,
                    routes: backend.log.dropFirst(before).map(\.route))
     }
 

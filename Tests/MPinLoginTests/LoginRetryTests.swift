@@ -1,4 +1,5 @@
 import MPinClient
+import MPinJSON
 import MPinLogin
 import MPinTestSupport
 import XCTest

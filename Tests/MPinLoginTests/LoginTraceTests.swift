@@ -114,7 +114,7 @@ final class LoginTraceTests: XCTestCase {
     /// only a fetched RPS share without a second-share request counts as the device's cache.
     func testStepsAreNamedFromTheSettings() {
         let sent = RecordingTransport(base: ScriptedTransport { _ in HTTPResponse(status: 200) })
-        var events: [LoginEvent] = []
+        let events = Collected<LoginEvent>()
         let tracer = TracingTransport(base: sent) { events.append($0) }
         let base = "https://u:p@mfa.test"
         XCTAssertEqual(tracer.step(of: base + "/rps/clientSettings"), .clientSettings)
@@ -139,8 +139,8 @@ final class LoginTraceTests: XCTestCase {
             for url in urls { _ = try? tracer.send(HTTPRequest(method: .get, url: url)) }
             XCTAssertEqual(tracer.secondShareFromDevice, fromDevice, "\(urls)")
         }
-        XCTAssertEqual(events.count, 5)
-        XCTAssertEqual(events.first?.description.hasPrefix("time permit (RPS share): HTTP 200 from https://mfa.test in "), true,
-                       "\(String(describing: events.first))")
+        XCTAssertEqual(events.all.count, 5)
+        XCTAssertEqual(events.all.first?.description.hasPrefix("time permit (RPS share): HTTP 200 from https://mfa.test in "), true,
+                       "\(String(describing: events.all.first))")
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import MPinClient
 import MPinCrypto
 import MPinJSON
+import MPinLinux
+import MPinServer
 import MPinWire
 import XCTest
 

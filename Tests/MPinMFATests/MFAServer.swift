@@ -5,11 +5,12 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinServer
+import Synchronization
 import XCTest
 
 /// One mpin-server on 127.0.0.1 (a port the system picks) with one application registered,
 /// and a private client store; `stop()` ends both.
-final class MFAServer: @unchecked Sendable {
+final class MFAServer: Sendable {
     static let redirectURI = "https://wiki.example/cb"
 
     let dataDir: String
@@ -46,12 +47,13 @@ final class MFAServer: @unchecked Sendable {
         await running.stop()
         try? FileManager.default.removeItem(atPath: dataDir)
         try? FileManager.default.removeItem(atPath: storeDir)
-        for dir in otherDevices { try? FileManager.default.removeItem(atPath: dir) }
+        for dir in otherDevices.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: dir) }
     }
 
     var platform: LinuxPlatform { LinuxPlatform(storageDirectory: storeDir, requiredOwner: getuid()) }
 
-    private var otherDevices: [String] = []
+    /// The stores `anotherDevice` made (locked: the tests call it on the threads of `blocking`).
+    private let otherDevices = Mutex<[String]>([])
 
     /// `mpin-server user activate`: the administrator verifies the identity.
     /// Synchronous, for the SDK's blocking threads (never a task of the cooperative pool).
@@ -89,10 +91,12 @@ final class MFAServer: @unchecked Sendable {
 
     /// The platform of another device: a store of its own, removed by `stop()`.
     func anotherDevice() throws -> LinuxPlatform {
-        let dir = storeDir + "-device\(otherDevices.count + 2)"
+        let dir = otherDevices.withLock { made in
+            made.append(storeDir + "-device\(made.count + 2)")
+            return made[made.count - 1]
+        }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o700])
-        otherDevices.append(dir)
         return LinuxPlatform(storageDirectory: dir, requiredOwner: getuid())
     }
 

@@ -190,6 +190,27 @@ class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// Activation links are secrets: a spool file that others may read (made so before the
+    /// server opens it) is refused, the registration fails, and nothing is appended to it.
+    func testActivationLinkSpoolThatOthersCanReadIsRefused() async throws {
+        let server = try await TestServer(storage: Self.storage) { $0.verification = .link }
+        try await server.start()
+        do {
+            let spoolPath = server.dataDir + "/mail.spool"
+            XCTAssertTrue(FileManager.default.createFile(atPath: spoolPath, contents: Data(),
+                                                         attributes: [.posixPermissions: 0o644]))
+            let r = try await server.client.put("/rps/user", RegisterRequest(userId: "mia@example.com", mobile: 1, activateCode: nil))
+            XCTAssertNotEqual(r.status, 200, "a registration whose link cannot be kept secret does not go ahead")
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: spoolPath)).count, 0, "no link written")
+            // Mode 0600 again: the next registration's link is written.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: spoolPath)
+            let again = try await server.client.put("/rps/user", RegisterRequest(userId: "mia@example.com", mobile: 1, activateCode: nil))
+            XCTAssertEqual(again.status, 200)
+            XCTAssertTrue(try String(contentsOfFile: spoolPath, encoding: .utf8).contains("mia@example.com"))
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
     func testActivationLinkMode() async throws {
         let server = try await TestServer(storage: Self.storage) { $0.verification = .link }
         try await server.start()

@@ -1,4 +1,5 @@
 import Foundation
+import MPinPOSIX
 import MPinServer
 import MPinTestSupport
 import XCTest
@@ -97,9 +98,7 @@ final class TLSTests: XCTestCase {
         let directory = try DataDirectory.initialise(path: data, autoActivate: true)
         let certificate = try directory.addSelfSignedCertificate(host: "127.0.0.1")
         XCTAssertEqual(certificate, data + "/tls.crt")
-        var st = stat()
-        XCTAssertEqual(stat(data + "/tls.key", &st), 0)
-        XCTAssertEqual(st.st_mode & 0o777, 0o600)
+        XCTAssertEqual(FileStatus(path: data + "/tls.key")?.permissions, 0o600)
         let files = try directory.tlsFiles(try directory.loadConfig())
         XCTAssertEqual(files, TLSFiles(certificatePath: data + "/tls.crt", keyPath: data + "/tls.key"))
         // A second time refuses to overwrite the pair.

@@ -12,8 +12,9 @@ import MPinWire
 /// MFA user may live side by side, told apart by `MPinUser.customerId`.
 ///
 /// Methods return an `MPinStatus` with the SDK's codes; a user in the wrong state for a call
-/// is FLOW_ERROR. One instance is used from one thread at a time.
-public final class MPinMFA: @unchecked Sendable {
+/// is FLOW_ERROR. Not `Sendable`, as `MPinSDK` is not: one instance, and the users it hands
+/// out, are used from one thread at a time.
+public final class MPinMFA {
     /// The shared core: HTTP, trusted domains, headers, backend, users and their storage.
     let core: MPinSDK
 

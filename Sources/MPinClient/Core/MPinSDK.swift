@@ -3,8 +3,12 @@ import MPinWire
 
 /// The Milagro MFA client core (the SDK's `MPinSDK`), over a platform context for HTTP and
 /// storage. Methods return an `MPinStatus` with the SDK's codes and semantics (the Milagro SDK API reference,
-/// docs/PROTOCOL.md). One instance is used from one thread at a time.
-public final class MPinSDK: @unchecked Sendable {
+/// docs/PROTOCOL.md).
+///
+/// Not `Sendable`: its state (users, backend, headers) is unlocked, so one instance is used
+/// from one thread at a time. Its calls block on HTTP; a program that runs them off its own
+/// thread creates the instance there, or hands it over and waits for it back.
+public final class MPinSDK {
     public static let version = "0.1.0"
 
     let context_: any PlatformContext

@@ -7,7 +7,10 @@ import MPinWire
 /// look-alike (a call with another object is a FLOW_ERROR, as in the SDK). Secret material
 /// (regOTT, client-secret shares, time-permit shares) lives only in memory here and is wiped
 /// when no longer needed; the token itself is read from secure storage when needed.
-public final class MPinUser: @unchecked Sendable, CustomStringConvertible {
+///
+/// Not `Sendable`: the core changes a user's state during its calls, unlocked, so a user is
+/// used on the thread of the `MPinSDK` (or `MPinMFA`) that made it.
+public final class MPinUser: CustomStringConvertible {
     /// The user id (e-mail address or similar) as registered.
     public let id: String
     public internal(set) var deviceName: String

@@ -35,26 +35,31 @@ extension MPin {
         return SecretBytes(taking: &bytes)
     }
 
-    /// The multiplier of A = map(SHA-256(mpinID)) that the PIN factors stand for.
-    enum PINFactors {
+    /// The multiplier of A = map(SHA-256(mpinID)) that the PIN factors stand for. Not
+    /// copyable: a combined multiplier is a `SecretScalar`, wiped with explicit_bzero when the
+    /// factors go away, on every path (no `defer` store the optimiser may drop). The one-PIN
+    /// case, the login's usual one, holds the PIN value inline and allocates nothing.
+    enum PINFactors: ~Copyable {
         /// One PIN (the Milagro flavour, or an empty pin1): Milagro's 14-bit f0, multiplied
         /// by a fixed-length ladder exactly as before.
         case single(Int32)
         /// f0(pin0) + f1(pin1) mod r, multiplied by the constant-time windowed method.
-        case combined(Fr)
+        case combined(SecretScalar<Fr>)
 
         /// The factors of pin0 (an SDK PIN value) and pin1.
         static func of(pin0: Int32, pin1: borrowing SecretBytes, mpinID: [UInt8]) -> PINFactors {
             guard !pin1.isEmpty else { return .single(pin0) }
-            let f1 = SecretScalar(secondFactor(mpinID: mpinID, pin1: pin1))
-            return .combined(Fr(pinMultiplier(pin0)) + f1.value)
+            // f1 becomes the sum in its own wiped storage: no unwiped copy of either is kept.
+            let k = SecretScalar(secondFactor(mpinID: mpinID, pin1: pin1))
+            k.update { $0 = Fr(pinMultiplier(pin0)) + $0 }
+            return .combined(k)
         }
 
         /// k·A, constant time in k.
-        func times(_ a: G1Point) -> G1Point {
+        borrowing func times(_ a: G1Point) -> G1Point {
             switch self {
             case .single(let pin): a.multiplied(bySmall: pinMultiplier(pin), bits: pinBits)
-            case .combined(let k): a.multiplied(by: k.value)
+            case .combined(let k): a.multiplied(by: k.value.value)
             }
         }
     }

@@ -37,8 +37,7 @@ extension MPin {
     /// With an empty `pin1` this is `extractPIN(mpinID:pin:clientSecret:)`, bit for bit.
     public static func extractPIN(mpinID: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
                                   clientSecret: borrowing SecretBytes) throws(MPinCryptoError) -> SecretBytes {
-        var factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
-        defer { factors = .single(0) }
+        let factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
         var token = try clientSecret.withTemporaryArray { (cs) throws(MPinCryptoError) in
             try extractPIN(mpinID: mpinID, factors: factors, clientSecret: cs)
         }
@@ -69,8 +68,7 @@ extension MPin {
     public static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin0: borrowing SecretBytes,
                                pin1: borrowing SecretBytes, token: borrowing SecretBytes,
                                timePermit: [UInt8]?) throws(MPinCryptoError) -> Pass1 {
-        var factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
-        defer { factors = .single(0) }
+        let factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
         var r = try x.withTemporaryArray { (xa) throws(MPinCryptoError) in
             try token.withTemporaryArray { (t) throws(MPinCryptoError) in
                 try client1(date: date, mpinID: mpinID, x: xa, factors: factors, token: t, timePermit: timePermit)

@@ -121,7 +121,7 @@ public enum MPin {
     }
 
     /// TOKEN = CS − k·A for the PIN factors' multiplier k (one PIN, or pin0 and pin1).
-    static func extractPIN(mpinID: [UInt8], factors: PINFactors, clientSecret: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
+    static func extractPIN(mpinID: [UInt8], factors: borrowing PINFactors, clientSecret: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let cs = try G1Point(bytes: clientSecret)
         return try (cs - factors.times(identityPoint(mpinID: mpinID))).encoded()
     }
@@ -143,7 +143,7 @@ public enum MPin {
     }
 
     /// Client pass 1 with SEC = TOKEN + k·A for the PIN factors' multiplier k.
-    static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], factors: PINFactors, token: [UInt8],
+    static func client1(date: Int32, mpinID: [UInt8], x: [UInt8], factors: borrowing PINFactors, token: [UInt8],
                         timePermit: [UInt8]?) throws(MPinCryptoError) -> (u: [UInt8], ut: [UInt8]?, sec: [UInt8]) {
         let xs = SecretScalar(try scalar(x))
         let hashedID = hashID(mpinID)

@@ -23,6 +23,10 @@ struct SecretScalar<Value>: ~Copyable {
     /// The scalar, copied out for a computation.
     var value: Value { storage.pointee }
 
+    /// Changes the scalar in its own storage (the old value is overwritten there, not copied
+    /// to a new place that would need wiping too).
+    func update(_ change: (inout Value) -> Void) { change(&storage.pointee) }
+
     deinit {
         storage.deinitialize(count: 1)
         explicit_bzero(storage, MemoryLayout<Value>.size)

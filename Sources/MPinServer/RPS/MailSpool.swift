@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MPinCrypto
 import MPinJSON
+import MPinPOSIX
 import MPinWire
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,7 @@ struct MailSpool: Sendable {
                 details: RegistrationDetails) throws(ServerError) {
         let link = base + "/mpinActivate?" + FormEncoding.encode([
             ("i", mpinIDHex), ("e", WireTime.signatureExpires(expires)), ("s", activateKey)])
-        let fingerprint = Hex.decode(mpinIDHex).map { Hex.encode(MPin.hashID($0)) } ?? ""
+        let fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinIDHex) ?? ""
         let message = Message(to: userID, subject: "Activate your M-Pin identity", link: link,
                               expires: WireTime.signatureExpires(expires), registration: fingerprint,
                               device: details.deviceName, from: details.source)
@@ -42,10 +43,10 @@ struct MailSpool: Sendable {
         guard fd >= 0 else { throw refused("cannot open it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         // Activation links are secrets: never append them to a file others can read.
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o077 == 0, st.st_uid == geteuid() else {
+        let status = FileStatus(descriptor: fd)
+        guard let status, status.isRegularFile, status.mode & 0o077 == 0, status.owner == geteuid() else {
             throw refused("it must be a regular file of the server's user with mode 0600 (mode "
-                          + String(st.st_mode & 0o777, radix: 8) + ")")
+                          + String((status?.mode ?? 0) & 0o777, radix: 8) + ")")
         }
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == line.count else { throw refused("a write was cut short") }

@@ -19,7 +19,7 @@ struct ActivationPage {
         self.query = query
         let mpinID = mpinIDHex.flatMap { Hex.decode($0) }
         userID = mpinID.flatMap { MPinIdentity.parse($0)?.userID }
-        fingerprint = mpinID.map { Hex.encode(MPin.hashID($0)) }
+        fingerprint = mpinIDHex.flatMap { MPinIdentity.fingerprint(mpinIdHex: $0) }
     }
 
     func response() -> Response {

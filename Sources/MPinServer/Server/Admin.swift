@@ -39,7 +39,7 @@ public struct PendingRegistration: Codable, Sendable, Equatable {
 
     init(mpinID: String, created: Double, expires: Double, deviceName: String, source: String, active: Bool) {
         self.mpinID = mpinID
-        fingerprint = Hex.decode(mpinID).map { Hex.encode(MPin.hashID($0)) } ?? ""
+        fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinID) ?? ""
         self.created = created; self.expires = expires; self.deviceName = deviceName; self.source = source
         self.active = active
     }
@@ -71,7 +71,7 @@ public struct IssuedIdentity: Codable, Sendable, Equatable {
 
     init(mpinID: String, created: Double, failedAttempts: Int, maxAttempts: Int) {
         self.mpinID = mpinID
-        fingerprint = Hex.decode(mpinID).map { Hex.encode(MPin.hashID($0)) } ?? ""
+        fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinID) ?? ""
         self.created = created; self.failedAttempts = failedAttempts; blocked = failedAttempts >= maxAttempts
     }
 

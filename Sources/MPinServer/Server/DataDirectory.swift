@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MPinCrypto
+import MPinPOSIX
 import MPinWire
 #if canImport(Glibc)
 import Glibc
@@ -168,9 +169,8 @@ public struct DataDirectory: Sendable {
     func writeNewPrivate(_ p: String, _ text: String) throws { try writeNew(p, text) }
 
     private func readPrivate(_ p: String) throws -> String {
-        var st = stat()
-        guard stat(p, &st) == 0 else { throw SetupError.missingFile(p) }
-        guard st.st_mode & 0o077 == 0 else { throw SetupError.insecurePermissions(p) }
+        guard let status = FileStatus(path: p) else { throw SetupError.missingFile(p) }
+        guard status.mode & 0o077 == 0 else { throw SetupError.insecurePermissions(p) }
         guard let data = FileManager.default.contents(atPath: p) else { throw SetupError.corruptFile(p) }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -117,11 +117,10 @@ public struct TLSCredentials: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path, "not a regular file") }
-        if privateToOwner, st.st_mode & 0o077 != 0 { throw .keyNotPrivate(path, mode: UInt32(st.st_mode & 0o7777)) }
-        return try readAll(fd, path, sizeHint: Int(st.st_size))
+        guard let status = FileStatus(descriptor: fd) else { throw .unreadable(path, String(cString: strerror(errno))) }
+        guard status.isRegularFile else { throw .unreadable(path, "not a regular file") }
+        if privateToOwner, status.mode & 0o077 != 0 { throw .keyNotPrivate(path, mode: status.permissions) }
+        return try readAll(fd, path, sizeHint: Int(status.size))
     }
 
     /// Reads at most 1 MiB (a certificate chain or key is a few kilobytes).
