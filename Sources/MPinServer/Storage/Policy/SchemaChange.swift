@@ -93,7 +93,7 @@ extension SchemaColumn {
 
     static func literal(_ value: Default, _ dialect: SQLDialect) -> String {
         switch value {
-        case .text(let text): "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .text(let text): "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
         case .integer(let n): String(n)
         case .real(let x): String(x)
         case .boolean(let b): dialect == .sqlite ? (b ? "1" : "0") : (b ? "TRUE" : "FALSE")
