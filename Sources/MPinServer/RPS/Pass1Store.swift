@@ -68,8 +68,10 @@ final class Pass1Store: Sendable {
     /// first 64 bits (one host usually holds a whole /64, so counting its addresses one by one
     /// would not bound it).
     static func sourceKey(_ address: String) -> String {
+        // A byte scan: `String.contains(Character)` walks grapheme clusters, and this runs
+        // twice per login.
         var raw = in6_addr()
-        guard address.contains(":"), inet_pton(AF_INET6, address, &raw) == 1 else { return address }
+        guard address.utf8.contains(UInt8(ascii: ":")), inet_pton(AF_INET6, address, &raw) == 1 else { return address }
         let prefix = withUnsafeBytes(of: raw) { Array($0.prefix(8)) }
         return "ipv6/64:" + prefix.map { String($0, radix: 16) }.joined(separator: ".")
     }
