@@ -13,6 +13,17 @@ final class MPinWireTests: XCTestCase {
         XCTAssertEqual(Hex.decode(""), [])
         XCTAssertNil(Hex.decode("0011", length: 3))
         XCTAssertEqual(Hex.decode("001122", length: 3), [0, 0x11, 0x22])
+        // Every byte value, from contiguous and non-contiguous input alike.
+        let all = (0...255).map { UInt8($0) }
+        let expected = all.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        XCTAssertEqual(Hex.encode(all), expected)
+        XCTAssertEqual(Hex.encode(all.lazy.map { $0 }), expected)
+        XCTAssertEqual(Hex.encode(all[16...]), String(expected.dropFirst(32)))
+        XCTAssertEqual(Hex.decode(expected), all)
+        XCTAssertEqual(Hex.decode(expected.uppercased()), all)
+        XCTAssertEqual(Hex.decode(expected.dropFirst(2)), Array(all.dropFirst()))
+        XCTAssertNil(Hex.decode("0g"))
+        XCTAssertNil(Hex.decode("/0"))
     }
 
     func testHMACMatchesRFC4231() {

@@ -23,15 +23,43 @@ public struct SHA256: Sendable {
         return h.finalize()
     }
 
+    /// Contiguous input (arrays, slices, native strings' UTF-8) is compressed straight from its
+    /// memory, a block at a time; only a partial block is copied into `buffer`. The server
+    /// hashes every mpinId and authOTT it handles (issue 27 item 3: byte-by-byte appends and a
+    /// schedule array per block made each hash cost several microseconds).
     public mutating func update(_ data: some Sequence<UInt8>) {
-        for byte in data {
-            buffer.append(byte)
-            length &+= 1
-            if buffer.count == 64 {
-                compress(buffer)
-                buffer.removeAll(keepingCapacity: true)
-            }
+        let done: Void? = data.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        guard done == nil else { return }
+        for byte in data { update(byte) }
+    }
+
+    private mutating func update(_ byte: UInt8) {
+        buffer.append(byte)
+        length &+= 1
+        if buffer.count == 64 { compressBuffer() }
+    }
+
+    private mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard var base = bytes.baseAddress else { return }
+        var left = bytes.count
+        length &+= UInt64(left)
+        if !buffer.isEmpty {
+            let take = min(64 - buffer.count, left)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
+            base += take; left -= take
+            guard buffer.count == 64 else { return }
+            compressBuffer()
         }
+        while left >= 64 {
+            compress(base)
+            base += 64; left -= 64
+        }
+        if left > 0 { buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: left)) }
+    }
+
+    private mutating func compressBuffer() {
+        buffer.withUnsafeBytes { compress($0.baseAddress!) }
+        buffer.removeAll(keepingCapacity: true)
     }
 
     /// The 32-byte digest. The hasher should not be used afterwards.
@@ -39,23 +67,25 @@ public struct SHA256: Sendable {
         let bitLength = length &* 8
         buffer.append(0x80)
         if buffer.count > 56 {
-            buffer += [UInt8](repeating: 0, count: 64 - buffer.count)
-            compress(buffer)
-            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: repeatElement(0, count: 64 - buffer.count))
+            compressBuffer()
         }
-        buffer += [UInt8](repeating: 0, count: 56 - buffer.count)
+        buffer.append(contentsOf: repeatElement(0, count: 56 - buffer.count))
         for i in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(i))) }
-        compress(buffer)
+        buffer.withUnsafeBytes { compress($0.baseAddress!) }
         // The buffer held the message's last block, which may be a secret (docs/MFA.md §10 hashes
         // pin1): wipe it before its memory is released.
         buffer.wipe()
         buffer.removeAll()
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for w in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            out += [UInt8(w >> 24), UInt8(truncatingIfNeeded: w >> 16), UInt8(truncatingIfNeeded: w >> 8), UInt8(truncatingIfNeeded: w)]
+        return withUnsafeBytes(of: state) { words in
+            [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+                for i in 0..<8 {
+                    let w = words.load(fromByteOffset: 4 * i, as: UInt32.self).bigEndian
+                    withUnsafeBytes(of: w) { for j in 0..<4 { out[4 * i + j] = $0[j] } }
+                }
+                count = 32
+            }
         }
-        return out
     }
 
     private static let k: [UInt32] = [
@@ -71,28 +101,30 @@ public struct SHA256: Sendable {
 
     @inline(__always) private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] = UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8 | UInt32(block[4 * i + 3])
+    /// One 64-byte block at `block`. The message schedule lives on the stack and is wiped.
+    private mutating func compress(_ block: UnsafeRawPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
+            for i in 16..<64 {
+                let s0 = Self.rotr(w[i - 15], 7) ^ Self.rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                let s1 = Self.rotr(w[i - 2], 17) ^ Self.rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            }
+            var (a, b, c, d, e, f, g, h) = state
+            Self.k.withUnsafeBufferPointer { k in
+                for i in 0..<64 {
+                    let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
+                    let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ maj
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                }
+            }
+            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+            // The schedule's first 16 words are the block itself.
+            explicit_bzero(UnsafeMutableRawPointer(w.baseAddress!), 64 * MemoryLayout<UInt32>.stride)
         }
-        for i in 16..<64 {
-            let s0 = Self.rotr(w[i - 15], 7) ^ Self.rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = Self.rotr(w[i - 2], 17) ^ Self.rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = state
-        for i in 0..<64 {
-            let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ Self.k[i] &+ w[i]
-            let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
-        // The schedule's first 16 words are the block itself.
-        w.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
     }
 }

@@ -9,13 +9,13 @@ final class IdentityHashCache: Sendable {
     private struct Hashes: Sendable { var hid: [UInt8]; var htid: [UInt8]? }
     private let map = BoundedMap<Key, Hashes>(capacity: 50_000)
 
-    /// The cached hashes for `mpinID` on `date`, if any.
-    func lookup(date: Int32, mpinID: [UInt8]) -> (hid: [UInt8], htid: [UInt8]?)? {
-        map[Key(digest: MPin.hashID(mpinID), date: date)].map { ($0.hid, $0.htid) }
+    /// The cached hashes on `date` of the identity whose `MPin.hashID` is `digest`, if any.
+    func lookup(date: Int32, digest: [UInt8]) -> (hid: [UInt8], htid: [UInt8]?)? {
+        map[Key(digest: digest, date: date)].map { ($0.hid, $0.htid) }
     }
 
     /// Remembers the hashes of an identity that has just authenticated.
-    func insert(date: Int32, mpinID: [UInt8], hid: [UInt8], htid: [UInt8]?) {
-        map.insert(Hashes(hid: hid, htid: htid), for: Key(digest: MPin.hashID(mpinID), date: date))
+    func insert(date: Int32, digest: [UInt8], hid: [UInt8], htid: [UInt8]?) {
+        map.insert(Hashes(hid: hid, htid: htid), for: Key(digest: digest, date: date))
     }
 }

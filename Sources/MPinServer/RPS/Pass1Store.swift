@@ -68,15 +68,18 @@ final class Pass1Store: Sendable {
     /// first 64 bits (one host usually holds a whole /64, so counting its addresses one by one
     /// would not bound it).
     static func sourceKey(_ address: String) -> String {
+        // A byte scan: `String.contains(Character)` walks grapheme clusters, and this runs
+        // twice per login.
         var raw = in6_addr()
-        guard address.contains(":"), inet_pton(AF_INET6, address, &raw) == 1 else { return address }
+        guard address.utf8.contains(UInt8(ascii: ":")), inet_pton(AF_INET6, address, &raw) == 1 else { return address }
         let prefix = withUnsafeBytes(of: raw) { Array($0.prefix(8)) }
         return "ipv6/64:" + prefix.map { String($0, radix: 16) }.joined(separator: ".")
     }
 
-    /// Stores a pass 1's state for `mpinID` from `source`; returns its id, or why not.
-    func save(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], source address: String, expires: Date, now: Date) -> SaveOutcome {
-        let key = MPin.hashID(mpinID)
+    /// Stores a pass 1's state for the identity whose `MPin.hashID` is `key` (computed once
+    /// per request by the caller, which needs it for other look-ups too), from `source`;
+    /// returns its id, or why not.
+    func save(key: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], source address: String, expires: Date, now: Date) -> SaveOutcome {
         let source = Self.sourceKey(address)
         guard let id = try? SystemRandom.bytes(16) else { return .full }
         return state.withLock { s in
@@ -102,11 +105,10 @@ final class Pass1Store: Sendable {
         }
     }
 
-    /// The live entries a pass 2 of `mpinID` from `address` may belong to: the one with `id`
-    /// when the client echoed it, else every pending one from the same address, newest first.
-    /// Nothing is removed.
-    func candidates(mpinID: [UInt8], id: [UInt8]?, source address: String, now: Date) -> [Entry] {
-        let key = MPin.hashID(mpinID)
+    /// The live entries a pass 2 of the identity `key` (its `MPin.hashID`) from `address` may
+    /// belong to: the one with `id` when the client echoed it, else every pending one from the
+    /// same address, newest first. Nothing is removed.
+    func candidates(key: [UInt8], id: [UInt8]?, source address: String, now: Date) -> [Entry] {
         let source = Self.sourceKey(address)
         return state.withLock { s in
             let live = (s.entries[key] ?? []).filter { $0.expires > now }
@@ -115,9 +117,8 @@ final class Pass1Store: Sendable {
         }
     }
 
-    /// Removes the entry `id` of `mpinID`; false when it is gone (another pass 2 took it).
-    func take(mpinID: [UInt8], id: [UInt8]) -> Bool {
-        let key = MPin.hashID(mpinID)
+    /// Removes the entry `id` of the identity `key`; false when it is gone (another pass 2 took it).
+    func take(key: [UInt8], id: [UInt8]) -> Bool {
         return state.withLock { s in
             guard var list = s.entries[key], let index = list.firstIndex(where: { $0.id == id }) else { return false }
             s.forget(list.remove(at: index))

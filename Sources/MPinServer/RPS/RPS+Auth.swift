@@ -25,7 +25,7 @@ extension RPS {
         guard let y = try? SystemRandom.scalar() else { throw ServerError.internal("Random source failed") }
         let now = Date()
         let expires = now.addingTimeInterval(TimeInterval(config.pass1ExpireSeconds))
-        switch pass1Store.save(mpinID: mpinBytes, u: u, ut: ut, y: y, source: source, expires: expires, now: now) {
+        switch pass1Store.save(key: MPin.hashID(mpinBytes), u: u, ut: ut, y: y, source: source, expires: expires, now: now) {
         case .saved(let id): return Pass1Response(y: Hex.encode(y), pass1Id: Hex.encode(id))
         case .sourceFull:
             logger.notice("pass 1 refused", metadata: ["reason": "too many pending from one address"])
@@ -62,18 +62,20 @@ extension RPS {
             guard let id = Hex.decode(text, length: 16) else { throw ServerError.invalidData("pass1Id is not 16 bytes of hex") }
             named = id
         }
-        let pending = pass1Store.candidates(mpinID: mpinBytes, id: named, source: source, now: now)
+        // The identity's digest keys both the pass-1 store and the hash cache: computed once.
+        let identity = MPin.hashID(mpinBytes)
+        let pending = pass1Store.candidates(key: identity, id: named, source: source, now: now)
         guard !pending.isEmpty else { throw ServerError.noPass1State }
         var success = false
         var consumed: [UInt8]? = named
-        for p1 in pending where verify(mpinID: mpinBytes, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now) {
+        for p1 in pending where verify(mpinID: mpinBytes, digest: identity, u: p1.u, ut: p1.ut, y: p1.y, v: v, now: now) {
             success = true
             consumed = p1.id
             break
         }
         // Pass-1 state is consumed here: a replayed (or concurrent second) pass 2 finds it gone.
         // An unnamed failure consumes nothing: it cannot tell which login it was.
-        if let consumed, !pass1Store.take(mpinID: mpinBytes, id: consumed) { throw ServerError.noPass1State }
+        if let consumed, !pass1Store.take(key: identity, id: consumed) { throw ServerError.noPass1State }
         let otp = req.OTP ? try digits(6) : nil
         // A client's verdict nonce goes into the authOTT, so that the final step signs over the
         // nonce of the proof it answers (§4.5.1): the record is found by the whole authOTT's
@@ -101,16 +103,17 @@ extension RPS {
     }
 
     /// MPIN_SERVER_2 for today, and yesterday during the first UTC hour (§4.7).
-    private func verify(mpinID: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], v: [UInt8], now: Date) -> Bool {
+    /// `digest`: the identity's `MPin.hashID`, the hash cache's key.
+    private func verify(mpinID: [UInt8], digest: [UInt8], u: [UInt8], ut: [UInt8], y: [UInt8], v: [UInt8], now: Date) -> Bool {
         let today = WireTime.day(now)
         for date in WireTime.isGraceHour(now) ? [today, today - 1] : [today] {
-            let cached = identityHashes.lookup(date: date, mpinID: mpinID)
+            let cached = identityHashes.lookup(date: date, digest: digest)
             guard let (hid, htid) = cached ?? (try? MPin.server1(date: date, mpinID: mpinID)) else { return false }
             let r = MPin.server2(date: date, hid: hid, htid: htid, y: y, serverSecret: serverSecret, u: u, ut: ut, v: v)
             if r == .ok {
                 // Only identities that just proved themselves are cached: a client cannot fill
                 // the cache with made-up mpinIds.
-                if cached == nil { identityHashes.insert(date: date, mpinID: mpinID, hid: hid, htid: htid) }
+                if cached == nil { identityHashes.insert(date: date, digest: digest, hid: hid, htid: htid) }
                 return true
             }
             if r != .badPIN { return false }
