@@ -110,9 +110,11 @@ struct Doctor: CLICommand {
             report(response.status == 200, "backend", "\(url) answered HTTP \(response.status)",
                    fix: "check the backend URL and that the server runs")
             let https = config.backend.hasPrefix("https://")
-            // Plain http is fine to this machine itself: http://127.0.0.1… or http://localhost….
-            let host = config.backend.hasPrefix("http://") ? config.backend.dropFirst(7) : ""
-            let local = host.hasPrefix("127.0.0.1") || host.hasPrefix("localhost")
+            // Plain http is fine to this machine itself: the host part, up to the port or path,
+            // exactly 127.0.0.1, localhost or [::1] (not http://localhost.example.org, nor
+            // http://localhost@elsewhere, whose host is elsewhere).
+            let local: Bool
+            if case .success(let origin) = URLOrigin.parse(config.backend) { local = origin.isLoopback } else { local = false }
             report(https || local, "tls", https ? "certificate verified" : "plain http",
                    fix: "use an https backend URL outside a single machine")
             if let date = response.header("date").flatMap(System.httpDate) {

@@ -231,8 +231,9 @@ CONF
 }
 
 # in_background OUT COMMAND...: COMMAND in the background, its stdout and stderr in OUT (emptied
-# first), killed at exit if still running; sets BG_PID. Its stdin is this shell's, or the file
-# BG_STDIN names, opened by the background process itself (a FIFO's writer may come later).
+# first), killed at exit if still running; sets BG_PID. Its stdin is /dev/null (bash gives a
+# background job of a script without job control nothing else), or the file BG_STDIN names,
+# opened by the background process itself (a FIFO's writer may come later).
 in_background() {
   local out=$1; shift
   : > "$out"

@@ -34,6 +34,18 @@ final class URLOriginTests: XCTestCase {
         XCTAssertEqual(c.path, "/")
     }
 
+    /// `mpinctl doctor` lets plain http pass only to this machine: the whole host decides, not
+    /// a prefix of the text after the scheme.
+    func testLoopbackIsTheWholeHost() {
+        for url in ["http://127.0.0.1:8005", "http://localhost", "http://LOCALHOST:80/x", "http://[::1]:8005/rps"] {
+            XCTAssertEqual(parsed(url)?.isLoopback, true, url)
+        }
+        for url in ["http://localhost.example.org:8005", "http://127.0.0.1.example.org", "http://localhost@example.org",
+                    "http://127.0.0.1@10.0.0.5:8005", "http://127.0.0.2:8005", "http://10.0.0.5"] {
+            XCTAssertEqual(parsed(url)?.isLoopback, false, url)
+        }
+    }
+
     func testRefusalsNeverQuoteTheURL() {
         for url in ["", "127.0.0.1/x", "ftp://host/?regOTT=SECRET0TT", "http://", "http://:80/", "http://host:0/",
                     "http://host:65536/", "http://host:+80/", "http://host:/", "http://[::1/", "http://[::1]x/",

@@ -90,6 +90,16 @@ final class OpenSSLDifferentialTests: XCTestCase {
             h.update(data[..<cut])
             h.update(data[cut...])
             XCTAssertEqual(h.finalize(), expected, "SHA-256 of \(n) bytes in two updates (cut \(cut))")
+            // Input that is not contiguous (a lazy sequence) takes the byte-at-a-time path, alone
+            // and mixed with contiguous updates.
+            var lazy = SHA256()
+            lazy.update(data[..<cut].lazy.map { $0 })
+            lazy.update(data[cut...])
+            XCTAssertEqual(lazy.finalize(), expected, "SHA-256 of \(n) bytes, a lazy sequence then contiguous (cut \(cut))")
+            var lazyAfter = SHA256()
+            lazyAfter.update(data[..<cut])
+            lazyAfter.update(data[cut...].lazy.map { $0 })
+            XCTAssertEqual(lazyAfter.finalize(), expected, "SHA-256 of \(n) bytes, contiguous then a lazy sequence (cut \(cut))")
         }
         // Known answers (FIPS 180-2): "abc" and the empty string.
         XCTAssertEqual(hexString(SHA256.hash(Array("abc".utf8))),

@@ -74,7 +74,9 @@ final class CommandLineParserTests: XCTestCase {
         let help = declaration.help(program: "tool")
         XCTAssertTrue(help.hasPrefix("OVERVIEW: Register an identity.\n\nUSAGE: tool register "), help)
         XCTAssertTrue(help.contains("[--backend <backend>]"), help)
-        XCTAssertTrue(help.contains("--identity <identity> "), "required, so without brackets: \(help)")
+        let usage = help.split(separator: "\n").first { $0.hasPrefix("USAGE:") }.map(String.init) ?? ""
+        XCTAssertTrue(usage.contains(" --identity <identity>"), "required, so in the usage line: \(usage)")
+        XCTAssertFalse(usage.contains("[--identity"), "required, so without brackets: \(usage)")
         XCTAssertTrue(help.contains("\n  <user>                  The Unix user.\n"), help)
         XCTAssertTrue(help.contains("\n  --wait <wait>           Seconds to wait. (default: 300)\n"), help)
         XCTAssertTrue(help.contains("\n  --pin-stdin             Read the PIN from standard input.\n"), help)

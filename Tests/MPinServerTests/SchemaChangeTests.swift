@@ -41,6 +41,17 @@ final class SchemaChangeTests: XCTestCase {
                        ["ALTER TABLE reg_codes ADD COLUMN failures bigint NOT NULL DEFAULT 0"])
     }
 
+    /// A column added NOT NULL without a default would fail on databases that have rows.
+    func testEverySharedMigrationAppliesToTablesWithRows() {
+        XCTAssertFalse(SchemaChange.addColumn(table: "widgets", SchemaColumn("strict", .integer)).appliesToExistingRows)
+        XCTAssertTrue(SchemaChange.addColumn(table: "widgets", SchemaColumn("seen", .real, default: .real(0.5))).appliesToExistingRows)
+        for migration in StorageSchema.sharedMigrations {
+            for change in migration.changes {
+                XCTAssertTrue(change.appliesToExistingRows, "\(migration): \(change)")
+            }
+        }
+    }
+
     func testSQLiteAcceptsTheStatementsAndTheDefaults() throws {
         let queue = try DatabaseQueue()
         try queue.write { db in

@@ -516,6 +516,20 @@ class StorageContractTests: XCTestCase {
         }
         let rightAgain = try await registerWithCode("ida-ok2", user: "ida", codeHash: "ida-2")
         XCTAssertEqual(rightAgain, .stored(active: true))
+
+        // Wrong codes for a user with no live code count nothing: her first code, issued after
+        // three of them, is voided by the third wrong code that follows it, not by the first.
+        for i in 0..<3 {
+            let early = try await registerWithCode("jo-e\(i)", user: "jo", codeHash: "guess-e\(i)")
+            XCTAssertEqual(early, .regCodeRefused(voided: 0))
+        }
+        assertTrue(try await self.store.issueRegCode(codeHash: "jo-1", userID: "jo", expires: now.addingTimeInterval(hour), now: now))
+        for i in 0..<2 {
+            let wrong = try await registerWithCode("jo-w\(i)", user: "jo", codeHash: "guess-w\(i)")
+            XCTAssertEqual(wrong, .regCodeRefused(voided: 0), "nothing was counted before the code was issued")
+        }
+        let joThird = try await registerWithCode("jo-w2", user: "jo", codeHash: "guess-w2")
+        XCTAssertEqual(joThird, .regCodeRefused(voided: 1))
     }
 
     // MARK: DVS
@@ -702,6 +716,26 @@ class StorageContractTests: XCTestCase {
             XCTAssertEqual(outcomes.filter { $0 == .regCodeRefused(voided: 0) }.count, 11, "round \(round): \(outcomes)")
             let right = try await registerWithCode("\(user)-ok", user: user, codeHash: "code-\(round)")
             XCTAssertEqual(right, .regCodeRefused(voided: 0), "round \(round): voided")
+        }
+    }
+
+    /// Two concurrent wrong codes below the limit are both counted (no lost update): the third
+    /// wrong code, sent after them, voids the codes. Several rounds, as above.
+    func testConcurrentWrongRegistrationCodesBelowTheLimitAreAllCounted() async throws {
+        let store = self.store, now = self.now
+        for round in 0..<8 {
+            let user = "rex-\(round)"
+            assertTrue(try await store.issueRegCode(codeHash: "code-\(round)", userID: user, expires: now.addingTimeInterval(hour),
+                                                    now: now))
+            let outcomes = try await withThrowingTaskGroup(of: RegistrationOutcome.self) { group in
+                for i in 0..<2 {
+                    group.addTask { try await Self.registerWithCode(store, "\(user)-\(i)", user: user, codeHash: "guess-\(i)", now: now) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes, [.regCodeRefused(voided: 0), .regCodeRefused(voided: 0)], "round \(round)")
+            let third = try await registerWithCode("\(user)-2", user: user, codeHash: "guess-2")
+            XCTAssertEqual(third, .regCodeRefused(voided: 1), "round \(round): a wrong code was not counted")
         }
     }
 }

@@ -25,6 +25,10 @@ public struct URLOrigin: Equatable, Sendable {
     /// `scheme://host[:port]`, safe for messages and logs: no user info, path or query.
     public var display: String { scheme + "://" + authority }
 
+    /// Whether the host is this machine by name or by its usual loopback address (`localhost`,
+    /// `127.0.0.1`, `::1`), compared whole: `localhost.example.org` is not.
+    public var isLoopback: Bool { host == "localhost" || host == "127.0.0.1" || host == "::1" }
+
     /// The target's path, without the query (which can hold a regOTT or a signature).
     public var path: Substring { target.prefix { $0 != "?" } }
 

@@ -10,6 +10,14 @@
     case createTable(String, columns: [SchemaColumn])
     case addColumn(table: String, SchemaColumn)
     case createIndex(String, table: String, columns: [String])
+
+    /// Whether both backends can apply the change to a table that already has rows: a column
+    /// added NOT NULL needs a default (SQLite refuses it otherwise, PostgreSQL on a non-empty
+    /// table). SchemaChangeTests holds every shared migration to it.
+    public var appliesToExistingRows: Bool {
+        if case .addColumn(_, let column) = self { return column.nullable || column.defaultValue != nil }
+        return true
+    }
 }
 
 /// A column as both backends declare it.

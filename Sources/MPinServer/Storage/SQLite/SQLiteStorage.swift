@@ -286,15 +286,17 @@ import MPinWire
         let row = try Row.fetchOne(db, sql: """
             SELECT COALESCE(MAX(failures), 0) AS failures, COUNT(*) AS live FROM reg_codes WHERE user_id = ? AND expires > ?
             """, arguments: [userID, now.timeIntervalSince1970])
-        switch WrongRegCodeCounter.decide(failures: row?["failures"] ?? 0, liveCodes: row?["live"] ?? 0, maxAttempts: maxAttempts) {
+        let live: Int = row?["live"] ?? 0
+        switch WrongRegCodeCounter.decide(failures: row?["failures"] ?? 0, liveCodes: live, maxAttempts: maxAttempts) {
         case nil:
             return 0
         case .count(let failures)?:
             try db.execute(sql: "UPDATE reg_codes SET failures = ? WHERE user_id = ?", arguments: [failures, userID])
             return 0
         case .voidCodes?:
+            // Expired codes not yet purged go too; the count says how many live ones were voided.
             try db.execute(sql: "DELETE FROM reg_codes WHERE user_id = ?", arguments: [userID])
-            return db.changesCount
+            return live
         }
     }
 
