@@ -135,17 +135,10 @@ struct Rows {
     }
 }
 
-struct Show: CLICommand {
-    static let declaration = CommandDeclaration(
-        "show", abstract: "Show one Unix user's registration.",
-        arguments: [.argument("user")], options: GlobalOptions.declarations)
+struct Show: UserCommand {
+    static let declaration = userDeclaration("show", abstract: "Show one Unix user's registration.")
     let global: GlobalOptions
     let user: String
-
-    init(_ line: ParsedCommandLine) {
-        global = GlobalOptions(line)
-        user = line.argument("user")
-    }
 
     func run() throws {
         try requireRoot()
@@ -158,17 +151,10 @@ struct Show: CLICommand {
     }
 }
 
-struct Delete: CLICommand {
-    static let declaration = CommandDeclaration(
-        "delete", abstract: "Delete a Unix user's registration and token (no server call).",
-        arguments: [.argument("user")], options: GlobalOptions.declarations)
+struct Delete: UserCommand {
+    static let declaration = userDeclaration("delete", abstract: "Delete a Unix user's registration and token (no server call).")
     let global: GlobalOptions
     let user: String
-
-    init(_ line: ParsedCommandLine) {
-        global = GlobalOptions(line)
-        user = line.argument("user")
-    }
 
     func run() throws {
         let (config, account, sdk) = try global.registeredUser(user)
@@ -178,17 +164,10 @@ struct Delete: CLICommand {
     }
 }
 
-struct Auth: CLICommand {
-    static let declaration = CommandDeclaration(
-        "auth", abstract: "Authenticate a Unix user exactly as the PAM module does; prints the outcome.",
-        arguments: [.argument("user")], options: GlobalOptions.declarations)
+struct Auth: UserCommand {
+    static let declaration = userDeclaration("auth", abstract: "Authenticate a Unix user exactly as the PAM module does; prints the outcome.")
     let global: GlobalOptions
     let user: String
-
-    init(_ line: ParsedCommandLine) {
-        global = GlobalOptions(line)
-        user = line.argument("user")
-    }
 
     func run() throws {
         try requireRoot()
@@ -209,17 +188,10 @@ struct Auth: CLICommand {
     }
 }
 
-struct OTP: CLICommand {
-    static let declaration = CommandDeclaration(
-        "otp", abstract: "Authenticate and print a one-time password from the backend.",
-        arguments: [.argument("user")], options: GlobalOptions.declarations)
+struct OTP: UserCommand {
+    static let declaration = userDeclaration("otp", abstract: "Authenticate and print a one-time password from the backend.")
     let global: GlobalOptions
     let user: String
-
-    init(_ line: ParsedCommandLine) {
-        global = GlobalOptions(line)
-        user = line.argument("user")
-    }
 
     func run() throws {
         let (config, account, sdk) = try global.registeredUser(user)
@@ -231,17 +203,10 @@ struct OTP: CLICommand {
     }
 }
 
-struct RegCode: CLICommand {
-    static let declaration = CommandDeclaration(
-        "regcode", abstract: "Authenticate and print a registration code with which another device registers the same identity.",
-        arguments: [.argument("user")], options: GlobalOptions.declarations)
+struct RegCode: UserCommand {
+    static let declaration = userDeclaration("regcode", abstract: "Authenticate and print a registration code with which another device registers the same identity.")
     let global: GlobalOptions
     let user: String
-
-    init(_ line: ParsedCommandLine) {
-        global = GlobalOptions(line)
-        user = line.argument("user")
-    }
 
     func run() throws {
         let (config, identity, mfa, u) = try global.mfaUser(user)

@@ -11,17 +11,10 @@ import MPinWire
 // Designated verifier signatures from the command line (docs/MFA.md §14): enrol a signing key
 // for a registered Unix user, sign a file with it, and have the backend verify a signature.
 
-struct RegisterDVS: CLICommand {
-    static let declaration = CommandDeclaration(
-        "register-dvs", abstract: "Enrol a signing key for a registered Unix user: asks the login PIN, then a new signing PIN twice.",
-        arguments: [.argument("user")], options: GlobalOptions.declarations)
+struct RegisterDVS: UserCommand {
+    static let declaration = userDeclaration("register-dvs", abstract: "Enrol a signing key for a registered Unix user: asks the login PIN, then a new signing PIN twice.")
     let global: GlobalOptions
     let user: String
-
-    init(_ line: ParsedCommandLine) {
-        global = GlobalOptions(line)
-        user = line.argument("user")
-    }
 
     func run() throws {
         let (config, identity, mfa, u) = try global.mfaUser(user)

@@ -150,3 +150,19 @@ func requireRoot() throws {
 
 /// Writes `mpinctl: text` to stderr.
 func printError(_ text: String) { MPinCLI.printError(text, program: "mpinctl") }
+
+/// A command whose whole input is one Unix user and the global options (show, delete, auth,
+/// otp, reg-code, register-dvs): declared and read in one way, here, instead of in each.
+protocol UserCommand: CLICommand {
+    init(global: GlobalOptions, user: String)
+}
+
+extension UserCommand {
+    init(_ line: ParsedCommandLine) {
+        self.init(global: GlobalOptions(line), user: line.argument("user"))
+    }
+
+    static func userDeclaration(_ name: String, abstract: String) -> CommandDeclaration {
+        CommandDeclaration(name, abstract: abstract, arguments: [.argument("user")], options: GlobalOptions.declarations)
+    }
+}
