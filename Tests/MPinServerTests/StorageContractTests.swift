@@ -280,6 +280,11 @@ class StorageContractTests: XCTestCase {
         XCTAssertEqual(accepted?.status, 200)
         XCTAssertEqual(accepted?.userID, "cy")
         XCTAssertEqual(accepted?.mpinID, cy)
+        // The 200 that opened a session used the record up too (one statement on PostgreSQL).
+        let replayed = try await store.evaluate(authOTTHash: "right-2", flow: .direct, maxAttempts: 3, now: now,
+                                                session: NewSession(token: "t2", tokenHash: "token-hash-2",
+                                                                    expires: now.addingTimeInterval(hour)), logoutData: nil)
+        XCTAssertNil(replayed, "single use")
         let wrongUser = try await store.endSession(tokenHash: "token-hash", userID: "eve", now: now)
         let ended = try await store.endSession(tokenHash: "token-hash", userID: "cy", now: now)
         let twice = try await store.endSession(tokenHash: "token-hash", userID: "cy", now: now)
