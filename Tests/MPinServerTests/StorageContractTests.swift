@@ -663,6 +663,26 @@ class StorageContractTests: XCTestCase {
             }
             XCTAssertEqual(results.compactMap { $0 }, [200], "round \(round): \(results)")
         }
+        // The same with the RPA's sessions (PostgreSQL's two-statement path): one verdict, and
+        // only the winner's session opened.
+        for round in 0..<10 {
+            assertTrue(try await savePass2("oz-s-\(round)", mpinID: oz, success: true))
+            let results = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
+                for step in 0..<2 {
+                    let session = NewSession(token: "t", tokenHash: "oz-s-\(round)-\(step)", expires: now.addingTimeInterval(3600))
+                    group.addTask {
+                        (step, try await store.evaluate(authOTTHash: "oz-s-\(round)", flow: .direct, maxAttempts: 3, now: now,
+                                                        session: session, logoutData: nil)?.status)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(results.compactMap(\.1), [200], "round \(round): \(results)")
+            for (step, status) in results {
+                let opened = try await store.endSession(tokenHash: "oz-s-\(round)-\(step)", userID: "oz", now: now)
+                XCTAssertEqual(opened, status == 200, "round \(round), step \(step)")
+            }
+        }
         for round in 0..<5 {
             let wid = String(2_000_000 + round)
             assertTrue(try await store.createAccessNumber(wid: wid, webOTTHash: "web-\(round)", expires: now.addingTimeInterval(60),
