@@ -663,7 +663,8 @@ class StorageContractTests: XCTestCase {
             }
             XCTAssertEqual(results.compactMap { $0 }, [200], "round \(round): \(results)")
         }
-        // The same with the RPA's sessions (PostgreSQL's two-statement path): one verdict, and
+        // The same with the RPA's sessions (on PostgreSQL the record's use and the session are one
+        // statement): one verdict, and
         // only the winner's session opened.
         for round in 0..<10 {
             assertTrue(try await savePass2("oz-s-\(round)", mpinID: oz, success: true))

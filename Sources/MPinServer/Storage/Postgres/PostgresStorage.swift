@@ -510,10 +510,6 @@ final class PostgresStorage: StorageBackend {
 
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
-        if case .direct = flow, let session,
-           let verdict = try await evaluateAtOnce(authOTTHash: authOTTHash, maxAttempts: maxAttempts, now: now, session: session) {
-            return verdict
-        }
         let logger = logger
         // Not durable unless a wrong PIN is counted (`apply`).
         return try await transaction(durable: false) { c in
@@ -557,44 +553,6 @@ final class PostgresStorage: StorageBackend {
                 try await Self.apply(write, c, authOTTHash: authOTTHash, mpinID: mpinID, now: now, logger: logger)
             }
         }
-    }
-
-    /// The usual final step of a login, a right PIN on a clean counter that opens the RPA's
-    /// session, in two statements instead of four (BEGIN, the locking SELECT, the writes,
-    /// COMMIT; issue 27 item 3): the same rows read without a lock, the plan decided from them
-    /// as always, and, when the plan is the record's single use and the session, one statement
-    /// that locks the rows and applies it only if they still hold every value the plan was
-    /// decided from. nil for anything else, a guard that failed included (a concurrent step
-    /// changed or used the rows): the caller then takes the transaction, which decides again.
-    private func evaluateAtOnce(authOTTHash: String, maxAttempts: Int, now: Date, session: NewSession) async throws -> AuthVerdict? {
-        guard let row = try await run("""
-            SELECT a.mpin_id, a.success, a.wid, a.otp, a.status, a.expires, i.user_id, i.attempts, i.blocked_at, u.state
-            FROM auth a JOIN identities i ON i.mpin_id = a.mpin_id LEFT JOIN users u ON u.user_id = i.user_id
-            WHERE a.auth_ott_hash = \(authOTTHash)
-            """, durable: false).first else { return nil }
-        let r = try row.decode((String, Bool, String, String?, Int?, Double, String, Int, Double?, String?).self)
-        let record = AuthRecord(mpinID: r.0, success: r.1, wid: r.2, otp: r.3, priorStatus: r.4, expires: r.5)
-        let identity = IdentityCounter(userID: r.6, attempts: r.7, blockedAt: r.8, userState: r.9)
-        let plan = FinalStepPlan.decide(record: record, identity: identity, flow: .direct, maxAttempts: maxAttempts, now: now,
-                                        session: session, logoutData: nil)
-        guard plan.writes.count == 2, case .deleteAuth = plan.writes[0],
-              case .openSession(let session, let userID) = plan.writes[1] else { return nil }
-        let applied = try await run("""
-            WITH held AS (
-              SELECT a.auth_ott_hash FROM auth a JOIN identities i ON i.mpin_id = a.mpin_id LEFT JOIN users u ON u.user_id = i.user_id
-              WHERE a.auth_ott_hash = \(authOTTHash) AND a.mpin_id = \(record.mpinID) AND a.success = \(record.success)
-                AND a.wid = \(record.wid) AND a.otp IS NOT DISTINCT FROM \(record.otp)
-                AND a.status IS NOT DISTINCT FROM \(record.priorStatus) AND a.expires = \(record.expires)
-                AND i.user_id = \(identity.userID) AND i.attempts = \(identity.attempts)
-                AND i.blocked_at IS NOT DISTINCT FROM \(identity.blockedAt) AND u.state IS NOT DISTINCT FROM \(identity.userState)
-              FOR UPDATE OF a, i),
-            used AS (DELETE FROM auth WHERE auth_ott_hash IN (SELECT auth_ott_hash FROM held))
-            INSERT INTO sessions (token_hash, user_id, expires)
-              SELECT \(session.tokenHash), \(userID), \(session.expires.timeIntervalSince1970) FROM held
-            ON CONFLICT (token_hash) DO UPDATE SET user_id = EXCLUDED.user_id, expires = EXCLUDED.expires
-            RETURNING 1
-            """, durable: false)
-        return applied.isEmpty ? nil : plan.verdict
     }
 
     /// One write of the final step (`FinalStepPlan`) in PostgreSQL's SQL, on the rows locked above.
