@@ -664,8 +664,7 @@ class StorageContractTests: XCTestCase {
             XCTAssertEqual(results.compactMap { $0 }, [200], "round \(round): \(results)")
         }
         // The same with the RPA's sessions (on PostgreSQL the record's use and the session are one
-        // statement): one verdict, and
-        // only the winner's session opened.
+        // statement): one verdict, and only the winner's session opened.
         for round in 0..<10 {
             assertTrue(try await savePass2("oz-s-\(round)", mpinID: oz, success: true))
             let results = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
