@@ -217,7 +217,9 @@ extension JSONValue {
     }
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
+        // A digit of a control character's escape (no table: an array literal here was
+        // allocated for every string written).
+        func hex(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
         out.append(0x22)
         for c in s.utf8 {
             switch c {
@@ -229,7 +231,7 @@ extension JSONValue {
             // The short forms Python's json and Foundation write, so that texts match theirs.
             case 0x08: out += [0x5C, UInt8(ascii: "b")]
             case 0x0C: out += [0x5C, UInt8(ascii: "f")]
-            case 0..<0x20: out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]]
+            case 0..<0x20: out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex(c >> 4), hex(c & 15)]
             default: out.append(c)
             }
         }

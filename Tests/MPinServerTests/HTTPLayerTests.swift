@@ -85,6 +85,11 @@ final class HTTPLayerTests: XCTestCase {
             let http = server.client!
             let cases: [(String, String, String?, Int, String)] = [
                 ("GET", "/rps/pass1", nil, 405, "Method not allowed"),
+                ("PUT", "/mpinAuthenticate", "{}", 405, "Method not allowed"),
+                ("POST", "/rps/pass2", #"{"pass":2,"V":"04"}"#, 403, "BAD REQUEST. Invalid data received: WID argument missing"),
+                ("POST", "/rps/pass2", String(repeating: " ", count: 3000), 413, "Request body too large"),
+                ("POST", "/mpinAuthenticate", #"{"mpinResponse":{}}"#, 400, "BAD REQUEST. authOTT argument missing"),
+                ("POST", "/mpinAuthenticate", #"{"mpinResponse":{"authOTT":"00ff"}}"#, 408, "Expired authentication request"),
                 ("DELETE", "/rps/user", nil, 405, "Method not allowed"),
                 ("GET", "/no/such/path", nil, 404, "URI NOT FOUND"),
                 ("GET", "/rps/signature", nil, 404, "URI NOT FOUND"),
@@ -104,6 +109,9 @@ final class HTTPLayerTests: XCTestCase {
                 XCTAssertEqual(r.headers["access-control-allow-methods"], "GET,PUT,POST,DELETE,OPTIONS")
                 XCTAssertEqual(r.headers["www-authenticate"], status == 401 ? "Authenticate" : nil, "\(method) \(path)")
             }
+            let preflight = try await http.send("OPTIONS", "/rps/pass1")
+            XCTAssertEqual(preflight.status, 200)
+            XCTAssertEqual(String(decoding: preflight.body, as: UTF8.self), #"{"version":"0.3","message":"options request"}"#)
             let options = try await http.send("OPTIONS", "/anything/at/all")
             XCTAssertEqual(options.status, 200)
             XCTAssertEqual(String(decoding: options.body, as: UTF8.self), #"{"version":"0.3","message":"options request"}"#)
@@ -111,6 +119,46 @@ final class HTTPLayerTests: XCTestCase {
             let permit = try await http.get("/rps/timePermit/00")
             XCTAssertEqual(permit.status, 410)
             XCTAssertNil(permit.headers["cache-control"], "only a 200 time permit says no-cache")
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    /// The login requests, answered ahead of the middleware (`LoginRoutes`), carry the headers
+    /// every other answer carries, in the same order: a refusal like any other refusal, a
+    /// verdict like any other 200.
+    func testLoginAnswersHaveTheHeadersOfEveryOtherAnswer() async throws {
+        let server = try TestServer()
+        try await server.start()
+        do {
+            let base = "http://127.0.0.1:\(server.running!.port)"
+            /// Header names in order, with the values of the CORS ones (the others vary: date, length).
+            func shape(_ head: [String]) -> [String] {
+                head.dropFirst().map { line in
+                    let name = String(line.prefix { $0 != ":" }).lowercased()
+                    return name.hasPrefix("access-control-") ? line.lowercased() : name
+                }
+            }
+            let refusal = try RawHTTP.head(base, "PUT", "/rps/user", body: Data(#"{"mobile":1}"#.utf8))
+            XCTAssertTrue(refusal[0].contains(" 400 "), refusal[0])
+            XCTAssertEqual(shape(refusal).prefix(5), ["access-control-allow-origin: *", "access-control-allow-credentials: true",
+                                                     "access-control-allow-methods: get,put,post,delete,options",
+                                                     "access-control-allow-headers: content-type, depth, user-agent, x-file-size, "
+                                                     + "x-requested-with, x-requested-by, if-modified-since, x-file-name, "
+                                                     + "cache-control, www-authenticate", "content-type"])
+            for (path, body, status) in [("/rps/pass1", "{", 403), ("/rps/pass2", "{}", 403),
+                                         ("/mpinAuthenticate", #"{"mpinResponse":{"authOTT":"00ff"}}"#, 408)] {
+                let head = try RawHTTP.head(base, "POST", path, body: Data(body.utf8))
+                XCTAssertTrue(head[0].contains(" \(status) "), "\(path): \(head[0])")
+                XCTAssertEqual(shape(head), shape(refusal), path)
+            }
+            var client = MPinTestClient(http: server.client)
+            try await client.registerFully("lena", pin: "1234")
+            let (pass2, _) = try await client.passes(pin: "1234")
+            let body = try JSONEncoder().encode(AuthenticateRequest(mpinResponse: MPinResponse(pass2)))
+            let verdict = try RawHTTP.head(base, "POST", "/mpinAuthenticate", body: body)
+            let settings = try RawHTTP.head(base, "GET", "/rps/clientSettings")
+            XCTAssertTrue(verdict[0].contains(" 200 "), verdict[0])
+            XCTAssertEqual(shape(verdict), shape(settings))
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
@@ -148,13 +196,16 @@ final class HTTPLayerTests: XCTestCase {
             let signature = try await http.get("/rps/signature/\(registration.mpinId)?regOTT=\(registration.regOTT)")
             XCTAssertEqual(signature.status, 200)
             _ = try await http.get("/no/such/path?regOTT=\(registration.regOTT)")
+            _ = try await http.send("POST", "/rps/pass1", body: Data("{".utf8))
             await running.stop()
             let requests = lines.all.filter { $0.message == "request" }
-            XCTAssertEqual(requests.count, 3)
+            XCTAssertEqual(requests.count, 4)
             let routes = requests.map { $0.metadata["route"] ?? "" }
             XCTAssertTrue(routes[1].contains("signature") && !routes[1].contains(registration.mpinId), routes[1])
-            XCTAssertEqual(requests.map { $0.metadata["status"] }, ["200", "200", "404"])
-            XCTAssertEqual(requests.map { $0.metadata["method"] }, ["PUT", "GET", "GET"])
+            // A login request, answered ahead of the middleware, logs its line as the others do.
+            XCTAssertEqual(routes[3], "/rps/pass1")
+            XCTAssertEqual(requests.map { $0.metadata["status"] }, ["200", "200", "404", "403"])
+            XCTAssertEqual(requests.map { $0.metadata["method"] }, ["PUT", "GET", "GET", "POST"])
             for line in lines.all {
                 let text = line.message + line.metadata.values.joined(separator: " ")
                 XCTAssertFalse(text.contains(registration.regOTT), "regOTT logged: \(text)")

@@ -12,6 +12,19 @@ enum RawHTTP {
     /// `base` is `http://127.0.0.1:PORT`. Headers are returned lower-cased.
     static func send(_ base: String, _ method: String, _ path: String, body: Data = Data(),
                      headers: [String: String] = [:]) throws -> HTTPResult {
+        try parse(exchange(base, method, path, body: body, headers: headers))
+    }
+
+    /// The status line and header lines of the answer, as sent, in order.
+    static func head(_ base: String, _ method: String, _ path: String, body: Data = Data()) throws -> [String] {
+        let text = String(decoding: try exchange(base, method, path, body: body), as: UTF8.self)
+        guard let end = text.range(of: "\r\n\r\n") else { throw Failure(description: "no header end") }
+        return text[..<end.lowerBound].components(separatedBy: "\r\n")
+    }
+
+    /// The answer's bytes.
+    static func exchange(_ base: String, _ method: String, _ path: String, body: Data = Data(),
+                         headers: [String: String] = [:]) throws -> [UInt8] {
         guard let url = URL(string: base), let port = url.port else { throw Failure(description: "bad base \(base)") }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket") }
@@ -44,7 +57,7 @@ enum RawHTTP {
             if n == 0 { break }
             received += buffer[0..<n]
         }
-        return try parse(received)
+        return received
     }
 
     static func parse(_ bytes: [UInt8]) throws -> HTTPResult {

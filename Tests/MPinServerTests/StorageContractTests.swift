@@ -280,6 +280,11 @@ class StorageContractTests: XCTestCase {
         XCTAssertEqual(accepted?.status, 200)
         XCTAssertEqual(accepted?.userID, "cy")
         XCTAssertEqual(accepted?.mpinID, cy)
+        // The 200 that opened a session used the record up too (one statement on PostgreSQL).
+        let replayed = try await store.evaluate(authOTTHash: "right-2", flow: .direct, maxAttempts: 3, now: now,
+                                                session: NewSession(token: "t2", tokenHash: "token-hash-2",
+                                                                    expires: now.addingTimeInterval(hour)), logoutData: nil)
+        XCTAssertNil(replayed, "single use")
         let wrongUser = try await store.endSession(tokenHash: "token-hash", userID: "eve", now: now)
         let ended = try await store.endSession(tokenHash: "token-hash", userID: "cy", now: now)
         let twice = try await store.endSession(tokenHash: "token-hash", userID: "cy", now: now)
@@ -657,6 +662,26 @@ class StorageContractTests: XCTestCase {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             XCTAssertEqual(results.compactMap { $0 }, [200], "round \(round): \(results)")
+        }
+        // The same with the RPA's sessions (on PostgreSQL the record's use and the session are one
+        // statement): one verdict, and only the winner's session opened.
+        for round in 0..<10 {
+            assertTrue(try await savePass2("oz-s-\(round)", mpinID: oz, success: true))
+            let results = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
+                for step in 0..<2 {
+                    let session = NewSession(token: "t", tokenHash: "oz-s-\(round)-\(step)", expires: now.addingTimeInterval(3600))
+                    group.addTask {
+                        (step, try await store.evaluate(authOTTHash: "oz-s-\(round)", flow: .direct, maxAttempts: 3, now: now,
+                                                        session: session, logoutData: nil)?.status)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(results.compactMap(\.1), [200], "round \(round): \(results)")
+            for (step, status) in results {
+                let opened = try await store.endSession(tokenHash: "oz-s-\(round)-\(step)", userID: "oz", now: now)
+                XCTAssertEqual(opened, status == 200, "round \(round), step \(step)")
+            }
         }
         for round in 0..<5 {
             let wid = String(2_000_000 + round)

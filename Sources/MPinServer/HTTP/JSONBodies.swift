@@ -27,7 +27,11 @@ public struct WireBodyDecoder: Sendable {
     /// Decodes the (already collected) body as `T`.
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, refusal: Refusal = .invalidJSON) async throws -> T {
         var request = request
-        let body = try await request.collectBody(upTo: maxBodyBytes)
+        return try decode(type, from: try await request.collectBody(upTo: maxBodyBytes), refusal: refusal)
+    }
+
+    /// Decodes a body already read.
+    public func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer, refusal: Refusal = .invalidJSON) throws(ServerError) -> T {
         var parser = JSONParser()
         parser.maxBytes = maxBodyBytes
         do {

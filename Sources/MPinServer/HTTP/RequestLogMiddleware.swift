@@ -12,14 +12,20 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
-        let logger = logger, level = level
-        logger.log(level: level, "request", metadata: [
-            "method": "\(request.method.rawValue)",
-            "route": "\(context.endpointPath ?? "-")",
-            "status": "\(response.status.code)",
-            "ms": "\(Self.milliseconds(ContinuousClock.now - start))",
-        ])
+        Self.log(to: logger, level: level, method: request.method, route: context.endpointPath,
+                 status: response.status.code, elapsed: ContinuousClock.now - start)
         return response
+    }
+
+    /// The line, also written by `LoginRouteResponder` for the login requests it answers.
+    static func log(to logger: Logger, level: Logger.Level = .info, method: HTTPRequest.Method, route: String?,
+                    status: Int, elapsed: Duration) {
+        logger.log(level: level, "request", metadata: [
+            "method": "\(method.rawValue)",
+            "route": "\(route ?? "-")",
+            "status": "\(status)",
+            "ms": "\(milliseconds(elapsed))",
+        ])
     }
 
     private static func milliseconds(_ d: Duration) -> String {

@@ -24,14 +24,9 @@ extension RPS {
                          headers: [.cacheControl: "no-cache"])
         }
         routes.endpoint("setupDone/:mpinID", .post) { _, _ in JSONResponse(StatusResponse(message: "OK")) }
-        routes.endpoint("pass1", .post) { request, context in
-            JSONResponse(try await self.pass1(try await decoder.decode(Pass1Request.self, from: request, refusal: .invalidPassBody),
-                                              source: context.clientAddress))
-        }
-        routes.endpoint("pass2", .post) { request, context in
-            JSONResponse(try await self.pass2(try await decoder.decode(Pass2Request.self, from: request, refusal: .invalidPassBody),
-                                              source: context.clientAddress))
-        }
+        // Served by `LoginRoutes`, ahead of the middleware.
+        routes.endpoint("pass1", .post, servedBy: .loginRoutes)
+        routes.endpoint("pass2", .post, servedBy: .loginRoutes)
         routes.endpoint("authenticate", .post) { request, _ in
             switch try await self.mobileAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request)) {
             case .loggedIn(let body): return JSONResponse(body).response()
@@ -101,9 +96,8 @@ extension RPS {
     /// and logout.
     func demoRPARoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
-        routes.endpoint("mpinAuthenticate", .post) { request, _ in
-            try await self.rpaAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request))
-        }
+        // Served by `LoginRoutes`, ahead of the middleware.
+        routes.endpoint("mpinAuthenticate", .post, servedBy: .loginRoutes)
         routes.endpoint("logout", .post) { request, _ in
             try await self.logout(try await decoder.decode(LogoutData.self, from: request))
             return Response(status: .ok)

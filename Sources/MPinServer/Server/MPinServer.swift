@@ -116,7 +116,8 @@ public final class MPinServer: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
             services: services,
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
-            logger: logger)
+            // Hummingbird sets a request id on a copy of this logger for every request.
+            logger: logger.withRequestMetadataKeptApart)
     }
 
     /// Serves until SIGTERM or SIGINT, then stops gracefully. Logs one line when ready. With

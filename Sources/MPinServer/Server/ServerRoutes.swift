@@ -15,10 +15,14 @@ struct ServerRoutes: Sendable {
     var maxBodyBytes: Int
 
     /// The router, with the middleware every response goes through (outermost first): the
-    /// request log, CORS, errors as JSON, the body limit.
+    /// request log, CORS, errors as JSON, the body limit; the login requests do the same inline
+    /// (`LoginRoutes`).
     /// `metrics`: with `/health` and `/metrics`, and login steps timed.
     func router(logger: Logger, metrics: ServerMetrics? = nil, storage: (any ServerStorage)? = nil) -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
+        let decoder = WireBodyDecoder(maxBodyBytes: maxBodyBytes)
+        // The login requests first: the middleware below applies only to routes added after it.
+        if let rps { LoginRoutes(rps: rps, decoder: decoder, logger: logger, metrics: metrics).add(to: router) }
         router.add(middleware: RequestLogMiddleware(logger: logger))
         if let metrics {
             router.add(middleware: LoginTimingMiddleware(metrics: metrics, rpsPrefix: rps?.config.rpsPrefix ?? "rps"))
@@ -27,7 +31,6 @@ struct ServerRoutes: Sendable {
         router.add(middleware: OriginalCORSMiddleware())
         router.add(middleware: ErrorResponseMiddleware())
         router.add(middleware: BodyLimitMiddleware(maxBytes: maxBodyBytes))
-        let decoder = WireBodyDecoder(maxBodyBytes: maxBodyBytes)
         if let dta = standaloneDTA { router.addRoutes(dta.routes()) }
         if let dta = embeddedDTA { router.addRoutes(dta.routes(), atPath: "dta") }
         if let rps {
