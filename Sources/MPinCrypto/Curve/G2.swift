@@ -7,6 +7,8 @@ public enum BN254G2Curve: WeierstrassCurve {
         let t = Fp2(x.a + x.b, x.b - x.a)
         return t.doubled + t
     }
+    /// An Fp2 squaring costs two Fp products, a multiplication three.
+    public static var doublesBySquaring: Bool { true }
 }
 
 /// A point on the twist E'(Fp2). Decoded points are checked to lie in G2 (order r).

@@ -120,9 +120,23 @@ public enum Pairing {
 
     /// The line through A and the affine point B = (x2, y2), scaled by D = X − Z·x2:
     /// D·yP − N·xP·t + (N·x2 − D·y2)·t³ with N = Y − Z·y2. Then A ← A + B.
+    ///
+    /// The addition shares D and N with the line: with E = D³, G = X·D² and
+    /// H = E + Z·N² − 2G, A + B = (D·H : N·(G − H) − Y·E : Z·E), the homogeneous mixed addition
+    /// (Cohen, Miyaji and Ono's, Z2 = 1, all coordinates negated): 9 multiplications and 2
+    /// squarings for the point and 2 more for the line, where the complete addition and a
+    /// separate line took 16 multiplications. It is not complete: it needs A ≠ ±B, which holds
+    /// in the Miller loop of a point of order r (A is a multiple [k]Q or [k]Q ± π(Q) with
+    /// k < r, never ±B). The operations are the same whatever the points.
     static func additionStep(_ a: inout G2Point, x2: Fp2, y2: Fp2) -> LineCoefficients {
-        let line = lineThrough(a, x2: x2, y2: y2)
-        a = a + G2Point(affineX: x2, y: y2)
+        let d = a.x - a.z * x2
+        let n = a.y - a.z * y2
+        let line = LineCoefficients(c0: d, c3: n * x2 - d * y2, c1: -n)
+        let dd = d.squared
+        let e = dd * d
+        let g = a.x * dd
+        let h = e + a.z * n.squared - g.doubled
+        a = G2Point(x: d * h, y: n * (g - h) - a.y * e, z: a.z * e)
         return line
     }
 

@@ -57,8 +57,8 @@ extension Pairing {
 
         var f = Fp12.one
         var index = 0
-        for digit in loopDigits {
-            f = f.squared
+        for (position, digit) in loopDigits.enumerated() {
+            if position > 0 { f = f.squared } // 1² = 1
             for s in states {
                 f = f.multipliedBySparse(s.lines[index].at(s.px, s.py))
                 if digit != 0 { f = f.multipliedBySparse(s.lines[index + 1].at(s.px, s.py)) }
