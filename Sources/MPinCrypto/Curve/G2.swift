@@ -77,6 +77,14 @@ extension ProjectivePoint where C == BN254G2Curve {
         return G2Point(x: x.conjugate * frob.f2, y: y.conjugate * frob.f3, z: z.conjugate)
     }
 
+    /// ψ²(Q) = (ω·X, −Y, Z), the same coordinates as `psi` twice: ψ twice multiplies X by
+    /// f²·conj(f²) = ξ^((p²−1)/3), a cube root of unity ω in Fp, and Y by f³·conj(f³) =
+    /// ξ^((p²−1)/2) = −1 (ξ is not a square in Fp2, or the twist would not be sextic). Two Fp
+    /// products instead of two Fp2 products.
+    var psiSquared: G2Point {
+        G2Point(x: x.scaled(by: FrobeniusConstants.shared.psiSquaredX), y: -y, z: z)
+    }
+
     /// The point with abscissa x on the twist, choosing the square root Fp2.squareRoot gives
     /// (Milagro's `ECP2_setx`), or nil when x³ + b' is not a square. Public data only.
     public init?(x: Fp2) {
