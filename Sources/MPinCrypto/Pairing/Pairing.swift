@@ -56,8 +56,34 @@ public enum Pairing {
     /// The product of the Miller functions of all pairs, before the final exponentiation.
     /// Pairs with a point at infinity contribute 1. Each Q's lines are computed (`PreparedG2`)
     /// and then evaluated, the one loop both plain and prepared pairings run.
+    ///
+    /// All the points are made affine with one Fp inversion (Montgomery's simultaneous
+    /// inversion of every P's Z and every Q's norm N(Z) = Z·conj(Z), with 1/Z = conj(Z)/N(Z) in
+    /// Fp2), instead of one per Q and one for the P's: the same coordinates as `affine` gives,
+    /// so the same lines. A point at infinity enters as 1 (by mask) and is skipped, the only
+    /// branch, as in `G1Point.affine(of:)`.
     static func millerLoop(_ pairs: [(G2Point, G1Point)]) -> Fp12 {
-        millerLoop(prepared: pairs.map { (PreparedG2($0.0), $0.1) })
+        var denominators = [Fp]()
+        denominators.reserveCapacity(2 * pairs.count)
+        for (q, p) in pairs {
+            let norm = q.z.a.squared + q.z.b.squared
+            denominators.append(Fp.select(q.isInfinityMask, .one, norm))
+            denominators.append(Fp.select(p.isInfinityMask, .one, p.z))
+        }
+        let inverses = Fp.simultaneousInverses(denominators)
+        var prepared = [(PreparedG2, (x: Fp, y: Fp)?)]()
+        prepared.reserveCapacity(pairs.count)
+        for (i, (q, p)) in pairs.enumerated() {
+            var lines = PreparedG2.infinity
+            if !q.isInfinity {
+                let n = inverses[2 * i]
+                let zInverse = Fp2(q.z.a * n, -(q.z.b * n))
+                lines = PreparedG2(affineX: q.x * zInverse, y: q.y * zInverse)
+            }
+            let zi = inverses[2 * i + 1]
+            prepared.append((lines, p.isInfinity ? nil : (p.x * zi, p.y * zi)))
+        }
+        return millerLoop(prepared: prepared)
     }
 
     /// The two lines after the loop, for A = [n]Q: A ← −A, then the line through A and π(Q)

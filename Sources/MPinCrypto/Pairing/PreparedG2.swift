@@ -11,7 +11,12 @@ public struct PreparedG2: Sendable {
 
     /// Computes the lines of `q` (about the G2 work of one Miller loop).
     public init(_ q: G2Point) {
-        guard let (qx, qy) = q.affine else { lines = []; return }
+        guard let (qx, qy) = q.affine else { self.init(lines: []); return }
+        self.init(affineX: qx, y: qy)
+    }
+
+    /// The lines of the point (qx, qy), given affine.
+    init(affineX qx: Fp2, y qy: Fp2) {
         var a = G2Point(affineX: qx, y: qy)
         var lines: [Pairing.LineCoefficients] = []
         lines.reserveCapacity(Pairing.loopDigits.count * 2 + 2)
@@ -28,6 +33,11 @@ public struct PreparedG2: Sendable {
         lines.append(second)
         self.lines = lines
     }
+
+    /// The point at infinity's: no lines (its pairings are 1).
+    static let infinity = PreparedG2(lines: [])
+
+    private init(lines: [Pairing.LineCoefficients]) { self.lines = lines }
 
     /// The G2 generator, prepared.
     public static let generator = PreparedG2(.generator)
@@ -47,10 +57,15 @@ extension Pairing {
     /// `millerLoop` with every pair's lines read from its table. The points P are made affine
     /// with one inversion for all of them.
     static func millerLoop(prepared pairs: [(PreparedG2, G1Point)]) -> Fp12 {
-        var states: [(lines: [LineCoefficients], px: Fp, py: Fp)] = []
         let affine = G1Point.affine(of: pairs.map { $0.1 })
-        for (i, (q, _)) in pairs.enumerated() {
-            guard !q.lines.isEmpty, let (px, py) = affine[i] else { continue }
+        return millerLoop(prepared: pairs.indices.map { (pairs[$0].0, affine[$0]) })
+    }
+
+    /// `millerLoop(prepared:)` with the points P already affine (nil for infinity).
+    static func millerLoop(prepared pairs: [(PreparedG2, (x: Fp, y: Fp)?)]) -> Fp12 {
+        var states: [(lines: [LineCoefficients], px: Fp, py: Fp)] = []
+        for (q, p) in pairs {
+            guard !q.lines.isEmpty, let (px, py) = p else { continue }
             states.append((q.lines, px, py))
         }
         if states.isEmpty { return .one }
