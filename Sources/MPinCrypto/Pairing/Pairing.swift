@@ -215,6 +215,19 @@ public enum Pairing {
 }
 
 extension Fp12 {
+    /// self · line for a normalised line 1 + l1·t + l3·t³ (`PreparedG2.init(_:)`): as
+    /// `multipliedBySparse` with l0 = 1, where a·ya and c·ya, ya = 1 + l3·s, are two Fp2
+    /// products each instead of an Fp4 product: x·(1 + l3·s) = (x0 + ξ·x1·l3) + (x1 + x0·l3)·s.
+    @inline(__always)
+    func multipliedByNormalizedSparse(l3: Fp2, l1: Fp2) -> Fp12 {
+        let aya = Fp4(a.a + (a.b * l3).timesXi, a.b + a.a * l3)
+        let cya = Fp4(c.a + (c.b * l3).timesXi, c.b + c.a * l3)
+        let byb = b.scaled(by: l1)
+        let cyb = c.scaled(by: l1)
+        let sum = (a + b) * Fp4(Fp2.one + l1, l3)
+        return Fp12(aya + cyb.timesS, sum - aya - byb, byb + cya)
+    }
+
     /// self · line for a D-type sparse line a.a + a.b·t³ + b.a·t (b.b = c = 0). With
     /// y = ya + yb·t, ya = l0 + l3·s ∈ Fp4 and yb = l1 ∈ Fp2 (t³ = s):
     ///   a′ = a·ya + s·(c·yb),  b′ = a·yb + b·ya,  c′ = b·yb + c·ya,
