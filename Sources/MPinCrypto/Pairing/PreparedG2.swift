@@ -1,7 +1,8 @@
 /// A G2 point with its Miller-loop lines computed once: pairings with a fixed Q (the
 /// generator, a server's secret) then do no G2 arithmetic, only the line evaluations at P and
-/// the Fp12 products. The lines are exactly those `Pairing.millerLoop` computes, so the results
-/// are bit-identical.
+/// the Fp12 products. The lines are those `Pairing.millerLoop` computes, divided by factors in
+/// Fp2 when normalised (`init(_:)`), which the final exponentiation removes, so the results are
+/// bit-identical.
 ///
 /// The lines of a secret point are as secret as the point; they are computed with the same
 /// fixed sequence of operations and read in a fixed order.
