@@ -158,6 +158,8 @@ public struct Fp12: FieldArithmetic {
 /// Powers of the Frobenius constant f = ξ^((p−1)/6) = (1+i)^((p−1)/6).
 struct FrobeniusConstants: Sendable {
     let f1: Fp2, f2: Fp2, f3: Fp2, f4: Fp2, f5: Fp2
+    /// f²·conj(f²) = ξ^((p²−1)/3), in Fp (a norm): what ψ² multiplies X by (`G2Point.psiSquared`).
+    let psiSquaredX: Fp
 
     static let shared = FrobeniusConstants()
 
@@ -169,5 +171,6 @@ struct FrobeniusConstants: Sendable {
         f3 = f2 * f
         f4 = f3 * f
         f5 = f4 * f
+        psiSquaredX = (f2 * f2.conjugate).a
     }
 }

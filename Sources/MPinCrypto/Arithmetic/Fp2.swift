@@ -64,6 +64,25 @@ public struct Fp2: FieldArithmetic {
         return Fp2(a * norm, -(b * norm))
     }
 
+    /// The inverses of non-zero elements with one inversion (Montgomery's simultaneous
+    /// inversion, as `PrimeFieldElement.simultaneousInverses`). The same operations for every
+    /// input of a given count.
+    static func simultaneousInverses(_ xs: [Fp2]) -> [Fp2] {
+        guard !xs.isEmpty else { return [] }
+        var prefix = [Fp2]() // prefix[i] = x_0 ⋯ x_i
+        prefix.reserveCapacity(xs.count)
+        var running = Fp2.one
+        for x in xs { running = running * x; prefix.append(running) }
+        var inverse = running.inverse
+        var out = xs
+        for i in stride(from: xs.count - 1, through: 1, by: -1) {
+            out[i] = inverse * prefix[i - 1]
+            inverse = inverse * xs[i]
+        }
+        out[0] = inverse
+        return out
+    }
+
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
 

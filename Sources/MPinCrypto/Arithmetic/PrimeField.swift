@@ -225,6 +225,25 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
         return Self(mont: Self.montMul(inverted, r3))
     }
 
+    /// The inverses of non-zero elements with one inversion (Montgomery's simultaneous
+    /// inversion: the running products, the inverse of the last, then two multiplications per
+    /// element on the way back). The same operations for every input of a given count.
+    static func simultaneousInverses(_ xs: [Self]) -> [Self] {
+        guard !xs.isEmpty else { return [] }
+        var prefix = [Self]() // prefix[i] = x_0 ⋯ x_i
+        prefix.reserveCapacity(xs.count)
+        var running = Self.one
+        for x in xs { running = running * x; prefix.append(running) }
+        var inverse = running.inverse // (x_0 ⋯ x_i)⁻¹ for i = count − 1
+        var out = xs
+        for i in stride(from: xs.count - 1, through: 1, by: -1) {
+            out[i] = inverse * prefix[i - 1]
+            inverse = inverse * xs[i]
+        }
+        out[0] = inverse
+        return out
+    }
+
     /// self^-1 by Fermat's little theorem, self^(m−2) (a fixed exponent, so constant-time
     /// too): the reference the tests check `inverse` against.
     public var fermatInverse: Self {

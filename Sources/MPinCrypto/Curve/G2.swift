@@ -7,6 +7,8 @@ public enum BN254G2Curve: WeierstrassCurve {
         let t = Fp2(x.a + x.b, x.b - x.a)
         return t.doubled + t
     }
+    /// An Fp2 squaring costs two Fp products, a multiplication three.
+    public static var doublesBySquaring: Bool { true }
 }
 
 /// A point on the twist E'(Fp2). Decoded points are checked to lie in G2 (order r).
@@ -73,6 +75,14 @@ extension ProjectivePoint where C == BN254G2Curve {
     var psi: G2Point {
         let frob = FrobeniusConstants.shared
         return G2Point(x: x.conjugate * frob.f2, y: y.conjugate * frob.f3, z: z.conjugate)
+    }
+
+    /// ψ²(Q) = (ω·X, −Y, Z), the same coordinates as `psi` twice: ψ twice multiplies X by
+    /// f²·conj(f²) = ξ^((p²−1)/3), a cube root of unity ω in Fp, and Y by f³·conj(f³) =
+    /// ξ^((p²−1)/2) = −1 (ξ is not a square in Fp2, or the twist would not be sextic). Two Fp
+    /// products instead of two Fp2 products.
+    var psiSquared: G2Point {
+        G2Point(x: x.scaled(by: FrobeniusConstants.shared.psiSquaredX), y: -y, z: z)
     }
 
     /// The point with abscissa x on the twist, choosing the square root Fp2.squareRoot gives

@@ -93,7 +93,13 @@ extension ProjectivePoint where C == BN254G2Curve {
             }
             return out
         }
-        let t1 = psi(t0), t2 = psi(t1), t3 = psi(t2)
+        /// The images under ψ² (`G2Point.psiSquared`: an Fp scaling and a negation).
+        func psiSquared(_ t: FixedTable16<G2Point>) -> FixedTable16<G2Point> {
+            var out = t
+            for i in 1...8 { out[i] = out[i].psiSquared }
+            return out
+        }
+        let t1 = psi(t0), t2 = psiSquared(t0), t3 = psiSquared(t1)
         var s0 = signed(t0, parts[0].1), s1 = signed(t1, parts[1].1)
         var s2 = signed(t2, parts[2].1), s3 = signed(t3, parts[3].1)
         let d0 = parts[0].0.addingWithCarry(G2GLS.signedOffset).0

@@ -119,7 +119,7 @@ public enum DVS {
                               message: [UInt8], timeValue: Int32) -> MPin.ServerResult {
         do throws(MPinCryptoError) {
             let pa = try DVSPublicKey(bytes: publicKey)
-            let ss = PreparedG2(try G2Point(bytes: serverSecret))
+            let ss = PreparedG2(oneShot: try G2Point(bytes: serverSecret))
             let signature = try DVSSignature(u: u, v: v, timeValue: timeValue)
             return check(signature, message: message, signingIdentity: signingIdentity, publicKey: pa, serverSecret: ss)
                 ? .ok : .badPIN
@@ -173,14 +173,14 @@ public struct DVSPublicKey: Sendable, Equatable {
         guard raw.count == G2Point.encodedSize else { throw .invalidLength(expected: G2Point.encodedSize, got: raw.count) }
         guard raw.contains(where: { $0 != 0 }) else { throw .pointAtInfinity }
         point = try G2Point(bytes: raw)
-        prepared = PreparedG2(point)
+        prepared = PreparedG2(oneShot: point)
         self.bytes = raw
     }
 
     /// A key computed here (z⁻¹·Q with z ≠ 0 mod r): finite and in G2 by construction.
     init(validated point: G2Point) {
         self.point = point
-        prepared = PreparedG2(point)
+        prepared = PreparedG2(oneShot: point)
         // Only infinity has no encoding, and z⁻¹·Q for z ≠ 0 is never infinity.
         self.bytes = (try? point.encoded()) ?? []
     }

@@ -208,7 +208,7 @@ public enum MPin {
     /// server that decodes its secret once at start-up calls it.
     public static func server2(date: Int32, hid: [UInt8], htid: [UInt8]?, y: [UInt8], serverSecret: G2Point,
                                u: [UInt8], ut: [UInt8]?, v: [UInt8]) -> ServerResult {
-        server2(date: date, hid: hid, htid: htid, y: y, serverSecret: PreparedG2(serverSecret), u: u, ut: ut, v: v)
+        server2(date: date, hid: hid, htid: htid, y: y, serverSecret: PreparedG2(oneShot: serverSecret), u: u, ut: ut, v: v)
     }
 
     /// MPIN_SERVER_2: e(Q, V)·e(sQ, P') == 1, with the server secret's Miller-loop lines

@@ -56,8 +56,34 @@ public enum Pairing {
     /// The product of the Miller functions of all pairs, before the final exponentiation.
     /// Pairs with a point at infinity contribute 1. Each Q's lines are computed (`PreparedG2`)
     /// and then evaluated, the one loop both plain and prepared pairings run.
+    ///
+    /// All the points are made affine with one Fp inversion (Montgomery's simultaneous
+    /// inversion of every P's Z and every Q's norm N(Z) = Z·conj(Z), with 1/Z = conj(Z)/N(Z) in
+    /// Fp2), instead of one per Q and one for the P's: the same coordinates as `affine` gives,
+    /// so the same lines. A point at infinity enters as 1 (by mask) and is skipped, the only
+    /// branch, as in `G1Point.affine(of:)`.
     static func millerLoop(_ pairs: [(G2Point, G1Point)]) -> Fp12 {
-        millerLoop(prepared: pairs.map { (PreparedG2($0.0), $0.1) })
+        var denominators = [Fp]()
+        denominators.reserveCapacity(2 * pairs.count)
+        for (q, p) in pairs {
+            let norm = q.z.a.squared + q.z.b.squared
+            denominators.append(Fp.select(q.isInfinityMask, .one, norm))
+            denominators.append(Fp.select(p.isInfinityMask, .one, p.z))
+        }
+        let inverses = Fp.simultaneousInverses(denominators)
+        var prepared = [(PreparedG2, (x: Fp, y: Fp)?)]()
+        prepared.reserveCapacity(pairs.count)
+        for (i, (q, p)) in pairs.enumerated() {
+            var lines = PreparedG2.infinity
+            if !q.isInfinity {
+                let n = inverses[2 * i]
+                let zInverse = Fp2(q.z.a * n, -(q.z.b * n))
+                lines = PreparedG2(affineX: q.x * zInverse, y: q.y * zInverse)
+            }
+            let zi = inverses[2 * i + 1]
+            prepared.append((lines, p.isInfinity ? nil : (p.x * zi, p.y * zi)))
+        }
+        return millerLoop(prepared: prepared)
     }
 
     /// The two lines after the loop, for A = [n]Q: A ← −A, then the line through A and π(Q)
@@ -120,9 +146,23 @@ public enum Pairing {
 
     /// The line through A and the affine point B = (x2, y2), scaled by D = X − Z·x2:
     /// D·yP − N·xP·t + (N·x2 − D·y2)·t³ with N = Y − Z·y2. Then A ← A + B.
+    ///
+    /// The addition shares D and N with the line: with E = D³, G = X·D² and
+    /// H = E + Z·N² − 2G, A + B = (D·H : N·(G − H) − Y·E : Z·E), the homogeneous mixed addition
+    /// (Cohen, Miyaji and Ono's, Z2 = 1, all coordinates negated): 9 multiplications and 2
+    /// squarings for the point and 2 more for the line, where the complete addition and a
+    /// separate line took 16 multiplications. It is not complete: it needs A ≠ ±B, which holds
+    /// in the Miller loop of a point of order r (A is a multiple [k]Q or [k]Q ± π(Q) with
+    /// k < r, never ±B). The operations are the same whatever the points.
     static func additionStep(_ a: inout G2Point, x2: Fp2, y2: Fp2) -> LineCoefficients {
-        let line = lineThrough(a, x2: x2, y2: y2)
-        a = a + G2Point(affineX: x2, y: y2)
+        let d = a.x - a.z * x2
+        let n = a.y - a.z * y2
+        let line = LineCoefficients(c0: d, c3: n * x2 - d * y2, c1: -n)
+        let dd = d.squared
+        let e = dd * d
+        let g = a.x * dd
+        let h = e + a.z * n.squared - g.doubled
+        a = G2Point(x: d * h, y: n * (g - h) - a.y * e, z: a.z * e)
         return line
     }
 
@@ -175,6 +215,19 @@ public enum Pairing {
 }
 
 extension Fp12 {
+    /// self · line for a normalised line 1 + l1·t + l3·t³ (`PreparedG2.init(_:)`): as
+    /// `multipliedBySparse` with l0 = 1, where a·ya and c·ya, ya = 1 + l3·s, are two Fp2
+    /// products each instead of an Fp4 product: x·(1 + l3·s) = (x0 + ξ·x1·l3) + (x1 + x0·l3)·s.
+    @inline(__always)
+    func multipliedByNormalizedSparse(l3: Fp2, l1: Fp2) -> Fp12 {
+        let aya = Fp4(a.a + (a.b * l3).timesXi, a.b + a.a * l3)
+        let cya = Fp4(c.a + (c.b * l3).timesXi, c.b + c.a * l3)
+        let byb = b.scaled(by: l1)
+        let cyb = c.scaled(by: l1)
+        let sum = (a + b) * Fp4(Fp2.one + l1, l3)
+        return Fp12(aya + cyb.timesS, sum - aya - byb, byb + cya)
+    }
+
     /// self · line for a D-type sparse line a.a + a.b·t³ + b.a·t (b.b = c = 0). With
     /// y = ya + yb·t, ya = l0 + l3·s ∈ Fp4 and yb = l1 ∈ Fp2 (t³ = s):
     ///   a′ = a·ya + s·(c·yb),  b′ = a·yb + b·ya,  c′ = b·yb + c·ya,
