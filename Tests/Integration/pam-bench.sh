@@ -7,6 +7,11 @@
 # C compiler is available; `pam_added_tls_ms`: a login against an mpin-server serving TLS itself;
 # `pam_floor_spawn_ms`: the module running a helper that answers at once (floor-helper.c, a
 # static C program), the least any login through a helper process can add.
+# pam_added_ms, pam_unregistered_ms and pam_added_tls_ms go through the resident helper
+# (`mpin-pam-helper --serve`, what the package installs, here with --listen on a socket in a
+# root-owned temporary directory); the same logins with the helper started for each call are
+# pam_added_spawn_ms, pam_unregistered_spawn_ms and pam_added_tls_spawn_ms. Each pair is
+# measured interleaved (one login of each in turn), so a noisy machine slows both alike.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -19,10 +24,22 @@ mkdir -m 700 "$WORK/store" "$WORK/pam.d"
 start_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register "$BENCH_USER" --identity bench@example.org --pin-stdin >/dev/null || exit 1
-printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/mpin"
+# The resident helper: the same program the lines name, serving on a socket in $WORK (0700).
+SOCK="$WORK/pam-helper.sock"
+"$HELPER_PATH" --serve --listen "$SOCK" >"$WORK/resident.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] || { echo "pam-bench: the resident helper did not start:" >&2; cat "$WORK/resident.log" >&2; exit 1; }
+# line SERVICE WORDS...: the service's auth line, through the resident helper; SERVICE-spawn
+# the same with the helper started for the call.
+line() {
+  local name=$1; shift
+  printf 'auth %s %s helper_socket=%s %s\n%s' "$1" "$MODULE_LINE" "$SOCK" "${*:2}" "${TAIL:-}" > "$WORK/pam.d/$name"
+  printf 'auth %s %s %s\n%s' "$1" "$MODULE_LINE" "${*:2}" "${TAIL:-}" > "$WORK/pam.d/$name-spawn"
+}
+TAIL=$'account required pam_permit.so\n' line mpin required "config=$WORK/mpin.conf"
 printf 'auth required pam_permit.so\naccount required pam_permit.so\n' > "$WORK/pam.d/permit"
-printf 'auth sufficient %s config=%s nouserok\nauth required pam_permit.so\naccount required pam_permit.so\n' \
-  "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/nouser"
+TAIL=$'auth required pam_permit.so\naccount required pam_permit.so\n' line nouser sufficient "config=$WORK/mpin.conf" nouserok
 
 # median_us SERVICE [USER]: median wall time of RUNS pamtester authentications, in microseconds.
 median_us() {
@@ -37,9 +54,30 @@ median_us() {
   done
   printf '%s\n' "${samples[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
 }
-mpin=$(median_us mpin) || exit 1
-permit=$(median_us permit) || exit 1
-awk -v a="$mpin" -v b="$permit" 'BEGIN { printf "pam_added_ms %.1f\n", (a - b) / 1000 }'
+# medians_us SERVICE:USER...: the median wall time of each, in microseconds, over RUNS rounds
+# of one login of each in turn; one line per service.
+medians_us() {
+  local -A samples=()
+  local spec t0 t1
+  for _ in $(seq 1 "$RUNS"); do
+    for spec in "$@"; do
+      t0=$(date +%s%6N)
+      echo 1234 | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$WORK/pam.d" \
+        pamtester "${spec%%:*}" "${spec#*:}" authenticate >/dev/null 2>&1 || { echo "pamtester ${spec%%:*} failed" >&2; return 1; }
+      t1=$(date +%s%6N)
+      samples[$spec]+="$((t1 - t0)) "
+    done
+  done
+  for spec in "$@"; do
+    printf '%s\n' ${samples[$spec]} | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
+  done
+}
+# added NAME MICROSECONDS: the line NAME, the time over pam_permit.so in milliseconds.
+added() { awk -v n="$1" -v a="$2" -v b="$permit" 'BEGIN { printf "%s %.1f\n", n, (a - b) / 1000 }'; }
+{ read -r mpin; read -r spawn; read -r permit; } < <(medians_us "mpin:$BENCH_USER" "mpin-spawn:$BENCH_USER" "permit:$BENCH_USER") || exit 1
+[ -n "$permit" ] || exit 1
+added pam_added_ms "$mpin"
+added pam_added_spawn_ms "$spawn"
 # The floor: the module with a helper that sends RESULT PAM_SUCCESS as soon as it has read
 # START. It lives in $TRUSTED (root's, 0755), as the module requires of any helper.
 FLOOR_CC=$(command -v cc || command -v clang)
@@ -52,8 +90,10 @@ else
   echo "pam-bench: no floor helper (no C compiler, static libc or trusted directory):" >&2; cat "$WORK/floor-cc.err" >&2 2>/dev/null
 fi
 # A user without a registration under `nouserok` (PAM_IGNORE): no network, libcurl not loaded.
-nouser=$(median_us nouser nobody) || exit 1
-awk -v a="$nouser" -v b="$permit" 'BEGIN { printf "pam_unregistered_ms %.1f\n", (a - b) / 1000 }'
+{ read -r nouser; read -r spawn; } < <(medians_us nouser:nobody nouser-spawn:nobody)
+[ -n "$spawn" ] || exit 1
+added pam_unregistered_ms "$nouser"
+added pam_unregistered_spawn_ms "$spawn"
 if command -v cc >/dev/null; then
   printf '#include <security/pam_modules.h>\nint pam_sm_authenticate(pam_handle_t *h, int f, int c, const char **v) { return PAM_SUCCESS; }\n' > "$WORK/stub.c"
   if cc -shared -fPIC -o "$WORK/pam_stub_curl.so" "$WORK/stub.c" -Wl,--no-as-needed -lcurl 2>/dev/null; then
@@ -68,8 +108,10 @@ fi
 start_tls_server || exit 1
 write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/tls.conf" register "$BENCH_TLS_USER" --identity benchtls@example.org --pin-stdin >/dev/null || exit 1
-printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/tls.conf" > "$WORK/pam.d/tls"
-tls=$(median_us tls "$BENCH_TLS_USER") || exit 1
-awk -v a="$tls" -v b="$permit" 'BEGIN { printf "pam_added_tls_ms %.1f\n", (a - b) / 1000 }'
+TAIL=$'account required pam_permit.so\n' line tls required "config=$WORK/tls.conf"
+{ read -r tls; read -r spawn; } < <(medians_us "tls:$BENCH_TLS_USER" "tls-spawn:$BENCH_TLS_USER")
+[ -n "$spawn" ] || exit 1
+added pam_added_tls_ms "$tls"
+added pam_added_tls_spawn_ms "$spawn"
 cp "$PAM_SO" "$WORK/pam_mpin.so" && strip --strip-unneeded "$WORK/pam_mpin.so"
 echo "pam_so_bytes $(stat -c %s "$WORK/pam_mpin.so")"

@@ -69,8 +69,10 @@ private func connectResident(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>
     guard connected == 0 else {
         let failure = mpin_errno()
         close(fd)
-        // No resident helper (not installed, not started, stopped) or a full queue: normal.
-        if failure != ENOENT && failure != ECONNREFUSED && failure != EAGAIN {
+        // No resident helper (not installed, not started, stopped), a full queue, or a policy
+        // that keeps this caller from the socket (SELinux without the resident helper's rules):
+        // the helper file serves, as it always did; nothing to log on every login.
+        if failure != ENOENT && failure != ECONNREFUSED && failure != EAGAIN && failure != EACCES {
             logError(pamh, "cannot connect to ", path, errno: failure)
         }
         return nil
