@@ -22,7 +22,8 @@ write_config "$WORK/mpin.conf" "$BACKEND"
 # systemd's /run/mpin, DirectoryMode=0755).
 SOCKDIR=$(mktemp -d /tmp/mpin-resident.XXXXXX) && chmod 755 "$SOCKDIR"
 SOCK="$SOCKDIR/pam-helper.sock"
-trap 'rm -rf "$SOCKDIR"; cleanup' EXIT
+# (A process stopped by the stall test below is continued first, so that cleanup can stop it.)
+trap 'kill -CONT "$SERVER_PID" ${CHILD:-} 2>/dev/null; rm -rf "$SOCKDIR"; cleanup' EXIT
 # A helper file that does not exist: a login on a line naming it succeeds only through the
 # resident helper (the module refuses to run a missing file).
 MISSING="$TRUSTED/no-such-helper"
@@ -74,6 +75,12 @@ check_all "wrong PIN through the resident helper fails, and says so" \
 pamt resident-nouser carol ""
 check_all "an unregistered user under nouserok is PAM_IGNORE through the resident helper" \
   '[ "$RC" -eq 0 ] && grep -q "nouserok: no registration" <<<"$OUT"'
+service resident-account "auth required pam_permit.so" \
+  "account required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf" "account required pam_permit.so"
+ACCOUNT_OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+  timeout 30 pamtester resident-account alice acct_mgmt 2>&1); ACCOUNT_RC=$?
+check_all "the account check (pam_sm_acct_mgmt) goes through the resident helper too" \
+  '[ "$ACCOUNT_RC" -eq 0 ] && ! grep -q "no-such-helper" <<<"$ACCOUNT_OUT"'
 check_all "no child of the resident helper is left after the logins (reaped)" \
   'sleep 1.5; [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ]'
 
@@ -161,31 +168,29 @@ pamt closing alice 1235
 check_all "... and a wrong PIN there still fails" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
 
 # --- a child that stalls ---------------------------------------------------------------------
-# A backend that accepts connections and never answers; the login's child is stopped as well
-# (SIGSTOP): the module must give up within its budget (timeout 3 + 3 s), leave no child in the
-# caller, and the resident helper must reap the child once it has ended.
-BLACKHOLE=$(free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); time.sleep(120)' "$BLACKHOLE" &
-PIDS+=($!)
-write_config "$WORK/stall.conf" "http://127.0.0.1:$BLACKHOLE"
+# The backend stops answering (SIGSTOP to mpin-server) and so does the login's child: the module
+# must give up within its budget (timeout 8 + 3 s), leave no child in the caller, and the
+# resident helper must reap the child once it has ended.
+{ echo "backend = $BACKEND"; echo "store = $WORK/store"; echo "timeout = 8"; } > "$WORK/stall.conf"
 service stall "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/stall.conf" "account required pam_permit.so"
 # Earlier logins' children have ended (their end is what the stalled one is told apart from).
 for _ in $(seq 1 50); do [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ] && break; sleep 0.1; done
+kill -STOP "$SERVER_PID"
 T0=$(millis)
 echo 1234 > "$WORK/stall.pin"
 BG_STDIN="$WORK/stall.pin" in_background "$WORK/stall.out" env LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
   PAM_WRAPPER_DEBUGLEVEL=2 timeout 60 pamtester stall alice authenticate
 STALL_PID=$BG_PID
 CHILD=""
-for _ in $(seq 1 50); do CHILD=$(ps --ppid "$RESIDENT_PID" -o pid= | tr -d ' ' | head -1); [ -n "$CHILD" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do CHILD=$(ps --ppid "$RESIDENT_PID" -o pid= | tr -d ' ' | head -1); [ -n "$CHILD" ] && break; sleep 0.05; done
 [ -n "$CHILD" ] && kill -STOP "$CHILD"
 check_all "the caller has no child of its own while the resident helper's child works" \
   '[ -n "$CHILD" ] && [ -z "$(pgrep -P "$(pgrep -P "$STALL_PID" -x pamtester || echo 1)")" ]'
 wait "$STALL_PID"; STALL_RC=$?
 ELAPSED=$(( $(millis) - T0 ))
+kill -CONT "$SERVER_PID"
 check_all "the module gives up on a stalled child within its budget (PAM_SERVICE_ERR, logged)" \
-  '[ "$STALL_RC" -ne 0 ] && [ "$ELAPSED" -lt 12000 ] && grep -q "pam-helper.sock stopped: it did not answer in time" "$WORK/stall.out"'
+  '[ "$STALL_RC" -ne 0 ] && [ "$ELAPSED" -lt 16000 ] && grep -q "pam-helper.sock stopped: it did not answer in time" "$WORK/stall.out"'
 [ -n "$CHILD" ] && kill -CONT "$CHILD"
 check_all "the stalled child ends and is reaped by the resident helper (no zombie)" \
   'for _ in $(seq 1 150); do [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ] && break; sleep 0.1; done; [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ]'
