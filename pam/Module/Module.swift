@@ -7,7 +7,9 @@
 // libcurl, an upgrade of the login needs no restart of long-lived PAM users, and a crash or a
 // hang in the login costs one failed call, never the caller's process. This module only
 // relays, over the protocol in Sources/CPAMProtocol/mpin_pam_protocol.h: the helper's
-// questions to the conversation, its log lines to pam_syslog, its result to libpam.
+// questions to the conversation, its log lines to pam_syslog, its result to libpam. As root it
+// first asks the resident helper (`mpin-pam-helper --serve`, Resident.swift), a process already
+// started, and runs the helper file only when that one is absent, not root's, or declines.
 //
 // Like every PAM module it lives inside someone else's process: it prints nothing, leaves no
 // thread and no child behind (it waits only for its own helper's pid), keeps the caller's
