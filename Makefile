@@ -81,7 +81,7 @@ build: deps module
 	$(SWIFT) build -c release
 
 # pam_mpin.so (pam/Module/*.swift): Embedded Swift, built with the toolchain's swiftc (no
-# Swift runtime library, no SwiftPM) and linked with its clang; about 18 KB stripped. It runs
+# Swift runtime library, no SwiftPM) and linked with its clang; about 23 KB stripped. It runs
 # mpin-pam-helper (Swift) for each call; the tests name the helper in the build tree with
 # helper=PATH. pam/Module/module.modulemap gives it libc, libpam and the helper protocol
 # (Sources/CPAMProtocol); MPIN_PAM_HELPER, the installed helper's path, reaches it as a C
@@ -154,7 +154,8 @@ test-postgres: $(MODULE_STDLIB)
 # token mode and in device mode (approved by the per-user `mpin` command); then the attacks of
 # issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
 # someone else and a flood of pass 1s (activation-tests.sh); self-enrolment with a code from
-# `mpin-server user invite` (enrol-tests.sh, issue 26).
+# `mpin-server user invite` (enrol-tests.sh, issue 26); the resident helper and the listeners
+# that must not be trusted in its place (resident-tests.sh, issue 27).
 test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-pam-helper)
 	$(call release_product,mpinctl)
@@ -166,6 +167,7 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/activation-tests.sh
 	bash Tests/Integration/host-security-tests.sh
 	bash Tests/Integration/enrol-tests.sh
+	bash Tests/Integration/resident-tests.sh
 
 # The OpenID provider's web login as a person does it (issue 29): `mpin approve` and `mpin refuse`
 # against the login page's codes, then headless Chromium (Debian's chromium) through the page to a

@@ -101,7 +101,7 @@ let package = Package(
         // to resolve at start), lld with packed relative relocations (DT_RELR, glibc 2.36) and,
         // under make, the libswiftCore.a copy whose unused functions --gc-sections may drop
         // (pam/module-stdlib.py, passed as MPIN_MODULE_STDLIB).
-        .executableTarget(name: "mpin-pam-helper", dependencies: ["CPAMProtocol", "MPinClient", "MPinCrypto", "MPinLogin", "MPinLinux", "MPinPOSIX", "MPinWire"],
+        .executableTarget(name: "mpin-pam-helper", dependencies: ["CPAMProtocol", "CProcessControl", "CTLSShim", "MPinClient", "MPinCrypto", "MPinLogin", "MPinLinux", "MPinPOSIX", "MPinWire"],
                           swiftSettings: moduleSettings,
                           linkerSettings: [.unsafeFlags(moduleStdlib + ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),

@@ -87,6 +87,10 @@ strip_exe "$P/usr/sbin/mpinctl"
 ln -s ../sbin/mpinctl "$P/usr/bin/mpin"
 install -m 0644 "$ROOT/Config/mpin.conf" "$P/etc/mpin/mpin.conf"
 install -m 0644 "$ROOT/pam/pam-auth-update/mpin" "$P/usr/share/pam-configs/mpin"
+# The resident helper's units (the service's ExecStart is the path above); postinst enables the
+# socket.
+install -d -m 0755 "$P/lib/systemd/system"
+install -m 0644 "$ROOT/Config/mpin-pam-helper.socket" "$ROOT/Config/mpin-pam-helper.service" "$P/lib/systemd/system/"
 # The SELinux policy module (packaging/selinux), compiled with selinux-policy-dev's Makefile for
 # the reference policy; not loaded by the package: `semodule -i /usr/share/selinux/packages/mpin.pp`.
 SELINUX_DEVEL=/usr/share/selinux/devel/Makefile

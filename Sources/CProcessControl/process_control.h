@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <syslog.h>
 #include <unistd.h>
 
 /* prctl(PR_SET_DUMPABLE, value): 0 means no core file and no ptrace or /proc/PID/mem access
@@ -37,5 +38,9 @@ static inline int mpin_has_ipc_lock(void) {
 static inline int mpin_lock_memory(void) {
     return mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT);
 }
+
+/* syslog is variadic: the line is always an argument, never a format (the resident
+ * mpin-pam-helper's own log lines). */
+static inline void mpin_syslog_line(int priority, const char *line) { syslog(priority, "%s", line); }
 
 #endif

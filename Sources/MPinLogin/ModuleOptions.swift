@@ -21,6 +21,9 @@ public struct ModuleOptions: Sendable, Equatable {
     /// The mpin-pam-helper pam_mpin.so runs (`helper=PATH`), if the line names one; pam_mpin.so
     /// reads it, and mpinctl doctor checks it.
     public var helperPath: String?
+    /// The resident helper's socket pam_mpin.so connects to first when it runs as root
+    /// (`helper_socket=PATH`, or `none` for no resident helper); pam_mpin.so reads it.
+    public var helperSocket: String?
     /// Arguments that were not understood, for the log.
     public var unknown: [String] = []
 
@@ -29,7 +32,7 @@ public struct ModuleOptions: Sendable, Equatable {
     public static func == (a: ModuleOptions, b: ModuleOptions) -> Bool {
         a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
             && a.nouserok == b.nouserok && a.nouserokRoot == b.nouserokRoot && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
-            && a.debug == b.debug && a.helperPath == b.helperPath && a.unknown == b.unknown
+            && a.debug == b.debug && a.helperPath == b.helperPath && a.helperSocket == b.helperSocket && a.unknown == b.unknown
             && a.accountFailOpen == b.accountFailOpen
     }
 
@@ -56,6 +59,7 @@ public struct ModuleOptions: Sendable, Equatable {
             case ("debug", nil): debug = true
             case ("account_fail_open", nil): accountFailOpen = true
             case ("helper", let v?): helperPath = v
+            case ("helper_socket", let v?): helperSocket = v
             case ("enrol", nil): overrides.append(("enrol", "yes"))
             case (let n, let v?) where Self.configKeys[n] != nil: overrides.append((Self.configKeys[n]!, v))
             default: unknown.append(arg)

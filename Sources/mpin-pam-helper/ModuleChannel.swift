@@ -7,7 +7,8 @@ import Glibc
 
 /// The helper's end of the socket pam_mpin.so gives it as file descriptor 0. The frames are
 /// described in Sources/CPAMProtocol/mpin_pam_protocol.h. I/O blocks: the helper is one
-/// thread doing one call, and the module stops it if it stays silent past its budget.
+/// thread doing one call, and the module stops it if it stays silent past its budget (a
+/// resident child, which nobody kills, stops itself: ResidentChildBudget).
 struct ModuleChannel {
     /// What the module asked for, the flags libpam gave the call (PAM_SILENT and the like),
     /// and the pam.d line's arguments.
@@ -69,6 +70,7 @@ struct ModuleChannel {
     /// From now on, the module allows this long without a frame before it stops the helper.
     func watchdog(milliseconds: UInt32) {
         let ms = min(milliseconds, UInt32(MPIN_PAM_MAX_WATCHDOG_MS))
+        ResidentChildBudget.allow(milliseconds: ms)
         send(UInt8(MPIN_PAM_FRAME_WATCHDOG), [UInt8(ms >> 24), UInt8(ms >> 16 & 0xFF), UInt8(ms >> 8 & 0xFF), UInt8(ms & 0xFF)])
     }
 
@@ -93,7 +95,11 @@ struct ModuleChannel {
 
     /// The same, with the REPLY's status byte.
     private func reply(status: inout UInt8) -> SecretBytes? {
-        guard var frame = receive(), frame.type == UInt8(MPIN_PAM_FRAME_REPLY), let first = frame.payload.first else { exit(1) }
+        // The user's time to answer is not the helper's: a resident child's own clock stops.
+        ResidentChildBudget.pause()
+        let received = receive()
+        ResidentChildBudget.resume()
+        guard var frame = received, frame.type == UInt8(MPIN_PAM_FRAME_REPLY), let first = frame.payload.first else { exit(1) }
         defer { frame.payload.wipe() }
         status = first
         guard first == UInt8(MPIN_PAM_ANSWERED) else { return nil }

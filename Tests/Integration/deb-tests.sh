@@ -146,6 +146,15 @@ check_all "the manual pages are installed, gzipped" \
 check_all "the system user mpin-server exists (system uid, no login shell)" \
   '[ "$(getent passwd mpin-server | cut -d: -f3)" -lt 1000 ] && [ "$(getent passwd mpin-server | cut -d: -f7)" = /usr/sbin/nologin ]'
 check "/var/lib/mpin-server is 700 mpin-server:mpin-server" [ "$(mode_owner /var/lib/mpin-server)" = "700 mpin-server:mpin-server" ]
+# The resident helper's units: installed, accepted by systemd, the socket enabled (a link in
+# sockets.target.wants, made without a running systemd); the logins below, in a container
+# without systemd, run the helper file (nobody listens on /run/mpin/pam-helper.sock).
+for u in mpin-pam-helper.socket mpin-pam-helper.service; do
+  check "$u is installed as in Config/" cmp -s "/lib/systemd/system/$u" "$ROOT/Config/$u"
+done
+check "systemd-analyze verify accepts the resident helper's units" \
+  systemd-analyze verify /lib/systemd/system/mpin-pam-helper.socket /lib/systemd/system/mpin-pam-helper.service
+check "the resident helper's socket is enabled" [ -L /etc/systemd/system/sockets.target.wants/mpin-pam-helper.socket ]
 UNIT=/lib/systemd/system/mpin-server.service
 check "the unit runs the packaged binary as mpin-server" \
   grep -q '^ExecStart=/usr/bin/mpin-server serve --data /var/lib/mpin-server/data ' "$UNIT"
@@ -251,7 +260,9 @@ check "after purge: pam-auth-update's state (/var/lib/pam) is the snapshot" diff
 check_all "after purge: dpkg knows neither package" '! known libpam-mpin && ! known mpin-server'
 check_all "after purge: no module, profile, configuration, store or server data is left" \
   '[ ! -e "$MODULE" ] && [ ! -e /usr/libexec/mpin ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e /var/lib/mpin ] && [ ! -e /var/lib/mpin-server ] && [ ! -e "$UNIT" ]'
-check "after purge: deb-systemd-helper keeps no state for the unit" \
-  [ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name 'mpin-server*' 2>/dev/null)" ]
+check "after purge: deb-systemd-helper keeps no state for the units" \
+  [ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name 'mpin-*' 2>/dev/null)" ]
+check_all "after purge: no unit file and no enablement link of the resident helper is left" \
+  '[ ! -e /lib/systemd/system/mpin-pam-helper.socket ] && [ ! -e /lib/systemd/system/mpin-pam-helper.service ] && [ ! -L /etc/systemd/system/sockets.target.wants/mpin-pam-helper.socket ]' 
 
 summary

@@ -66,10 +66,12 @@ final class ConfigTests: XCTestCase {
     func testModuleOptions() throws {
         let o = ModuleOptions(arguments: ["config=/tmp/x.conf", "nouserok", "use_first_pass", "debug",
                                           "backend=http://127.0.0.1:9", "timeout=3", "frobnicate", "nouserok=1",
-                                          "helper=/opt/mpin/mpin-pam-helper", "helper"])
+                                          "helper=/opt/mpin/mpin-pam-helper", "helper", "helper_socket=/run/x.sock"])
         XCTAssertEqual(o.configPath, "/tmp/x.conf")
         // helper=PATH is pam_mpin.so's (which helper it runs); the helper accepts it silently.
         XCTAssertEqual(o.helperPath, "/opt/mpin/mpin-pam-helper")
+        // So is helper_socket=PATH (the resident helper it connects to first).
+        XCTAssertEqual(o.helperSocket, "/run/x.sock")
         XCTAssertTrue(o.nouserok && o.useFirstPass && o.debug)
         XCTAssertFalse(o.tryFirstPass)
         XCTAssertEqual(o.unknown, ["frobnicate", "nouserok=1", "helper"])

@@ -7,7 +7,9 @@
 // libcurl, an upgrade of the login needs no restart of long-lived PAM users, and a crash or a
 // hang in the login costs one failed call, never the caller's process. This module only
 // relays, over the protocol in Sources/CPAMProtocol/mpin_pam_protocol.h: the helper's
-// questions to the conversation, its log lines to pam_syslog, its result to libpam.
+// questions to the conversation, its log lines to pam_syslog, its result to libpam. As root it
+// first asks the resident helper (`mpin-pam-helper --serve`, Resident.swift), a process already
+// started, and runs the helper file only when that one is absent, not root's, or declines.
 //
 // Like every PAM module it lives inside someone else's process: it prints nothing, leaves no
 // thread and no child behind (it waits only for its own helper's pid), keeps the caller's
@@ -38,18 +40,11 @@ public func pamSmAcctMgmt(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int3
     return runHelper(handle, call: UInt8(MPIN_PAM_CALL_ACCOUNT), flags: flags, argc: argc, argv: argv)
 }
 
-/// One call: check and open the helper, start it, send START, relay until its RESULT, reap it.
+/// One call: as root, through the resident helper if one listens (Resident.swift); otherwise,
+/// or when it does not take the call, check and open the helper file, start it, send START,
+/// relay until its RESULT, reap it.
 func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
                argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    let path = helperPath(argc: argc, argv: argv)
-    let executable: Int32
-    switch openTrustedHelper(pamh, path) {
-    case .opened(let fd): executable = fd
-    case .refused: return PAM_SERVICE_ERR
-    case .outOfMemory: return PAM_BUF_ERR
-    }
-    defer { close(executable) }
-
     // The START frame's length: the call, the flags (4 bytes big-endian), the arguments with
     // their NULs. It is sent from the arguments themselves (Helper.sendStart), not a copy.
     let maximum = Int(MPIN_PAM_MAX_PAYLOAD)
@@ -64,6 +59,34 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
         }
         length += n + 1
     }
+    let start = StartFrame(call: call, flags: flags, length: length, count: count, argv: argv)
+
+    // The resident helper serves root only (it refuses anyone else), so only root asks it.
+    if geteuid() == 0, let socketPath = residentSocketPath(argc: argc, argv: argv),
+       let code = callResident(pamh, socketPath, start) {
+        return code
+    }
+    return spawnHelper(pamh, helperPath(argc: argc, argv: argv), start)
+}
+
+/// What START carries: the call, its flags and the line's arguments, `length` bytes in all.
+struct StartFrame {
+    var call: UInt8
+    var flags: Int32
+    var length: Int
+    var count: Int
+    var argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+}
+
+/// The helper file at `path`, trust-checked and run for this one call.
+func spawnHelper(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>, _ start: StartFrame) -> Int32 {
+    let executable: Int32
+    switch openTrustedHelper(pamh, path) {
+    case .opened(let fd): executable = fd
+    case .refused: return PAM_SERVICE_ERR
+    case .outOfMemory: return PAM_BUF_ERR
+    }
+    defer { close(executable) }
 
     var savedChild = sigaction()
     mpin_sigchld_default(&savedChild)
@@ -73,7 +96,7 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
     guard helper.start(pamh, path: path, executable: executable) else { return PAM_SERVICE_ERR }
     helper.deadline = monotonicMilliseconds() &+ Int64(MPIN_PAM_FIRST_WATCHDOG_MS)
     var outcome: Outcome = .failed(.ended)  // a START that cannot be sent: the helper has gone
-    if helper.sendStart(call: call, flags: flags, length: length, count: count, argv: argv) {
+    if helper.sendStart(start) {
         outcome = helper.relay(pamh)
     }
     let status: Int32
@@ -83,19 +106,25 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
     case .result(let code):
         return code
     case .failed(let why):
-        var line = LogLine()
-        line.append(cString: path)
-        let signal = status & 0x7f
-        if signal != 0 && signal != 0x7f && signal != SIGKILL {
-            line.append(" stopped: signal ")
-            line.append(number: Int64(signal))
-        } else {
-            line.append(" stopped: ")
-            line.append(why.message)
-        }
-        line.send(pamh, LOG_ERR)
-        return why == .outOfMemory ? PAM_BUF_ERR : PAM_SERVICE_ERR
+        return reportFailure(pamh, path, why, status: status)
     }
+}
+
+/// Logs why a call ended without the helper's result ("PATH stopped: ..."; a signal that ended
+/// a spawned helper, other than the module's own SIGKILL, is named) and returns its PAM code.
+func reportFailure(_ pamh: OpaquePointer, _ path: UnsafePointer<CChar>, _ why: Failure, status: Int32) -> Int32 {
+    var line = LogLine()
+    line.append(cString: path)
+    let signal = status & 0x7f
+    if signal != 0 && signal != 0x7f && signal != SIGKILL {
+        line.append(" stopped: signal ")
+        line.append(number: Int64(signal))
+    } else {
+        line.append(" stopped: ")
+        line.append(why.message)
+    }
+    line.send(pamh, LOG_ERR)
+    return why == .outOfMemory ? PAM_BUF_ERR : PAM_SERVICE_ERR
 }
 
 /// The helper named on the line (helper=PATH), else the installed one.
@@ -136,6 +165,9 @@ struct Helper {
     var fd: Int32 = -1
     /// CLOCK_MONOTONIC milliseconds; the helper is stopped when it is silent past this.
     var deadline: Int64 = 0
+    /// Whether a whole frame header came: until then a resident helper that closes has done
+    /// nothing of the call (no question asked, no PIN seen), and the module may run it again.
+    var heard = false
 
     /// Starts the file `executable` was opened on (never its path again: the checked file is
     /// the one that runs) with one end of a socket pair as fd 0, /dev/null as stdout and
@@ -192,6 +224,7 @@ struct Helper {
             if let failure = withUnsafeMutableBytes(of: &header, { readExactly($0.baseAddress!, size) }) {
                 return .failed(failure)
             }
+            heard = true
             guard let frame = withUnsafeBytes(of: &header, { FrameHeader(UnsafeRawBufferPointer(rebasing: $0[0..<size])) }) else {
                 return .failed(.brokeProtocol)
             }
@@ -294,16 +327,16 @@ struct Helper {
         return true
     }
 
-    /// The START frame of `length` bytes: the call, the flags, then the `count` arguments of
-    /// argv, each with its NUL, sent from where they are.
-    func sendStart(call: UInt8, flags: Int32, length: Int, count: Int, argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Bool {
-        let bits = UInt32(bitPattern: flags)
-        var prefix: (UInt8, UInt8, UInt8, UInt8, UInt8) = (call, UInt8(truncatingIfNeeded: bits >> 24),
+    /// The START frame of `start.length` bytes: the call, the flags, then the `start.count`
+    /// arguments of argv, each with its NUL, sent from where they are.
+    func sendStart(_ start: StartFrame) -> Bool {
+        let bits = UInt32(bitPattern: start.flags)
+        var prefix: (UInt8, UInt8, UInt8, UInt8, UInt8) = (start.call, UInt8(truncatingIfNeeded: bits >> 24),
             UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 8), UInt8(truncatingIfNeeded: bits))
-        guard sendHeader(UInt8(MPIN_PAM_FRAME_START), length),
+        guard sendHeader(UInt8(MPIN_PAM_FRAME_START), start.length),
               withUnsafeBytes(of: &prefix, { sendAll($0.baseAddress!, 1 + Int(MPIN_PAM_FLAGS_SIZE)) }) else { return false }
-        for i in 0..<count {
-            guard let argument = argv?[i] else { continue }
+        for i in 0..<start.count {
+            guard let argument = start.argv?[i] else { continue }
             guard sendAll(UnsafeRawPointer(argument), strlen(argument) + 1) else { return false }
         }
         return true

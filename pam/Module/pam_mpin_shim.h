@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
@@ -36,11 +37,19 @@
 #endif
 static inline const char *mpin_default_helper(void) { return MPIN_PAM_HELPER; }
 
+/* Where the resident helper listens (mpin-pam-helper.socket); `helper_socket=PATH` on the
+ * pam.d line overrides it. */
+#ifndef MPIN_PAM_HELPER_SOCKET
+#define MPIN_PAM_HELPER_SOCKET "/run/mpin/pam-helper.sock"
+#endif
+static inline const char *mpin_default_helper_socket(void) { return MPIN_PAM_HELPER_SOCKET; }
+
 /* After its RESULT frame the helper exits at once; it gets this long before it is killed. */
 #define MPIN_EXIT_GRACE_MS 2000
 
 enum {
     MPIN_SOCKET_TYPE = SOCK_STREAM | SOCK_CLOEXEC,
+    MPIN_CONNECT_TYPE = SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
     MPIN_SEND_FLAGS = MSG_NOSIGNAL,
     /* The helper and each directory above it: opened without following a symbolic link,
      * and without reading (O_PATH: a FIFO cannot block the open). */
@@ -61,6 +70,26 @@ static inline int mpin_errno(void) { return errno; }
 
 /* openat is variadic (the mode, unused here). */
 static inline int mpin_openat(int dirfd, const char *name, int flags) { return openat(dirfd, name, flags); }
+
+/* The uid of the process listening at the other end of a connected Unix socket, as the kernel
+ * recorded it (SO_PEERCRED), or -1. */
+static inline long long mpin_peer_uid(int fd) {
+    struct ucred peer;
+    socklen_t size = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || size != sizeof peer) return -1;
+    return (long long)peer.uid;
+}
+
+/* connect's address is a transparent union under _GNU_SOURCE, which Swift cannot build. */
+static inline int mpin_connect_unix(int fd, const struct sockaddr_un *address) {
+    return connect(fd, (const struct sockaddr *)address, sizeof *address);
+}
+
+/* fcntl is variadic. Clears O_NONBLOCK (the connect was non-blocking, the relay polls). */
+static inline int mpin_set_blocking(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
 
 /* fcntl is variadic. A copy of fd at fd >= minimum, close-on-exec. */
 static inline int mpin_dup_above(int fd, int minimum) { return fcntl(fd, F_DUPFD_CLOEXEC, minimum); }

@@ -1,0 +1,211 @@
+import CPAMProtocol
+import CProcessControl
+import CTLSShim
+import MPinPOSIX
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mpin-pam-helper --serve [--listen PATH]`: the helper stays resident, so that a login as
+/// root costs pam_mpin.so a connect instead of a process start (the dynamic loader, the Swift
+/// runtime's start, libssl's load: 1.5–2.5 ms of CPU each time). The listening socket comes
+/// from systemd (mpin-pam-helper.socket, LISTEN_FDS) or, with --listen, is bound here.
+///
+/// The trust argument (docs/DESIGN.md): only a root peer is served, by SO_PEERCRED, so a local
+/// user never gets an oracle that answers with root's store and keys; every call runs in a
+/// child of its own, forked before it reads a byte, so one login's memory (a PIN, a token)
+/// never serves another, and a child that crashes or hangs costs one call. The process stays
+/// single-threaded: fork is safe, and the randomness is the kernel's (SystemRandom reads
+/// getentropy on every call; OpenSSL 3 reseeds after a fork), so no child inherits a buffer
+/// of random bytes another child also has.
+enum ResidentServer {
+    /// The most children at once; over it a connection is closed unserved and pam_mpin.so falls
+    /// back to running the helper itself.
+    static let maximumChildren = 64
+
+    static func run(arguments: [String]) -> Int32 {
+        let listener: Int32
+        switch arguments.count {
+        case 0:
+            guard let inherited = socketFromSystemd() else {
+                complain("no listening socket: run by systemd (mpin-pam-helper.socket) or with --listen PATH")
+                return 2
+            }
+            listener = inherited
+        case 2 where arguments[0] == "--listen" && arguments[1].hasPrefix("/"):
+            guard let bound = bind(path: arguments[1]) else { return 1 }
+            listener = bound
+        default:
+            complain("usage: mpin-pam-helper --serve [--listen /ABSOLUTE/PATH]")
+            return 2
+        }
+        "mpin-pam-helper".withCString { openlog(strdup($0), LOG_PID, LOG_AUTHPRIV) }
+        // What every https login would load: libssl and libcrypto, and OpenSSL's configuration.
+        // Secret-free, and the children inherit it instead of loading it each time.
+        _ = mpin_tls_available()
+        serve(listener)
+    }
+
+    // MARK: The loop
+
+    private static func serve(_ listener: Int32) -> Never {
+        // A child's end interrupts poll, so it is reaped at once (no SA_RESTART).
+        var wake = sigaction()
+        wake.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&wake.sa_mask)
+        wake.sa_flags = SA_NOCLDSTOP
+        sigaction(SIGCHLD, &wake, nil)
+        signal(SIGPIPE, SIG_IGN)
+        var children = 0
+        while true {
+            reap(&children)
+            var watched = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            // The timeout is a backstop: a SIGCHLD that came between reap and poll is seen here.
+            guard poll(&watched, 1, 1000) > 0 else { continue }
+            let connection = accept(listener, nil, nil)  // blocking (Linux does not pass O_NONBLOCK on); nothing is ever exec'd
+            guard connection >= 0 else {
+                // EMFILE and the like: a pause, not a spin.
+                if errno != EAGAIN && errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
+                continue
+            }
+            let peer = peerUID(connection)
+            guard peer == 0 else {
+                log(LOG_WARNING, peer < 0 ? "refused a connection whose peer cannot be identified"
+                    : "refused a connection from uid \(peer): only root (pam_mpin.so) is served")
+                close(connection)
+                continue
+            }
+            reap(&children)
+            guard children < maximumChildren else {
+                log(LOG_WARNING, "\(maximumChildren) logins under way: a connection closed unserved (pam_mpin.so runs the helper itself)")
+                close(connection)
+                continue
+            }
+            let child = fork()
+            if child == 0 { runChild(connection: connection, listener: listener) }
+            if child < 0 { log(LOG_ERR, "fork: errno \(errno); a connection closed unserved") } else { children += 1 }
+            close(connection)
+        }
+    }
+
+    private static func reap(_ children: inout Int) {
+        var status: Int32 = 0
+        while waitpid(-1, &status, WNOHANG) > 0 { children = max(0, children - 1) }
+    }
+
+    /// The child: the one call on `connection`, as a spawned helper runs it, then exit. It
+    /// keeps none of the parent's state but the hardening (no dumps, no ptrace) and the loaded
+    /// libraries, and stops itself past its budget (ResidentChildBudget).
+    private static func runChild(connection: Int32, listener: Int32) -> Never {
+        close(listener)
+        for number in 1..<Int32(65) where number != SIGKILL && number != SIGSTOP {
+            signal(number, SIG_DFL)
+        }
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
+        guard dup2(connection, 0) == 0 else { _exit(1) }
+        if connection != 0 { close(connection) }
+        ResidentChildBudget.start()
+        _exit(serveOneCall())
+    }
+
+    // MARK: The socket
+
+    /// The uid of the process at the other end of `connection`, as the kernel recorded it at
+    /// connect (SO_PEERCRED: nothing the peer says); -1 when it cannot be read. struct ucred is
+    /// glibc's only under _GNU_SOURCE, which Swift's Glibc module is not built with: its
+    /// layout (pid, uid, gid) is Linux's ABI.
+    private static func peerUID(_ connection: Int32) -> Int64 {
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var size = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0,
+              Int(size) == MemoryLayout.size(ofValue: credentials) else { return -1 }
+        return Int64(credentials.uid)
+    }
+
+    /// The one socket systemd passed (LISTEN_PID is this process, LISTEN_FDS is 1: fd 3); the
+    /// variables are removed so that nothing this process starts takes them for its own.
+    private static func socketFromSystemd() -> Int32? {
+        defer { unsetenv("LISTEN_PID"); unsetenv("LISTEN_FDS"); unsetenv("LISTEN_FDNAMES") }
+        guard let pid = getenv("LISTEN_PID").map({ String(cString: $0) }), pid == String(getpid()),
+              let count = getenv("LISTEN_FDS").map({ String(cString: $0) }), count == "1" else { return nil }
+        var st = stat()
+        guard fstat(3, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        _ = fcntl(3, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK)
+        return 3
+    }
+
+    /// A Unix stream socket bound at `path` (a stale socket there is replaced), mode 0600.
+    private static func bind(path: String) -> Int32? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            complain("\(path): the path is too long for a Unix socket")
+            return nil
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { complain("socket: errno \(errno)"); return nil }
+        var st = stat()
+        if lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
+        let saved = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        umask(saved)
+        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 128) == 0 else {
+            complain("\(path): cannot listen: errno \(errno)")
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    // MARK: Messages
+
+    /// Before the loop (a usage or start-up error): to stderr, which is systemd's journal or
+    /// the terminal of whoever started it.
+    private static func complain(_ message: String) {
+        let line = "mpin-pam-helper: \(message)\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+    }
+
+    private static func log(_ priority: Int32, _ line: String) {
+        line.withCString { mpin_syslog_line(priority, $0) }
+    }
+}
+
+/// A resident child's own clock: nobody kills it when pam_mpin.so gives up (the module only
+/// closes its end), so it ends itself (SIGALRM, default action) a margin after the budget the
+/// module allows it: before START the first WATCHDOG's, then each WATCHDOG's. The time waiting
+/// for an answer (the user typing a PIN) does not count, as in the module: the alarm is off
+/// then, and the module's end closing ends that wait.
+enum ResidentChildBudget {
+    /// Seconds past the module's budget before the child stops itself.
+    static let margin: UInt32 = 5
+    /// nil in a spawned helper (the module stops it), the current allowance in seconds in a
+    /// resident child. Set on the process's one thread only.
+    nonisolated(unsafe) static var seconds: UInt32?
+
+    static func start() {
+        seconds = UInt32(MPIN_PAM_FIRST_WATCHDOG_MS) / 1000 + margin
+        resume()
+    }
+
+    static func allow(milliseconds: UInt32) {
+        guard seconds != nil else { return }
+        seconds = (milliseconds + 999) / 1000 + margin
+        resume()
+    }
+
+    static func pause() {
+        if seconds != nil { alarm(0) }
+    }
+
+    static func resume() {
+        if let seconds { alarm(seconds) }
+    }
+}
