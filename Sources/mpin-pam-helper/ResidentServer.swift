@@ -24,6 +24,13 @@ enum ResidentServer {
     static let maximumChildren = 64
 
     static func run(arguments: [String]) -> Int32 {
+        // pam_mpin.so checks who listens on the socket (SO_PEERCRED), which for a socket systemd
+        // made is systemd, not this process: a resident helper that is not root (a drop-in's
+        // User=) must not serve at all.
+        guard geteuid() == 0 else {
+            complain("--serve runs as root only (it reads root's store for root's logins)")
+            return 1
+        }
         let listener: Int32
         switch arguments.count {
         case 0:
@@ -156,7 +163,8 @@ enum ResidentServer {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         umask(saved)
-        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 128) == 0 else {
+        // The umask made it 0600; no chmod by path, which would follow a symbolic link swapped in.
+        guard bound == 0, listen(fd, 128) == 0 else {
             complain("\(path): cannot listen: errno \(errno)")
             close(fd)
             return nil

@@ -60,6 +60,15 @@ check "alice is registered" [ "$?" -eq 0 ]
 USAGE=$("$BIN/mpin-pam-helper" --serve 2>&1); USAGE_RC=$?
 check_all "--serve without a socket from systemd or --listen is a usage error (exit 2, says why)" \
   '[ "$USAGE_RC" -eq 2 ] && grep -q "no listening socket" <<<"$USAGE"'
+# pam_mpin.so's SO_PEERCRED check sees who listened (systemd, for the packaged socket), so the
+# resident helper itself must refuse to serve as anyone but root (a drop-in's User=). Run from a
+# copy nobody may execute (the build tree may be closed to others).
+NOBODY_DIR=$(mktemp -d /tmp/mpin-resident-nobody.XXXXXX) && chmod 755 "$NOBODY_DIR"
+install -m 755 "$BIN/mpin-pam-helper" "$NOBODY_DIR/helper" && mkdir -m 777 "$NOBODY_DIR/run"
+NOBODY_OUT=$(timeout 5 setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$NOBODY_DIR/helper" --serve --listen "$NOBODY_DIR/run/s.sock" 2>&1); NOBODY_RC=$?
+check_all "--serve as a user who is not root refuses to start (exit 1, says why) and binds nothing" \
+  '[ "$NOBODY_RC" -eq 1 ] && grep -q "runs as root only" <<<"$NOBODY_OUT" && [ ! -e "$NOBODY_DIR/run/s.sock" ]'
+rm -rf "$NOBODY_DIR"
 start_resident || exit 1
 check "the socket it binds is root's, mode 600" [ "$(stat -c '%a %U' "$SOCK")" = "600 root" ]
 check_all "it is hardened before any connection: no core file (RLIMIT_CORE 0)" \

@@ -49,4 +49,30 @@ final class SafeGCDInverseTests: XCTestCase {
             XCTAssertEqual(f * f.inverse, .one)
         }
     }
+
+    /// Montgomery's simultaneous inversion gives each element's own inverse, and a zero among
+    /// them maps to zero without touching the others' (one zero used to make every output zero,
+    /// which would make every line of a batched pairing 1).
+    func testSimultaneousInversesWithAndWithoutZeros() throws {
+        func randomFp() throws -> Fp { Fp(UInt256(bigEndian: try randomBytes(32))!) }
+        for count in [1, 2, 3, 7] {
+            let zeroPositions: [Int?] = [nil] + (0..<count).map { Optional($0) }
+            for zeroAt in zeroPositions {
+                var xs = try (0..<count).map { _ in try randomFp() }
+                var ys = try (0..<count).map { _ in Fp2(try randomFp(), try randomFp()) }
+                if let zeroAt { xs[zeroAt] = .zero; ys[zeroAt] = .zero }
+                let xInverses = Fp.simultaneousInverses(xs)
+                let yInverses = Fp2.simultaneousInverses(ys)
+                for i in 0..<count {
+                    XCTAssertEqual(xInverses[i], xs[i].inverse, "Fp, \(count) elements, zero at \(String(describing: zeroAt)), index \(i)")
+                    XCTAssertEqual(yInverses[i], ys[i].inverse, "Fp2, \(count) elements, zero at \(String(describing: zeroAt)), index \(i)")
+                    if i != zeroAt {
+                        XCTAssertEqual(xs[i] * xInverses[i], .one)
+                        XCTAssertEqual(ys[i] * yInverses[i], .one)
+                    }
+                }
+            }
+        }
+        XCTAssertTrue(Fp.simultaneousInverses([]).isEmpty)
+    }
 }
