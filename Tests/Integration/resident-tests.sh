@@ -128,6 +128,27 @@ check_all "8 logins at once through the resident helper all succeed (with $POOL 
   '[ "$(cat "$WORK"/concurrent-*.rc | sort -u)" = 0 ] && [ "$(ls "$WORK"/concurrent-*.rc | wc -l)" -eq 8 ]'
 check "... and afterwards its children are the $POOL idle ones again" pool_settled
 
+# --- https through a pre-forked child --------------------------------------------------------
+# The idle child made its SSL_CTX before the call (TLS 1.2+, verification on); the login loads
+# its configuration's CAs into it. Trusted through cacert: logs in; the system's CAs instead
+# (an untrusted certificate): refused as a TLS failure, as a spawned helper refuses it.
+start_tls_server || fail "mpin-server with its own TLS did not start"
+write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
+echo 2468 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/tls.conf" register erin --identity erin@example.org --pin-stdin >/dev/null
+check "erin is registered on mpin-server's own https" [ "$?" -eq 0 ]
+service resident-tls "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/tls.conf" "account required pam_permit.so"
+service resident-tls-untrusted "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/tls.conf cacert=/etc/ssl/certs/ca-certificates.crt" \
+  "account required pam_permit.so"
+pamt resident-tls erin 2468
+check_all "an https login through the resident helper's pre-forked child verifies the configured CA and logs in" \
+  '[ "$RC" -eq 0 ] && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
+pamt resident-tls-untrusted erin 2468
+check_all "... and an untrusted certificate is still refused there (TLS failure, PAM_AUTHINFO_UNAVAIL)" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && grep -q "outcome=UNAVAILABLE.*TLS.*certificate" <<<"$OUT"'
+pamt resident-tls erin 2468
+check_all "... and the next child, with its own SSL_CTX, logs in again with the configured CA" \
+  '[ "$RC" -eq 0 ] && grep -q "outcome=OK" <<<"$OUT"'
+
 # --- attacker: a user who is not root reaches the resident helper's socket --------------------
 # The socket's mode keeps others out; with it opened up (a mistaken chmod), the peer check must.
 # (As nobody, the system's python3: the root's one may be in a directory nobody cannot enter.)
@@ -233,8 +254,18 @@ check_all "the stalled child ends and is reaped by the resident helper (no zombi
 # LISTEN_PID the program's); the login goes through it.
 IDLE=$(children)
 stop_resident
+# none_alive PIDS: waits (up to 2 s) until none of PIDS is a process; 0 if so.
+none_alive() {
+  local p alive
+  for _ in $(seq 1 20); do
+    alive=0; for p in $1; do [ -e "/proc/$p" ] && alive=1; done
+    [ "$alive" = 0 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 check_all "stopping the resident helper leaves none of its $POOL idle children" \
-  '[ "$(echo "$IDLE" | grep -c .)" -eq "$POOL" ] && for _ in $(seq 1 20); do alive=0; for p in $IDLE; do [ -e "/proc/$p" ] && alive=1; done; [ "$alive" = 0 ] && break; sleep 0.1; done; [ "$alive" = 0 ]'
+  '[ "$(echo "$IDLE" | grep -c .)" -eq "$POOL" ] && none_alive "$IDLE"'
 if command -v systemd-socket-activate >/dev/null; then
   rm -f "$SOCK"
   systemd-socket-activate -l "$SOCK" env LD_PRELOAD="$NSS_SO" MPIN_TEST_PASSWD="$MPIN_TEST_PASSWD" "$BIN/mpin-pam-helper" --serve \
