@@ -10,9 +10,9 @@ import Glibc
 /// listening socket, serves exactly one call from a root peer, and exits. The parent forks its
 /// replacement as soon as it says it has a call (ResidentServer.serve).
 ///
-/// Several idle children poll the same listening socket; the socket is non-blocking and the
-/// kernel gives each connection to exactly one accept(), so the others get EAGAIN and wait
-/// again: no connection is lost or served twice.
+/// The idle children wait in a blocking accept() on the same listening socket (left blocking
+/// for them): the kernel wakes one of them per connection (an exclusive wait, no thundering
+/// herd) and gives each connection to exactly one accept(), so none is lost or served twice.
 enum IdleChild {
     static func run(listener: Int32, taken: Int32, parent: pid_t) -> Never {
         for number in 1..<Int32(65) where number != SIGKILL && number != SIGSTOP {
@@ -27,11 +27,9 @@ enum IdleChild {
         if getppid() != parent { _exit(0) }
         warm()
         while true {
-            var watched = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&watched, 1, -1) > 0 else { continue }
             let connection = accept(listener, nil, nil)  // blocking (Linux does not pass O_NONBLOCK on); nothing is ever exec'd
             guard connection >= 0 else {
-                // EAGAIN: another idle child took it. EMFILE and the like: a pause, not a spin.
+                // EMFILE and the like: a pause, not a spin.
                 if errno != EAGAIN && errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
                 continue
             }

@@ -53,9 +53,18 @@ enum ResidentServer {
     /// ready, and the parent forks its replacement while the login runs.
     static let idleChildren = 2
 
-    /// The parent never accepts a login itself: it keeps `idleChildren` children waiting on
-    /// the listening socket, learns from the `taken` pipe (each child writes its pid once it has
-    /// accepted a root peer) which ones are busy, forks replacements, and reaps. All children,
+    /// Milliseconds between a child's end and the fork of its replacement.
+    static let refillDelay = 100
+
+    private static func monotonicMilliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+
+    /// The parent never accepts a login itself: it keeps up to `idleChildren` children waiting
+    /// on the listening socket, learns from the `taken` pipe (each child writes its pid once it
+    /// has accepted a root peer) which ones are busy, forks replacements, and reaps. All children,
     /// idle and busy, count against `maximumChildren`; at the cap, with none idle, the parent
     /// accepts and closes, so that pam_mpin.so runs the helper itself instead of waiting.
     private static func serve(_ listener: Int32) -> Never {
@@ -75,6 +84,7 @@ enum ResidentServer {
         }
         let parent = getpid()
         var pool = ChildPool()
+        var refillAt: Int?  // when the idle children are topped up again (monotonic ms)
         while true {
             // Reaped first, then the pipe read: a child writes its pid before it can end, so
             // every child reaped here that took a call has said so by now.
@@ -84,7 +94,13 @@ enum ResidentServer {
                 log(LOG_ERR, "an idle child ended before serving a call")
                 usleep(200_000)  // a replacement that fails the same way does not spin
             }
-            while pool.idle.count < idleChildren && pool.count < maximumChildren {
+            // Replacements are forked `refillDelay` ms after a child ended, or at once when no
+            // child is left idle (logins arriving together): a fork and a warm-up running while
+            // a login finishes would take the CPU it waits for (docs/PERFORMANCE.md §2.3).
+            let now = monotonicMilliseconds()
+            if !ended.isEmpty && refillAt == nil { refillAt = now + refillDelay }
+            if pool.idle.isEmpty || refillAt.map({ now >= $0 }) == true { refillAt = nil }
+            while refillAt == nil && pool.idle.count < idleChildren && pool.count < maximumChildren {
                 let child = fork()
                 if child == 0 { IdleChild.run(listener: listener, taken: taken[1], parent: parent) }
                 guard child > 0 else {
@@ -96,8 +112,10 @@ enum ResidentServer {
             var watched = [pollfd(fd: taken[0], events: Int16(POLLIN), revents: 0),
                            pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             // The timeout is a backstop: a SIGCHLD that came between reap and poll is seen here.
-            guard poll(&watched, pool.idle.isEmpty ? 2 : 1, 1000) > 0,
+            let timeout = refillAt.map { Int32(max(0, min(1000, $0 - now))) } ?? 1000
+            guard poll(&watched, pool.idle.isEmpty ? 2 : 1, timeout) > 0,
                   pool.idle.isEmpty, watched[1].revents != 0 else { continue }
+            // No child is idle, so none competes for the waiting connection: accept does not block.
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { continue }
             log(LOG_WARNING, "\(pool.count) logins under way: a connection closed unserved (pam_mpin.so runs the helper itself)")
@@ -151,7 +169,7 @@ enum ResidentServer {
         var st = stat()
         guard fstat(3, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK else { return nil }
         _ = fcntl(3, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(3, F_SETFL, fcntl(3, F_GETFL) & ~O_NONBLOCK)  // blocking: see IdleChild
         return 3
     }
 
@@ -165,7 +183,7 @@ enum ResidentServer {
             return nil
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // blocking: see IdleChild
         guard fd >= 0 else { complain("socket: errno \(errno)"); return nil }
         var st = stat()
         if lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
