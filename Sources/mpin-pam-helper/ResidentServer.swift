@@ -102,7 +102,10 @@ enum ResidentServer {
             if pool.idle.isEmpty || refillAt.map({ now >= $0 }) == true { refillAt = nil }
             while refillAt == nil && pool.idle.count < idleChildren && pool.count < maximumChildren {
                 let child = fork()
-                if child == 0 { IdleChild.run(listener: listener, taken: taken[1], parent: parent) }
+                if child == 0 {
+                    close(taken[0])
+                    IdleChild.run(listener: listener, taken: taken[1], parent: parent)
+                }
                 guard child > 0 else {
                     log(LOG_ERR, "fork: errno \(errno)")
                     break
