@@ -22,6 +22,13 @@ static inline int mpin_get_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
 }
 
+/* prctl(PR_SET_PDEATHSIG, signal): the signal this process gets when its parent ends (0: none).
+ * A resident mpin-pam-helper's idle child asks for SIGKILL, so that stopping the daemon leaves
+ * no child waiting in accept(); it clears it once it serves a call. 0, or -1 with errno. */
+static inline int mpin_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
 /* Whether CAP_IPC_LOCK is in this process's effective set: 1, 0, or -1 with errno. With it the
  * kernel does not apply RLIMIT_MEMLOCK, so locking every future mapping cannot make a later
  * allocation fail. */

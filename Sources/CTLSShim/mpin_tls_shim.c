@@ -125,6 +125,31 @@ static void say_queued(char *error, size_t size, const char *fallback) {
     api.err_clear_error();
 }
 
+/// An SSL_CTX with the settings that depend on nothing configured: TLS 1.2 or later, the peer
+/// verified (against CAs mpin_tls_open loads), partial writes. NULL with OpenSSL's reason queued.
+static SSL_CTX *base_context(void) {
+    SSL_CTX *ctx = api.ctx_new(api.client_method());
+    if (ctx == NULL) return NULL;
+    api.ctx_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
+    // Partial writes and a moved buffer on retry: the caller's loop works like send(2)'s.
+    api.ctx_ctrl(ctx, SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, NULL);
+    api.ctx_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+    api.ctx_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
+
+/// The context mpin_tls_prepare made, taken (once) by the next mpin_tls_open.
+static SSL_CTX *prepared_ctx;
+
+int mpin_tls_prepare(void) {
+    if (!mpin_tls_available()) return 0;
+    SSL_CTX *ctx = base_context();
+    if (ctx == NULL) { api.err_clear_error(); return 0; }
+    SSL_CTX *replaced = __atomic_exchange_n(&prepared_ctx, ctx, __ATOMIC_ACQ_REL);
+    if (replaced != NULL) api.ctx_free(replaced);
+    return 1;
+}
+
 mpin_tls *mpin_tls_open(int fd, const char *host, const char *ca_file, const char *ca_directory,
                         char *error, size_t error_size) {
     if (!mpin_tls_available()) {
@@ -140,13 +165,9 @@ mpin_tls *mpin_tls_open(int fd, const char *host, const char *ca_file, const cha
     if (tls == NULL) { say(error, error_size, "out of memory"); return NULL; }
     tls->fd = fd;
     snprintf(tls->host, sizeof tls->host, "%s", host);
-    tls->ctx = api.ctx_new(api.client_method());
+    tls->ctx = __atomic_exchange_n(&prepared_ctx, NULL, __ATOMIC_ACQ_REL);
+    if (tls->ctx == NULL) tls->ctx = base_context();
     if (tls->ctx == NULL) goto failed;
-    api.ctx_ctrl(tls->ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
-    // Partial writes and a moved buffer on retry: the caller's loop works like send(2)'s.
-    api.ctx_ctrl(tls->ctx, SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, NULL);
-    api.ctx_set_options(tls->ctx, SSL_OP_NO_RENEGOTIATION);
-    api.ctx_set_verify(tls->ctx, SSL_VERIFY_PEER, NULL);
     if (ca_file != NULL || ca_directory != NULL) {
         // The configured CAs instead of the system's (mpin.conf(5): cacert, capath).
         if (api.ctx_load_verify_locations(tls->ctx, ca_file, ca_directory) != 1) {

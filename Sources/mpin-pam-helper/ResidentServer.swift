@@ -13,8 +13,9 @@ import Glibc
 ///
 /// The trust argument (docs/DESIGN.md): only a root peer is served, by SO_PEERCRED, so a local
 /// user never gets an oracle that answers with root's store and keys; every call runs in a
-/// child of its own, forked before it reads a byte, so one login's memory (a PIN, a token)
-/// never serves another, and a child that crashes or hangs costs one call. The process stays
+/// child of its own, forked before the call came (IdleChild: pre-forked and warmed with
+/// nothing secret, it accepts one root connection, serves it and exits), so one login's memory
+/// (a PIN, a token) never serves another, and a child that crashes or hangs costs one call. The process stays
 /// single-threaded: fork is safe, and the randomness is the kernel's (SystemRandom reads
 /// getentropy on every call; OpenSSL 3 reseeds after a fork), so no child inherits a buffer
 /// of random bytes another child also has.
@@ -55,6 +56,24 @@ enum ResidentServer {
 
     // MARK: The loop
 
+    /// Children kept forked, warmed and waiting in accept() (IdleChild): a login finds one
+    /// ready, and the parent forks its replacement while the login runs.
+    static let idleChildren = 2
+
+    /// Milliseconds between a child's end and the fork of its replacement.
+    static let refillDelay = 100
+
+    private static func monotonicMilliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+
+    /// The parent never accepts a login itself: it keeps up to `idleChildren` children waiting
+    /// on the listening socket, learns from the `taken` pipe (each child writes its pid once it
+    /// has accepted a root peer) which ones are busy, forks replacements, and reaps. All children,
+    /// idle and busy, count against `maximumChildren`; at the cap, with none idle, the parent
+    /// accepts and closes, so that pam_mpin.so runs the helper itself instead of waiting.
     private static func serve(_ listener: Int32) -> Never {
         // A child's end interrupts poll, so it is reaped at once (no SA_RESTART).
         var wake = sigaction()
@@ -63,58 +82,78 @@ enum ResidentServer {
         wake.sa_flags = SA_NOCLDSTOP
         sigaction(SIGCHLD, &wake, nil)
         signal(SIGPIPE, SIG_IGN)
-        var children = 0
+        var taken: [Int32] = [-1, -1]
+        // (pipe2 is glibc's only under _GNU_SOURCE.) Non-blocking both ways: the parent drains
+        // it, and a child's 4-byte write never waits.
+        guard pipe(&taken) == 0, taken.allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 && fcntl($0, F_SETFL, O_NONBLOCK) == 0 }) else {
+            log(LOG_ERR, "pipe: errno \(errno); not serving")
+            exit(1)
+        }
+        let parent = getpid()
+        var pool = ChildPool()
+        var refillAt: Int?  // when the idle children are topped up again (monotonic ms)
         while true {
-            reap(&children)
-            var watched = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            // Reaped first, then the pipe read: a child writes its pid before it can end, so
+            // every child reaped here that took a call has said so by now.
+            let ended = reapEnded()
+            let idleEnded = pool.update(taken: readTaken(taken[0]), ended: ended)
+            if idleEnded > 0 {
+                log(LOG_ERR, "an idle child ended before serving a call")
+                usleep(200_000)  // a replacement that fails the same way does not spin
+            }
+            // Replacements are forked `refillDelay` ms after a child ended, or at once when no
+            // child is left idle (logins arriving together): a fork and a warm-up running while
+            // a login finishes would take the CPU it waits for (docs/PERFORMANCE.md §2.3).
+            let now = monotonicMilliseconds()
+            if !ended.isEmpty && refillAt == nil { refillAt = now + refillDelay }
+            if pool.idle.isEmpty || refillAt.map({ now >= $0 }) == true { refillAt = nil }
+            while refillAt == nil && pool.idle.count < idleChildren && pool.count < maximumChildren {
+                let child = fork()
+                if child == 0 {
+                    close(taken[0])
+                    IdleChild.run(listener: listener, taken: taken[1], parent: parent)
+                }
+                guard child > 0 else {
+                    log(LOG_ERR, "fork: errno \(errno)")
+                    break
+                }
+                pool.idle.append(child)
+            }
+            var watched = [pollfd(fd: taken[0], events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             // The timeout is a backstop: a SIGCHLD that came between reap and poll is seen here.
-            guard poll(&watched, 1, 1000) > 0 else { continue }
-            let connection = accept(listener, nil, nil)  // blocking (Linux does not pass O_NONBLOCK on); nothing is ever exec'd
-            guard connection >= 0 else {
-                // EMFILE and the like: a pause, not a spin.
-                if errno != EAGAIN && errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
-                continue
-            }
-            let peer = peerUID(connection)
-            guard peer == 0 else {
-                log(LOG_WARNING, peer < 0 ? "refused a connection whose peer cannot be identified"
-                    : "refused a connection from uid \(peer): only root (pam_mpin.so) is served")
-                close(connection)
-                continue
-            }
-            reap(&children)
-            guard children < maximumChildren else {
-                log(LOG_WARNING, "\(maximumChildren) logins under way: a connection closed unserved (pam_mpin.so runs the helper itself)")
-                close(connection)
-                continue
-            }
-            let child = fork()
-            if child == 0 { runChild(connection: connection, listener: listener) }
-            if child < 0 { log(LOG_ERR, "fork: errno \(errno); a connection closed unserved") } else { children += 1 }
+            let timeout = refillAt.map { Int32(max(0, min(1000, $0 - now))) } ?? 1000
+            guard poll(&watched, pool.idle.isEmpty ? 2 : 1, timeout) > 0,
+                  pool.idle.isEmpty, watched[1].revents != 0 else { continue }
+            // No child is idle, so none competes for the waiting connection: accept does not block.
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { continue }
+            log(LOG_WARNING, "\(pool.count) logins under way: a connection closed unserved (pam_mpin.so runs the helper itself)")
             close(connection)
         }
     }
 
-    private static func reap(_ children: inout Int) {
+    /// The children that ended since the last call, reaped.
+    private static func reapEnded() -> [pid_t] {
+        var ended: [pid_t] = []
         var status: Int32 = 0
-        while waitpid(-1, &status, WNOHANG) > 0 { children = max(0, children - 1) }
+        while true {
+            let child = waitpid(-1, &status, WNOHANG)
+            guard child > 0 else { return ended }
+            ended.append(child)
+        }
     }
 
-    /// The child: the one call on `connection`, as a spawned helper runs it, then exit. It
-    /// keeps none of the parent's state but the hardening (no dumps, no ptrace) and the loaded
-    /// libraries, and stops itself past its budget (ResidentChildBudget).
-    private static func runChild(connection: Int32, listener: Int32) -> Never {
-        close(listener)
-        for number in 1..<Int32(65) where number != SIGKILL && number != SIGSTOP {
-            signal(number, SIG_DFL)
+    /// The pids the children wrote on the `taken` pipe since the last call.
+    private static func readTaken(_ pipe: Int32) -> [pid_t] {
+        var pids: [pid_t] = []
+        var buffer = [pid_t](repeating: 0, count: 64)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
+            guard count > 0 else { return pids }
+            // Each write is one pid_t, atomic on a pipe (under PIPE_BUF): never split.
+            pids.append(contentsOf: buffer[0..<(count / MemoryLayout<pid_t>.size)])
         }
-        var none = sigset_t()
-        sigemptyset(&none)
-        sigprocmask(SIG_SETMASK, &none, nil)
-        guard dup2(connection, 0) == 0 else { _exit(1) }
-        if connection != 0 { close(connection) }
-        ResidentChildBudget.start()
-        _exit(serveOneCall())
     }
 
     // MARK: The socket
@@ -123,7 +162,7 @@ enum ResidentServer {
     /// connect (SO_PEERCRED: nothing the peer says); -1 when it cannot be read. struct ucred is
     /// glibc's only under _GNU_SOURCE, which Swift's Glibc module is not built with: its
     /// layout (pid, uid, gid) is Linux's ABI.
-    private static func peerUID(_ connection: Int32) -> Int64 {
+    static func peerUID(_ connection: Int32) -> Int64 {
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var size = socklen_t(MemoryLayout.size(ofValue: credentials))
         guard getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0,
@@ -140,7 +179,7 @@ enum ResidentServer {
         var st = stat()
         guard fstat(3, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK else { return nil }
         _ = fcntl(3, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(3, F_SETFL, fcntl(3, F_GETFL) & ~O_NONBLOCK)  // blocking: see IdleChild
         return 3
     }
 
@@ -154,7 +193,7 @@ enum ResidentServer {
             return nil
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // blocking: see IdleChild
         guard fd >= 0 else { complain("socket: errno \(errno)"); return nil }
         var st = stat()
         if lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
@@ -181,7 +220,7 @@ enum ResidentServer {
         _ = line.withCString { write(2, $0, strlen($0)) }
     }
 
-    private static func log(_ priority: Int32, _ line: String) {
+    static func log(_ priority: Int32, _ line: String) {
         line.withCString { mpin_syslog_line(priority, $0) }
     }
 }

@@ -39,6 +39,21 @@ start_resident() {
   echo "the resident helper did not listen:"; cat "$WORK/resident.log"; return 1
 }
 stop_resident() { kill "$RESIDENT_PID" 2>/dev/null; wait "$RESIDENT_PID" 2>/dev/null; }
+# The resident helper keeps POOL children forked and waiting (ResidentServer.idleChildren).
+POOL=2
+children() { ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null | tr -d ' ' | sort; }
+# busy_children: the children serving a call (fd 0 is the accepted connection; an idle child's
+# is the daemon's /dev/null).
+busy_children() { local p; for p in $(children); do readlink "/proc/$p/fd/0" 2>/dev/null | grep -q '^socket:' && echo "$p"; done; }
+# pool_settled: waits (up to 5 s) until the children are POOL idle ones and no zombie; 0 if so.
+pool_settled() {
+  for _ in $(seq 1 50); do
+    [ "$(children | wc -l)" -eq "$POOL" ] && [ -z "$(busy_children)" ] \
+      && ! ps --ppid "$RESIDENT_PID" -o stat= | grep -q Z && return 0
+    sleep 0.1
+  done
+  return 1
+}
 
 # pamt SERVICE USER PIN: runs pamtester, output in $OUT, status in $RC.
 pamt() {
@@ -90,8 +105,22 @@ ACCOUNT_OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR
   timeout 30 pamtester resident-account alice acct_mgmt 2>&1); ACCOUNT_RC=$?
 check_all "the account check (pam_sm_acct_mgmt) goes through the resident helper too" \
   '[ "$ACCOUNT_RC" -eq 0 ] && ! grep -q "no-such-helper" <<<"$ACCOUNT_OUT"'
-check_all "no child of the resident helper is left after the logins (reaped)" \
-  'sleep 1.5; [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ]'
+check_all "after the logins its children are the $POOL idle ones again (the others reaped, no zombie)" pool_settled
+
+# Pre-forked children: each serves one call and ends, and a replacement is forked for it.
+BEFORE=$(children)
+pamt resident alice 1234; FIRST_RC=$RC
+pool_settled; AFTER_FIRST=$(children)
+pamt resident alice 1234; SECOND_RC=$RC
+pool_settled; AFTER_SECOND=$(children)
+SERVED_FIRST=$(comm -23 <(echo "$BEFORE") <(echo "$AFTER_FIRST"))
+SERVED_SECOND=$(comm -23 <(echo "$AFTER_FIRST") <(echo "$AFTER_SECOND"))
+check_all "two logins in a row are each served by a different pre-forked child, which then ends" \
+  '[ "$FIRST_RC" -eq 0 ] && [ "$SECOND_RC" -eq 0 ] && [ "$(echo "$BEFORE" | wc -l)" -eq "$POOL" ] \
+   && [ "$(echo "$SERVED_FIRST" | grep -c .)" -eq 1 ] && [ "$(echo "$SERVED_SECOND" | grep -c .)" -eq 1 ] \
+   && [ "$SERVED_FIRST" != "$SERVED_SECOND" ] && [ ! -e "/proc/$SERVED_FIRST" ] && [ ! -e "/proc/$SERVED_SECOND" ]'
+check_all "after each login a fresh idle child replaces the one that served it" \
+  '[ "$(comm -13 <(echo "$BEFORE") <(echo "$AFTER_FIRST") | grep -c .)" -eq 1 ] && [ "$(echo "$AFTER_SECOND" | wc -l)" -eq "$POOL" ]'
 
 # Several at once: each user its own login, all through the resident helper.
 for u in $NSS_USERS; do
@@ -104,8 +133,30 @@ for u in $NSS_USERS; do
   CONCURRENT+=($!)
 done
 wait "${CONCURRENT[@]}"
-check_all "8 logins at once through the resident helper all succeed" \
+check_all "8 logins at once through the resident helper all succeed (with $POOL children waiting)" \
   '[ "$(cat "$WORK"/concurrent-*.rc | sort -u)" = 0 ] && [ "$(ls "$WORK"/concurrent-*.rc | wc -l)" -eq 8 ]'
+check "... and afterwards its children are the $POOL idle ones again" pool_settled
+
+# --- https through a pre-forked child --------------------------------------------------------
+# The idle child made its SSL_CTX before the call (TLS 1.2+, verification on); the login loads
+# its configuration's CAs into it. Trusted through cacert: logs in; the system's CAs instead
+# (an untrusted certificate): refused as a TLS failure, as a spawned helper refuses it.
+start_tls_server || fail "mpin-server with its own TLS did not start"
+write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
+echo 2468 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/tls.conf" register erin --identity erin@example.org --pin-stdin >/dev/null
+check "erin is registered on mpin-server's own https" [ "$?" -eq 0 ]
+service resident-tls "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/tls.conf" "account required pam_permit.so"
+service resident-tls-untrusted "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/tls.conf cacert=/etc/ssl/certs/ca-certificates.crt" \
+  "account required pam_permit.so"
+pamt resident-tls erin 2468
+check_all "an https login through the resident helper's pre-forked child verifies the configured CA and logs in" \
+  '[ "$RC" -eq 0 ] && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
+pamt resident-tls-untrusted erin 2468
+check_all "... and an untrusted certificate is still refused there (TLS failure, PAM_AUTHINFO_UNAVAIL)" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && grep -q "outcome=UNAVAILABLE.*TLS.*certificate" <<<"$OUT"'
+pamt resident-tls erin 2468
+check_all "... and the next child, with its own SSL_CTX, logs in again with the configured CA" \
+  '[ "$RC" -eq 0 ] && grep -q "outcome=OK" <<<"$OUT"'
 
 # --- attacker: a user who is not root reaches the resident helper's socket --------------------
 # The socket's mode keeps others out; with it opened up (a mistaken chmod), the peer check must.
@@ -131,6 +182,9 @@ print("bytes", len(got))' "$SOCK" "$WORK/mpin.conf" 2>&1)
 check_all "a user who is not root gets nothing for a START frame: the connection is closed unanswered" \
   '[ "$ANSWER" = "bytes 0" ]' 
 chmod 600 "$SOCK"
+pamt resident alice 1234
+check_all "after the refusal the idle children still serve root: alice logs in, and the pool is whole" \
+  '[ "$RC" -eq 0 ] && grep -q "outcome=OK" <<<"$OUT" && pool_settled'
 
 # --- attacker: a listener of another user at the module's socket path --------------------------
 # It answers any START with RESULT PAM_SUCCESS, and notes whether one came.
@@ -182,8 +236,8 @@ check_all "... and a wrong PIN there still fails" '[ "$RC" -ne 0 ] && grep -q "W
 # resident helper must reap the child once it has ended.
 { echo "backend = $BACKEND"; echo "store = $WORK/store"; echo "timeout = 8"; } > "$WORK/stall.conf"
 service stall "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/stall.conf" "account required pam_permit.so"
-# Earlier logins' children have ended (their end is what the stalled one is told apart from).
-for _ in $(seq 1 50); do [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ] && break; sleep 0.1; done
+# Earlier logins' children have ended (the stalled one is the one busy child).
+pool_settled
 kill -STOP "$SERVER_PID"
 T0=$(millis)
 echo 1234 > "$WORK/stall.pin"
@@ -191,7 +245,7 @@ BG_STDIN="$WORK/stall.pin" in_background "$WORK/stall.out" env LD_PRELOAD=libpam
   PAM_WRAPPER_DEBUGLEVEL=2 timeout 60 pamtester stall alice authenticate
 STALL_PID=$BG_PID
 CHILD=""
-for _ in $(seq 1 100); do CHILD=$(ps --ppid "$RESIDENT_PID" -o pid= | tr -d ' ' | head -1); [ -n "$CHILD" ] && break; sleep 0.05; done
+for _ in $(seq 1 100); do CHILD=$(busy_children | head -1); [ -n "$CHILD" ] && break; sleep 0.05; done
 [ -n "$CHILD" ] && kill -STOP "$CHILD"
 check_all "the caller has no child of its own while the resident helper's child works" \
   '[ -n "$CHILD" ] && [ -z "$(pgrep -P "$(pgrep -P "$STALL_PID" -x pamtester || echo 1)")" ]'
@@ -202,12 +256,25 @@ check_all "the module gives up on a stalled child within its budget (PAM_SERVICE
   '[ "$STALL_RC" -ne 0 ] && [ "$ELAPSED" -lt 16000 ] && grep -q "pam-helper.sock stopped: it did not answer in time" "$WORK/stall.out"'
 [ -n "$CHILD" ] && kill -CONT "$CHILD"
 check_all "the stalled child ends and is reaped by the resident helper (no zombie)" \
-  'for _ in $(seq 1 150); do [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ] && break; sleep 0.1; done; [ -z "$(ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null)" ]'
+  'for _ in $(seq 1 150); do [ ! -e "/proc/$CHILD" ] && break; sleep 0.1; done; [ ! -e "/proc/$CHILD" ] && pool_settled'
 
 # --- systemd's socket activation -------------------------------------------------------------
 # systemd-socket-activate passes the listening socket as systemd does (fd 3, LISTEN_FDS=1,
 # LISTEN_PID the program's); the login goes through it.
+IDLE=$(children)
 stop_resident
+# none_alive PIDS: waits (up to 2 s) until none of PIDS is a process; 0 if so.
+none_alive() {
+  local p alive
+  for _ in $(seq 1 20); do
+    alive=0; for p in $1; do [ -e "/proc/$p" ] && alive=1; done
+    [ "$alive" = 0 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+check_all "stopping the resident helper leaves none of its $POOL idle children" \
+  '[ "$(echo "$IDLE" | grep -c .)" -eq "$POOL" ] && none_alive "$IDLE"'
 if command -v systemd-socket-activate >/dev/null; then
   rm -f "$SOCK"
   systemd-socket-activate -l "$SOCK" env LD_PRELOAD="$NSS_SO" MPIN_TEST_PASSWD="$MPIN_TEST_PASSWD" "$BIN/mpin-pam-helper" --serve \

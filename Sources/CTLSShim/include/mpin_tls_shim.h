@@ -32,6 +32,12 @@ enum {
 /// Loads libssl once per process, whichever thread gets there first; 1 when it is usable.
 int mpin_tls_available(void);
 
+/// Makes, ahead of a connection, the SSL_CTX the next mpin_tls_open would make (OpenSSL 3's
+/// algorithm fetches, 1.3-2 ms), with only the settings that depend on nothing configured; that
+/// mpin_tls_open takes it and loads the CAs into it as it would into a new one. For a resident
+/// mpin-pam-helper's idle child, which serves one login. 1 when a context is ready.
+int mpin_tls_prepare(void);
+
 /// A client connection on `fd` (connected, non-blocking) to `host`, an IP literal or a DNS
 /// name, checked against the certificate: TLS 1.2 or later, the peer's chain verified against
 /// `ca_file` and/or `ca_directory` (a hashed directory) when either is given, else against the
