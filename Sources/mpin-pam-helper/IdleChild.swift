@@ -72,6 +72,14 @@ enum IdleChild {
         _ = mpin_set_parent_death_signal(0)
         guard dup2(connection, 0) == 0 else { _exit(1) }
         if connection != 0 { close(connection) }
+        // stdout and stderr as a spawned helper has them (/dev/null), not the daemon's journal:
+        // nothing a call does is written anywhere but through the module.
+        let null = open("/dev/null", O_RDWR)
+        if null >= 0 {
+            _ = dup2(null, 1)
+            _ = dup2(null, 2)
+            if null > 2 { close(null) }
+        }
         ResidentChildBudget.start()
         _exit(serveOneCall())
     }

@@ -226,33 +226,44 @@ enum ResidentServer {
 }
 
 /// A resident child's own clock: nobody kills it when pam_mpin.so gives up (the module only
-/// closes its end), so it ends itself (SIGALRM, default action) a margin after the budget the
-/// module allows it: before START the first WATCHDOG's, then each WATCHDOG's. The time waiting
-/// for an answer (the user typing a PIN) does not count, as in the module: the alarm is off
-/// then, and the module's end closing ends that wait.
+/// closes its end), so it ends itself (SIGALRM, default action) just after the budget the
+/// module allows it: before START the first WATCHDOG's, then each WATCHDOG's. The margin is
+/// small so that a child the module has given up on does not go on to a later step of the
+/// login (pass 2, the final step), as a spawned helper, killed at the deadline, cannot. The
+/// time waiting for an answer (the user typing a PIN) does not count, as in the module: the
+/// timer is off then, and the module's end closing ends that wait.
 enum ResidentChildBudget {
-    /// Seconds past the module's budget before the child stops itself.
-    static let margin: UInt32 = 5
-    /// nil in a spawned helper (the module stops it), the current allowance in seconds in a
-    /// resident child. Set on the process's one thread only.
-    nonisolated(unsafe) static var seconds: UInt32?
+    /// Milliseconds past the module's budget before the child stops itself: the child's clock
+    /// starts when a frame arrives, after the module's, so it already runs late.
+    static let marginMilliseconds: UInt32 = 250
+    /// nil in a spawned helper (the module stops it), the current allowance in milliseconds in
+    /// a resident child. Set on the process's one thread only.
+    nonisolated(unsafe) static var milliseconds: UInt32?
 
     static func start() {
-        seconds = UInt32(MPIN_PAM_FIRST_WATCHDOG_MS) / 1000 + margin
+        milliseconds = UInt32(MPIN_PAM_FIRST_WATCHDOG_MS) + marginMilliseconds
         resume()
     }
 
-    static func allow(milliseconds: UInt32) {
-        guard seconds != nil else { return }
-        seconds = (milliseconds + 999) / 1000 + margin
+    static func allow(milliseconds allowed: UInt32) {
+        guard milliseconds != nil else { return }
+        milliseconds = allowed.addingReportingOverflow(marginMilliseconds).overflow ? UInt32.max : allowed + marginMilliseconds
         resume()
     }
 
     static func pause() {
-        if seconds != nil { alarm(0) }
+        if milliseconds != nil { arm(0) }
     }
 
     static func resume() {
-        if let seconds { alarm(seconds) }
+        if let milliseconds { arm(milliseconds) }
+    }
+
+    /// ITIMER_REAL, one shot (0 disarms): SIGALRM after `milliseconds`.
+    private static func arm(_ milliseconds: UInt32) {
+        var timer = itimerval()
+        timer.it_value.tv_sec = Int(milliseconds / 1000)
+        timer.it_value.tv_usec = Int(milliseconds % 1000) * 1000
+        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &timer, nil)
     }
 }
