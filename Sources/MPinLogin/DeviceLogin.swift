@@ -65,7 +65,7 @@ public struct DeviceLogin {
         // Each request has the per-request budget (`timeout`); the whole login ends by the wait
         // plus one such budget for the last step.
         let deadline = waitUntil + .milliseconds(Int64(config.timeout * 1000))
-        let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: BoundedTransport(base: platform.transport, deadline: deadline)))
+        let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: BoundedTransport(base: platform.transport, deadline: LoginDeadline(deadline))))
         for d in config.trustedDomains { sdk.addTrustedDomain(d) }
         let initialized = sdk.initialize()
         guard initialized.isOK else { return (Login.outcome(initialized), account.identity) }

@@ -66,7 +66,10 @@ public struct Login {
             return finish(.failed(error.description), "")
         }
         trace?(.account(identity: account.identity, origin: URLHost.of(account.backend)))
-        let deadline = MonotonicInstant.now + .milliseconds(Int64(config.timeout * 1000))
+        // `timeout` bounds what the backend may cost the login, not the user's time to type the
+        // PIN: no request is sent before the PIN is asked, and the budget starts again after it.
+        let budget = Duration.milliseconds(Int64(config.timeout * 1000))
+        let deadline = LoginDeadline(.now + budget)
         let bounded = BoundedTransport(base: platform.transport, deadline: deadline)
         let nodes = config.nodes(for: account.backend)
 
@@ -87,6 +90,7 @@ public struct Login {
             return finish(.failed(refusal), account.identity)
         }
         guard let pin = askPIN(), !pin.isEmpty else { return finish(.pinCanceled, account.identity) }
+        deadline.restart(budget: budget)
 
         // Failover: a node that failed before FinishAuthentication (which carries the PIN
         // proof) is left for the next one, within the one budget; a node that may have seen
@@ -102,7 +106,7 @@ public struct Login {
             node.sdk.serveUsers(of: index > 0 ? account.backend : nil)
             let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
             outcome = result
-            guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline else { break }
+            guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline.instant else { break }
         }
         // A REVOKED answer is kept with the account, for account management (no network
         // there); a later success clears it. The login's outcome does not depend on the write.
@@ -245,14 +249,27 @@ final class FirstAnswerTransport: HTTPTransport {
     }
 }
 
+/// When a login's network part must be over. It can start again (`restart`): the login
+/// starts it once more after the PIN is typed, since the user's time to answer is not the
+/// backend's.
+final class LoginDeadline: Sendable {
+    private let value: Mutex<MonotonicInstant>
+
+    init(_ instant: MonotonicInstant) { value = Mutex(instant) }
+
+    var instant: MonotonicInstant { value.withLock { $0 } }
+
+    func restart(budget: Duration) { value.withLock { $0 = .now + budget } }
+}
+
 /// Every request's timeout cut to what is left of the login's budget, so the whole
 /// authentication ends by the deadline whatever the server does.
 struct BoundedTransport: HTTPTransport {
     let base: any HTTPTransport
-    let deadline: MonotonicInstant
+    let deadline: LoginDeadline
 
     func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
-        let left = deadline - MonotonicInstant.now
+        let left = deadline.instant - MonotonicInstant.now
         guard left > .milliseconds(50) else {
             throw .timedOut(host: URLHost.of(request.url), seconds: 0)
         }

@@ -96,16 +96,18 @@ enum ResidentServer {
             // Reaped first, then the pipe read: a child writes its pid before it can end, so
             // every child reaped here that took a call has said so by now.
             let ended = reapEnded()
-            let idleEnded = pool.update(taken: readTaken(taken[0]), ended: ended)
+            let takenNow = readTaken(taken[0])
+            let idleEnded = pool.update(taken: takenNow, ended: ended)
             if idleEnded > 0 {
                 log(LOG_ERR, "an idle child ended before serving a call")
                 usleep(200_000)  // a replacement that fails the same way does not spin
             }
-            // Replacements are forked `refillDelay` ms after a child ended, or at once when no
-            // child is left idle (logins arriving together): a fork and a warm-up running while
-            // a login finishes would take the CPU it waits for (docs/PERFORMANCE.md §2.3).
+            // Replacements are forked `refillDelay` ms after a child took a call or ended, or at
+            // once when no child is left idle (logins arriving together): a fork and a warm-up
+            // running while a login is under way would take the CPU it waits for
+            // (docs/PERFORMANCE.md §2.3).
             let now = monotonicMilliseconds()
-            if !ended.isEmpty && refillAt == nil { refillAt = now + refillDelay }
+            if (!ended.isEmpty || !takenNow.isEmpty) && refillAt == nil { refillAt = now + refillDelay }
             if pool.idle.isEmpty || refillAt.map({ now >= $0 }) == true { refillAt = nil }
             while refillAt == nil && pool.idle.count < idleChildren && pool.count < maximumChildren {
                 let child = fork()
@@ -127,7 +129,11 @@ enum ResidentServer {
                   pool.idle.isEmpty, watched[1].revents != 0 else { continue }
             // No child is idle, so none competes for the waiting connection: accept does not block.
             let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { continue }
+            guard connection >= 0 else {
+                // EMFILE and the like: a pause, not a spin (poll says readable again at once).
+                if errno != EAGAIN && errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
+                continue
+            }
             log(LOG_WARNING, "\(pool.count) logins under way: a connection closed unserved (pam_mpin.so runs the helper itself)")
             close(connection)
         }
@@ -226,41 +232,52 @@ enum ResidentServer {
 }
 
 /// A resident child's own clock: nobody kills it when pam_mpin.so gives up (the module only
-/// closes its end), so it ends itself (SIGALRM, default action) just after the budget the
+/// closes its end), so it ends itself (SIGALRM, default action) a second after the budget the
 /// module allows it: before START the first WATCHDOG's, then each WATCHDOG's. The margin is
 /// small so that a child the module has given up on does not go on to a later step of the
-/// login (pass 2, the final step), as a spawned helper, killed at the deadline, cannot. The
-/// time waiting for an answer (the user typing a PIN) does not count, as in the module: the
-/// timer is off then, and the module's end closing ends that wait.
+/// login (pass 2, the final step), as a spawned helper, killed at the deadline, cannot; it is
+/// not smaller because the module also stops its clock while an informational message is
+/// shown, which the child does not see. The time waiting for an answer (the user typing a
+/// PIN) does not count, as in the module: the timer is stopped then and what was left of the
+/// allowance is resumed after it (the module adds the wait to its deadline), and the module's
+/// end closing ends that wait.
 enum ResidentChildBudget {
-    /// Milliseconds past the module's budget before the child stops itself: the child's clock
-    /// starts when a frame arrives, after the module's, so it already runs late.
-    static let marginMilliseconds: UInt32 = 250
-    /// nil in a spawned helper (the module stops it), the current allowance in milliseconds in
-    /// a resident child. Set on the process's one thread only.
-    nonisolated(unsafe) static var milliseconds: UInt32?
+    /// Milliseconds past the module's budget before the child stops itself.
+    static let marginMilliseconds: UInt32 = 1000
+    /// nil in a spawned helper (the module stops it); in a resident child, whether its timer
+    /// runs. Set on the process's one thread only.
+    nonisolated(unsafe) static var active = false
+    /// What was left of the allowance when the timer was stopped for an answer.
+    nonisolated(unsafe) static var left = itimerval()
 
     static func start() {
-        milliseconds = UInt32(MPIN_PAM_FIRST_WATCHDOG_MS) + marginMilliseconds
-        resume()
+        active = true
+        arm(milliseconds: UInt32(MPIN_PAM_FIRST_WATCHDOG_MS) + marginMilliseconds)
     }
 
     static func allow(milliseconds allowed: UInt32) {
-        guard milliseconds != nil else { return }
-        milliseconds = allowed.addingReportingOverflow(marginMilliseconds).overflow ? UInt32.max : allowed + marginMilliseconds
-        resume()
+        guard active else { return }
+        arm(milliseconds: allowed.addingReportingOverflow(marginMilliseconds).overflow ? UInt32.max : allowed + marginMilliseconds)
     }
 
+    /// Stops the timer, keeping what was left.
     static func pause() {
-        if milliseconds != nil { arm(0) }
+        guard active else { return }
+        var off = itimerval()
+        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &off, &left)
     }
 
+    /// Starts the timer again with what `pause` kept (at least a millisecond: zero would
+    /// leave it off).
     static func resume() {
-        if let milliseconds { arm(milliseconds) }
+        guard active else { return }
+        var timer = left
+        if timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0 { timer.it_value.tv_usec = 1000 }
+        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &timer, nil)
     }
 
-    /// ITIMER_REAL, one shot (0 disarms): SIGALRM after `milliseconds`.
-    private static func arm(_ milliseconds: UInt32) {
+    /// ITIMER_REAL, one shot: SIGALRM after `milliseconds`.
+    private static func arm(milliseconds: UInt32) {
         var timer = itimerval()
         timer.it_value.tv_sec = Int(milliseconds / 1000)
         timer.it_value.tv_usec = Int(milliseconds % 1000) * 1000

@@ -230,6 +230,17 @@ check_all "a root listener that closes unanswered: the helper file logs alice in
 pamt closing alice 1235
 check_all "... and a wrong PIN there still fails" '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
 
+# --- a slow typist ----------------------------------------------------------------------------
+# The time the user takes to answer is not the child's: its own clock (timeout 3 + 3 s, plus its
+# margin) stops at the PIN prompt and resumes with what was left, as the module's does. A PIN
+# typed after 9 s must still log alice in through the resident helper.
+SLOW_T0=$(millis)
+OUT=$( (sleep 9; echo 1234) | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+      PAM_WRAPPER_DEBUGLEVEL=2 timeout 40 pamtester resident alice authenticate 2>&1); RC=$?
+SLOW_T1=$(millis); [ -n "${VERBOSE_SLOW:-}" ] && echo "$OUT" >&2
+check_all "a PIN typed after 9 s (past the child's budget of ~7 s) still logs alice in through the resident helper" \
+  '[ "$RC" -eq 0 ] && [ $((SLOW_T1 - SLOW_T0)) -ge 9000 ] && grep -q "user=alice identity=alice@example.org outcome=OK" <<<"$OUT"'
+
 # --- a child that stalls ---------------------------------------------------------------------
 # The backend stops answering (SIGSTOP to mpin-server) and so does the login's child: the module
 # must give up within its budget (timeout 8 + 3 s), leave no child in the caller, and the
