@@ -121,7 +121,7 @@ check_all "mpin refuse of a code no web login has fails" '! mpin_dev refuse 4241
 if [ -x /usr/bin/chromium ] && "$PY" -c "import authlib, websocket" 2>/dev/null; then
   ARTIFACTS="${WEBLOGIN_ARTIFACTS:-$ROOT/.build/weblogin-artifacts}"
   mkdir -p "$ARTIFACTS"
-  "$PY" "$ROOT/Tests/OIDC/browser-login.py" --backend "$BACKEND" --client-id "$CLIENT_ID" --client-secret "$CLIENT_SECRET" \
+  "$PY" "$ROOT/Tests/OIDC/browser-login.py" --backend "$BACKEND" --client-id="$CLIENT_ID" --client-secret="$CLIENT_SECRET" \
     --rp-port "$RPPORT" --mpin "$BIN/mpin" --store "$WORK/device" --pin 1234 --artifacts "$ARTIFACTS" --work "$WORK" \
     --server-data "$WORK/server" > "$WORK/browser.out" 2>&1
   status=$?
