@@ -31,4 +31,29 @@ extension FieldArithmetic {
     public static func *= (a: inout Self, b: Self) { a = a * b }
 }
 
+extension FieldArithmetic {
+    /// The inverses of the elements with one inversion (Montgomery's simultaneous inversion:
+    /// the running products, the inverse of the last, then two multiplications per element on
+    /// the way back). A zero maps to zero, as `inverse` does, and nothing else: it enters the
+    /// product as one (by mask), so that one zero cannot make every inverse zero (which would
+    /// turn every line of a pairing into 1). The same operations for every input of a given
+    /// count.
+    public static func simultaneousInverses(_ xs: [Self]) -> [Self] {
+        guard !xs.isEmpty else { return [] }
+        let factors = xs.map { Self.select($0.isZeroMask, .one, $0) }
+        var prefix = [Self]() // prefix[i] = x_0 ⋯ x_i
+        prefix.reserveCapacity(factors.count)
+        var running = Self.one
+        for x in factors { running = running * x; prefix.append(running) }
+        var inverse = running.inverse // (x_0 ⋯ x_i)⁻¹ for i = count − 1
+        var out = factors
+        for i in stride(from: factors.count - 1, through: 1, by: -1) {
+            out[i] = inverse * prefix[i - 1]
+            inverse = inverse * factors[i]
+        }
+        out[0] = inverse
+        return out.indices.map { Self.select(xs[$0].isZeroMask, .zero, out[$0]) }
+    }
+}
+
 extension PrimeFieldElement: FieldArithmetic {}

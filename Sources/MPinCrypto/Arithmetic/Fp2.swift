@@ -64,26 +64,6 @@ public struct Fp2: FieldArithmetic {
         return Fp2(a * norm, -(b * norm))
     }
 
-    /// The inverses of the elements with one inversion (Montgomery's simultaneous inversion,
-    /// as `PrimeFieldElement.simultaneousInverses`): a zero maps to zero and leaves the others'
-    /// inverses intact. The same operations for every input of a given count.
-    public static func simultaneousInverses(_ xs: [Fp2]) -> [Fp2] {
-        guard !xs.isEmpty else { return [] }
-        let factors = xs.map { Fp2.select($0.isZeroMask, .one, $0) }
-        var prefix = [Fp2]() // prefix[i] = x_0 ⋯ x_i
-        prefix.reserveCapacity(factors.count)
-        var running = Fp2.one
-        for x in factors { running = running * x; prefix.append(running) }
-        var inverse = running.inverse
-        var out = factors
-        for i in stride(from: factors.count - 1, through: 1, by: -1) {
-            out[i] = inverse * prefix[i - 1]
-            inverse = inverse * factors[i]
-        }
-        out[0] = inverse
-        return out.indices.map { Fp2.select(xs[$0].isZeroMask, .zero, out[$0]) }
-    }
-
     @inlinable
     public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
 
