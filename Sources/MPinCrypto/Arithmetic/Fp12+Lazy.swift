@@ -33,99 +33,61 @@ struct Fp2WideProduct {
     init(_ u: Fp2, _ v: Fp2) { (p1, p2, cross) = Fp4.karatsubaParts(u, v) }
 }
 
-/// One Fp2 coefficient of a lazy product, as re = rePos − reNeg and im = imPos − imNeg, each
-/// side a plain sum of nonnegative double-width pieces. Adding a product adds at most m² to
-/// either real side and 2m² to an imaginary side; adding ξ times a product (ξ = 1 + i,
-/// ξ(r + qi) = (r − q) + (r + q)i with r = p1 − p2, q = cross) adds at most 3m² to any side.
-@usableFromInline
-struct Fp2Accumulator {
-    @usableFromInline var rePos = UInt512.zero
-    @usableFromInline var reNeg = UInt512.zero
-    @usableFromInline var imPos = UInt512.zero
-    @usableFromInline var imNeg = UInt512.zero
-
-    @inlinable @inline(__always)
-    init() {}
-
-    /// The accumulator holding x alone.
-    @inlinable @inline(__always)
-    init(_ x: Fp2WideProduct) { rePos = x.p1; reNeg = x.p2; imPos = x.cross }
-
-    /// The accumulator holding ξ·x alone.
-    @inlinable @inline(__always)
-    init(timesXi x: Fp2WideProduct) {
-        rePos = x.p1; reNeg = x.p2.adding(x.cross)
-        imPos = x.p1.adding(x.cross); imNeg = x.p2
-    }
-
-    /// += x: at most m² on each real side, 2m² on imPos.
-    @inlinable @inline(__always)
-    mutating func add(_ x: Fp2WideProduct) {
-        rePos = rePos.adding(x.p1); reNeg = reNeg.adding(x.p2); imPos = imPos.adding(x.cross)
-    }
-
-    /// −= x: at most m² on each real side, 2m² on imNeg.
-    @inlinable @inline(__always)
-    mutating func subtract(_ x: Fp2WideProduct) {
-        rePos = rePos.adding(x.p2); reNeg = reNeg.adding(x.p1); imNeg = imNeg.adding(x.cross)
-    }
-
-    /// += ξ·x: m² on rePos and imNeg, 3m² on reNeg and imPos.
-    @inlinable @inline(__always)
-    mutating func addTimesXi(_ x: Fp2WideProduct) {
-        rePos = rePos.adding(x.p1); reNeg = reNeg.adding(x.p2).adding(x.cross)
-        imPos = imPos.adding(x.p1).adding(x.cross); imNeg = imNeg.adding(x.p2)
-    }
-
-    /// −= ξ·x: 3m² on rePos and imNeg, m² on reNeg and imPos.
-    @inlinable @inline(__always)
-    mutating func subtractTimesXi(_ x: Fp2WideProduct) {
-        rePos = rePos.adding(x.p2).adding(x.cross); reNeg = reNeg.adding(x.p1)
-        imPos = imPos.adding(x.p2); imNeg = imNeg.adding(x.p1).adding(x.cross)
-    }
-
-    /// The reduced coefficient: two Montgomery reductions. Every side must be below 2m·2^256.
-    @inlinable @inline(__always)
-    var reduced: Fp2 {
-        Fp2(Fp(mont: Fp2Accumulator.reduceSigned(rePos, reNeg)),
-            Fp(mont: Fp2Accumulator.reduceSigned(imPos, imNeg)))
-    }
-
-    /// The Fp4 element x + y·s, reduced: four Montgomery reductions in one function, so that
-    /// the compiler interleaves their independent serial chains (one reduction at a time left
-    /// the multiplier idle: a sparse product 25 % slower than with the four interleaved).
-    @usableFromInline @inline(never)
-    static func reduced(_ x: Fp2Accumulator, _ y: Fp2Accumulator) -> Fp4 { Fp4(x.reduced, y.reduced) }
-
-    /// (pos − neg)·R⁻¹ mod m for pos, neg < 2m·R (R = 2^256). t = pos + 2m·R − neg lies in
-    /// (0, 4m·R) (4m·R < 2^512: m < 2^254); its high half is then below 4m, and subtracting 2m
-    /// and m where they fit leaves it below m, so t stays ≡ pos − neg (mod m) and falls below
-    /// m·R, `montReduce`'s bound. Branch-free.
-    @inlinable @inline(__always)
-    static func reduceSigned(_ pos: UInt512, _ neg: UInt512) -> UInt256 {
-        let m = BN254FieldModulus.modulus
-        let twiceM = UInt256(0x7ccc47deb836ab66, 0x487faddc30127dc3, 0x617bbec8f4c6cda6, 0x4800000010e0541b)
-        let t = pos.addingHigh(twiceM).subtractingWithBorrow(neg).0
-        let high = UInt256(t.l4, t.l5, t.l6, t.l7).subtractingIfFits(twiceM).subtractingIfFits(m)
-        return Fp.montReduce(UInt512(t.l0, t.l1, t.l2, t.l3, high.w0, high.w1, high.w2, high.w3))
-    }
-}
-
 extension UInt512 {
     @inlinable @inline(__always)
     static var zero: UInt512 { UInt512(0, 0, 0, 0, 0, 0, 0, 0) }
+
+    /// self − o, wrapping (callers keep the running value nonnegative). Branch-free.
+    @inlinable @inline(__always)
+    func subtracting(_ o: UInt512) -> UInt512 { subtractingWithBorrow(o).0 }
+
+    @inlinable @inline(__always)
+    static func + (x: UInt512, y: UInt512) -> UInt512 { x.adding(y) }
+
+    @inlinable @inline(__always)
+    static func - (x: UInt512, y: UInt512) -> UInt512 { x.subtracting(y) }
+}
+
+/// The final step of a lazy coefficient: t = pos + 2m·R − neg, written by the callers as one
+/// chain (the positive pieces, then `plusTwiceMR`, then the negative pieces subtracted one by one),
+/// which the compiler keeps in eight registers with the pieces read from memory; with
+/// pos, neg < 2m·R every partial value lies in (0, 4m·R) (no wrap), as `reduceSigned` says.
+@usableFromInline
+enum LazyCoefficient {
+    /// x + 2m·R.
+    @inlinable @inline(__always)
+    static func plusTwiceMR(_ x: UInt512) -> UInt512 {
+        x.addingHigh(UInt256(0x7ccc47deb836ab66, 0x487faddc30127dc3, 0x617bbec8f4c6cda6, 0x4800000010e0541b))
+    }
+
+    /// t·R⁻¹ mod m for t < 4m·R: the high half (below 4m) less 2m and m where they fit, then
+    /// `montReduce` (t now below m·R).
+    @inlinable @inline(__always)
+    static func reduce(_ t: UInt512) -> Fp {
+        let m = BN254FieldModulus.modulus
+        let twiceM = UInt256(0x7ccc47deb836ab66, 0x487faddc30127dc3, 0x617bbec8f4c6cda6, 0x4800000010e0541b)
+        let high = UInt256(t.l4, t.l5, t.l6, t.l7).subtractingIfFits(twiceM).subtractingIfFits(m)
+        return Fp(mont: Fp.montReduce(UInt512(t.l0, t.l1, t.l2, t.l3, high.w0, high.w1, high.w2, high.w3)))
+    }
+
+    /// Four coefficients reduced in one function, so that their independent serial chains
+    /// interleave (one reduction at a time leaves the multiplier idle).
+    @usableFromInline @inline(never)
+    static func reduce4(_ t0: UInt512, _ t1: UInt512, _ t2: UInt512, _ t3: UInt512) -> Fp4 {
+        Fp4(Fp2(reduce(t0), reduce(t1)), Fp2(reduce(t2), reduce(t3)))
+    }
 }
 
 extension Fp12 {
     /// self · (l0 + l1·t + l3·t³), the product of the Miller loop's lines
-    /// (`lazySparseProduct`). Public for the tests, which check it against the full product.
+    /// (`lazySparseProduct`). Public for the tests, which check it against a schoolbook product.
     public func multipliedBySparseLine(l0: Fp2, l1: Fp2, l3: Fp2) -> Fp12 {
         lazySparseProduct(l0: l0, l1: l1, l3: l3)
     }
 
     /// self · line for a D-type sparse line l0 + l1·t + l3·t³ with lazy reduction: the
-    /// thirteen Fp2 products of `multipliedBySparse`'s Karatsuba, summed double-width into the
-    /// six output coefficients, twelve reductions instead of twenty. With a = A0 + A1·s,
+    /// thirteen Fp2 products of a Karatsuba over Fp4, summed double-width into the twelve
+    /// output coefficients, twelve reductions instead of twenty. With a = A0 + A1·s,
     /// b = B0 + B1·s, c = C0 + C1·s (t³ = s, s² = ξ) and the products
     ///   P0 = A0·l0, P1 = A1·l3, P2 = (A0 + A1)(l0 + l3),   (a·ya, ya = l0 + l3·s)
     ///   Q0 = C0·l0, Q1 = C1·l3, Q2 = (C0 + C1)(l0 + l3),   (c·ya)
@@ -136,10 +98,13 @@ extension Fp12 {
     ///   a′ = (P0 + ξ(P1 + S1)) + (P2 − P0 − P1 + S0)·s
     ///   b′ = (T0 − P0 − R0 + ξ(T1 − P1)) + (T2 − T0 − T1 − P2 + P0 + P1 − R1)·s
     ///   c′ = (R0 + Q0 + ξQ1) + (R1 + Q2 − Q0 − Q1)·s
-    /// Largest sides (in m², from `Fp2Accumulator`'s per-term amounts): a′.a imPos 8, b′.a 7,
-    /// b′.b imNeg 8, c′.a imPos 7; the bound is 14.
+    /// Each Fp coefficient is one chain, positive pieces first (X = (p1 − p2) + cross·i,
+    /// ξX = (p1 − p2 − cross) + (p1 − p2 + cross)·i). The comment above each chain gives its
+    /// positive and negative totals in m² (p1, p2 < m², cross < 2m²): at most 8, below the 14
+    /// of `LazyCoefficient`.
     @usableFromInline @inline(never)
     func lazySparseProduct(l0: Fp2, l1: Fp2, l3: Fp2) -> Fp12 {
+        typealias L = LazyCoefficient
         let l03 = l0 + l3, l01 = l0 + l1
         let ab0 = a.a + b.a, ab1 = a.b + b.b
         let p0 = Fp2WideProduct(a.a, l0), p1 = Fp2WideProduct(a.b, l3)
@@ -151,25 +116,26 @@ extension Fp12 {
         let t0 = Fp2WideProduct(ab0, l01), t1 = Fp2WideProduct(ab1, l3)
         let t2 = Fp2WideProduct(ab0 + ab1, l01 + l3)
 
-        // a′.a: rePos 3, reNeg 7, imPos 8, imNeg 2.
-        var aa = Fp2Accumulator(p0)
-        aa.addTimesXi(p1); aa.addTimesXi(s1)
-        // a′.b: 4 on every side.
-        var ab = Fp2Accumulator(p2)
-        ab.subtract(p0); ab.subtract(p1); ab.add(s0)
-        // b′.a: rePos 7, reNeg 7, imPos 6, imNeg 7.
-        var ba = Fp2Accumulator(t0)
-        ba.subtract(p0); ba.subtract(r0); ba.addTimesXi(t1); ba.subtractTimesXi(p1)
-        // b′.b: 7 on each real side, imPos 6, imNeg 8.
-        var bb = Fp2Accumulator(t2)
-        bb.subtract(t0); bb.subtract(t1); bb.subtract(p2); bb.add(p0); bb.add(p1); bb.subtract(r1)
-        // c′.a: rePos 3, reNeg 5, imPos 7, imNeg 1.
-        var ca = Fp2Accumulator(r0)
-        ca.add(q0); ca.addTimesXi(q1)
-        // c′.b: 4 on every side.
-        var cb = Fp2Accumulator(r1)
-        cb.add(q2); cb.subtract(q0); cb.subtract(q1)
-        return Fp12(Fp2Accumulator.reduced(aa, ab), Fp2Accumulator.reduced(ba, bb), Fp2Accumulator.reduced(ca, cb))
+        // a′ = P0 + ξP1 + ξS1 | P2 − P0 − P1 + S0.   re 3 | 7, im 8 | 2; re 4 | 4, im 4 | 4.
+        let aRe = L.plusTwiceMR(p0.p1 + p1.p1 + s1.p1) - p0.p2 - p1.p2 - p1.cross - s1.p2 - s1.cross
+        let aIm = L.plusTwiceMR(p0.cross + p1.p1 + p1.cross + s1.p1 + s1.cross) - p1.p2 - s1.p2
+        let aSRe = L.plusTwiceMR(p2.p1 + p0.p2 + p1.p2 + s0.p1) - p2.p2 - p0.p1 - p1.p1 - s0.p2
+        let aSIm = L.plusTwiceMR(p2.cross + s0.cross) - p0.cross - p1.cross
+        // b′ = T0 − P0 − R0 + ξT1 − ξP1 | T2 − T0 − T1 − P2 + P0 + P1 − R1.
+        //   re 7 | 7, im 6 | 7; re 7 | 7, im 6 | 8.
+        let bRe = L.plusTwiceMR(t0.p1 + p0.p2 + r0.p2 + t1.p1 + p1.p2 + p1.cross)
+            - t0.p2 - p0.p1 - r0.p1 - t1.p2 - t1.cross - p1.p1
+        let bIm = L.plusTwiceMR(t0.cross + t1.p1 + t1.cross + p1.p2)
+            - p0.cross - r0.cross - t1.p2 - p1.p1 - p1.cross
+        let bSRe = L.plusTwiceMR(t2.p1 + t0.p2 + t1.p2 + p2.p2 + p0.p1 + p1.p1 + r1.p2)
+            - t2.p2 - t0.p1 - t1.p1 - p2.p1 - p0.p2 - p1.p2 - r1.p1
+        let bSIm = L.plusTwiceMR(t2.cross + p0.cross + p1.cross) - t0.cross - t1.cross - p2.cross - r1.cross
+        // c′ = R0 + Q0 + ξQ1 | R1 + Q2 − Q0 − Q1.   re 3 | 5, im 7 | 1; re 4 | 4, im 4 | 4.
+        let cRe = L.plusTwiceMR(r0.p1 + q0.p1 + q1.p1) - r0.p2 - q0.p2 - q1.p2 - q1.cross
+        let cIm = L.plusTwiceMR(r0.cross + q0.cross + q1.p1 + q1.cross) - q1.p2
+        let cSRe = L.plusTwiceMR(r1.p1 + q2.p1 + q0.p2 + q1.p2) - r1.p2 - q2.p2 - q0.p1 - q1.p1
+        let cSIm = L.plusTwiceMR(r1.cross + q2.cross) - q0.cross - q1.cross
+        return Fp12(L.reduce4(aRe, aIm, aSRe, aSIm), L.reduce4(bRe, bIm, bSRe, bSIm), L.reduce4(cRe, cIm, cSRe, cSIm))
     }
 }
 
