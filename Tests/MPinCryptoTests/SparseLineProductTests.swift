@@ -1,12 +1,13 @@
 import MPinCrypto
 import XCTest
 
-/// The lazily reduced product by a Miller-loop line (`Fp12.multipliedBySparseLine`) against a
-/// schoolbook product over Fp2 written here: Fp12 as Fp2[t]/(t⁶ − ξ), coefficient k of t^k,
+/// The product by a Miller-loop line (`Fp12.multipliedBySparseLine`, the Karatsuba over Fp4 with
+/// lazily reduced Fp4 products that the Miller loop runs) against a schoolbook product over Fp2
+/// written here: Fp12 as Fp2[t]/(t⁶ − ξ), coefficient k of t^k,
 /// t⁰ = a.a, t¹ = b.a, t² = c.a, t³ = a.b, t⁴ = b.b, t⁵ = c.b. Coefficients of p − 1 make
 /// every double-width piece as large as it can be, so a sum that overflowed its bound or a
 /// lost carry would show.
-final class LazySparseProductTests: XCTestCase {
+final class SparseLineProductTests: XCTestCase {
     private static let pMinus1 = -Fp.one
 
     private func powers(_ x: Fp12) -> [Fp2] { [x.a.a, x.b.a, x.c.a, x.a.b, x.b.b, x.c.b] }
