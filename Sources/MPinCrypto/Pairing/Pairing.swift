@@ -228,6 +228,12 @@ extension Fp12 {
         return Fp12(aya + cyb.timesS, sum - aya - byb, byb + cya)
     }
 
+    /// self · (l0 + l1·t + l3·t³), the product by a line in the Miller loop
+    /// (`multipliedBySparse`). Public for the tests, which check it against a schoolbook product.
+    public func multipliedBySparseLine(l0: Fp2, l1: Fp2, l3: Fp2) -> Fp12 {
+        multipliedBySparse(Pairing.Line(l0: l0, l3: l3, l1: l1))
+    }
+
     /// self · line for a D-type sparse line a.a + a.b·t³ + b.a·t (b.b = c = 0). With
     /// y = ya + yb·t, ya = l0 + l3·s ∈ Fp4 and yb = l1 ∈ Fp2 (t³ = s):
     ///   a′ = a·ya + s·(c·yb),  b′ = a·yb + b·ya,  c′ = b·yb + c·ya,
