@@ -40,6 +40,10 @@ final class PostgresStorage: StorageBackend {
     /// The client's run loop when this storage runs it itself (the commands); nil when a
     /// service group runs `client` (the server, `service`).
     private let runner: Task<Void, Never>?
+    /// This node's copies of the pass-2 records it wrote for logins without an access number,
+    /// each with the identity as read in the same statement: the final step's hint
+    /// (`evaluate`). The records themselves stay in the database, where any node finds them.
+    let finalStepHints = PendingAuthStore()
 
     private init(client: PostgresClient, url: PostgresURL, logger: Logger, runsClient: Bool) {
         self.client = client; self.url = url; self.logger = logger
@@ -492,11 +496,24 @@ final class PostgresStorage: StorageBackend {
                 \(unescaped: Self.authUpsert)
                 """, durable: false).isEmpty
         }
-        return try await !run("""
-            INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
-            VALUES (\(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e))
-            \(unescaped: Self.authUpsert)
-            """, durable: false).isEmpty
+        // A direct login's record, and in the same statement (the same round trip) its identity
+        // as it stands: this node's hint for the final step (`evaluate`).
+        guard let row = try await run("""
+            WITH saved AS (
+                INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
+                VALUES (\(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e))
+                \(unescaped: Self.authUpsert))
+            SELECT i.user_id, i.attempts, i.blocked_at, u.state FROM saved
+            LEFT JOIN identities i ON i.mpin_id = \(mpinID) LEFT JOIN users u ON u.user_id = i.user_id
+            """, durable: false).first else { return false }
+        let (userID, attempts, blockedAt, state) = try row.decode((String?, Int?, Double?, String?).self)
+        var identity: IdentityCounter? = nil
+        if let userID, let attempts {
+            identity = IdentityCounter(userID: userID, attempts: attempts, blockedAt: blockedAt, userState: state)
+        }
+        _ = finalStepHints.save(authOTTHash: authOTTHash, .init(mpinID: mpinID, success: success, otp: otp, expires: expires,
+                                                              identity: identity), now: now)
+        return true
     }
 
     /// `INSERT OR REPLACE` of a pass-2 record: a new record under an existing authOTT hash
@@ -510,6 +527,11 @@ final class PostgresStorage: StorageBackend {
 
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
+        if case .direct = flow, let hint = finalStepHints.take(authOTTHash: authOTTHash, now: now),
+           let verdict = try await evaluateFromHint(hint, authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts,
+                                                    now: now, session: session, logoutData: logoutData) {
+            return verdict
+        }
         let logger = logger
         // Not durable unless a wrong PIN is counted (`apply`).
         return try await transaction(durable: false) { c in
@@ -553,6 +575,58 @@ final class PostgresStorage: StorageBackend {
                 try await Self.apply(write, c, authOTTHash: authOTTHash, mpinID: mpinID, now: now, logger: logger)
             }
         }
+    }
+
+    /// The final step decided on this node's hint (what its pass 2 wrote and read), applied in
+    /// one statement that first locks the pass-2 record's row and the identity's (as the full
+    /// path does, in the same order) and checks that they still hold what the hint says; nil when they do not (or when the plan is not a
+    /// record's plain single use, with or without a session), and the caller then runs the
+    /// final step as any node would, on the rows it reads and locks.
+    ///
+    /// The plan comes from `FinalStepPlan.decide`, as on the full path: a check that passes
+    /// means the locked rows would have given the same plan. Two final steps of one authOTT
+    /// still give one verdict: the hint is taken once, and the record's DELETE succeeds once,
+    /// here or on the full path; a concurrent counted attempt of the identity holds the row
+    /// lock, and its new counter fails the check (READ COMMITTED re-reads a row it waited for).
+    private func evaluateFromHint(_ hint: PendingAuthStore.Record, authOTTHash: String, flow: AuthFlow, maxAttempts: Int,
+                                  now: Date, session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
+        guard let identity = hint.identity else { return nil }
+        let record = AuthRecord(mpinID: hint.mpinID, success: hint.success, wid: "", otp: hint.otp, priorStatus: nil,
+                                expires: hint.expires.timeIntervalSince1970)
+        let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
+                                        session: session, logoutData: logoutData)
+        guard let verdict = plan.verdict, let first = plan.writes.first, first == .deleteAuth else { return nil }
+        var opened: (session: NewSession, userID: String)? = nil
+        switch plan.writes.count {
+        case 1: break
+        case 2:
+            guard case .openSession(let session, let userID) = plan.writes[1] else { return nil }
+            opened = (session, userID)
+        default: return nil
+        }
+        // The record's single use only if both rows still hold what the hint says; the session's
+        // insert only after it (it reads `used`) and only when the plan opens one (a
+        // data-modifying CTE runs once, read or not). Its values are never NULL: a NULL
+        // parameter has no type, and the insert's columns would not accept the text it defaults to.
+        let rows = try await run("""
+            WITH checked AS (
+                SELECT a.auth_ott_hash FROM auth a JOIN identities i ON i.mpin_id = a.mpin_id
+                LEFT JOIN users u ON u.user_id = i.user_id
+                WHERE a.auth_ott_hash = \(authOTTHash) AND a.mpin_id = \(record.mpinID) AND a.success = \(record.success)
+                  AND a.wid = '' AND a.otp IS NOT DISTINCT FROM \(record.otp) AND a.status IS NULL AND a.expires = \(record.expires)
+                  AND i.user_id = \(identity.userID) AND i.attempts = \(identity.attempts)
+                  AND i.blocked_at IS NOT DISTINCT FROM \(identity.blockedAt) AND u.state IS NOT DISTINCT FROM \(identity.userState)
+                FOR UPDATE OF a, i),
+            used AS (DELETE FROM auth WHERE auth_ott_hash IN (SELECT auth_ott_hash FROM checked) RETURNING 1),
+            opened AS (
+                INSERT INTO sessions (token_hash, user_id, expires)
+                SELECT \(opened?.session.tokenHash ?? ""), \(opened?.userID ?? ""), \(opened?.session.expires.timeIntervalSince1970 ?? 0)
+                FROM used
+                WHERE \(opened != nil)
+                ON CONFLICT (token_hash) DO UPDATE SET user_id = EXCLUDED.user_id, expires = EXCLUDED.expires)
+            SELECT 1 FROM used
+            """, durable: false)
+        return rows.isEmpty ? nil : verdict
     }
 
     /// One write of the final step (`FinalStepPlan`) in PostgreSQL's SQL, on the rows locked above.
@@ -693,6 +767,7 @@ final class PostgresStorage: StorageBackend {
     }
 
     func purgeExpired(now: Date) async throws {
+        finalStepHints.purgeExpired(now: now)
         let t = now.timeIntervalSince1970, logger = logger
         try await transaction(durable: false) { c in
             for table in StorageSchema.expiringTables {
