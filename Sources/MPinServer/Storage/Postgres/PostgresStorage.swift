@@ -162,6 +162,15 @@ final class PostgresStorage: StorageBackend {
         return try await transaction { c in try await c.rows(query, logger) }
     }
 
+    /// The first row of a prepared statement run through the pool (one statement, its own
+    /// transaction, committed without waiting for the WAL, as `run(_:durable: false)`); the
+    /// rest, if any, read and dropped.
+    func firstRow<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Statement.Row? {
+        var first: Statement.Row? = nil
+        for try await row in try await client.execute(statement, logger: logger) where first == nil { first = row }
+        return first
+    }
+
     /// `SELECT 1` through the pool within two seconds (`/health`).
     func healthCheck() async throws {
         let client = client, logger = logger
@@ -498,15 +507,9 @@ final class PostgresStorage: StorageBackend {
         }
         // A direct login's record, and in the same statement (the same round trip) its identity
         // as it stands: this node's hint for the final step (`evaluate`).
-        guard let row = try await run("""
-            WITH saved AS (
-                INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
-                VALUES (\(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e))
-                \(unescaped: Self.authUpsert))
-            SELECT i.user_id, i.attempts, i.blocked_at, u.state FROM saved
-            LEFT JOIN identities i ON i.mpin_id = \(mpinID) LEFT JOIN users u ON u.user_id = i.user_id
-            """, durable: false).first else { return false }
-        let (userID, attempts, blockedAt, state) = try row.decode((String?, Int?, Double?, String?).self)
+        let saved = PostgresLoginStatements.SaveDirectAuth(authOTTHash: authOTTHash, mpinID: mpinID, success: success,
+                                                           otp: otp, expires: e)
+        guard let (userID, attempts, blockedAt, state) = try await firstRow(of: saved) else { return false }
         var identity: IdentityCounter? = nil
         if let userID, let attempts {
             identity = IdentityCounter(userID: userID, attempts: attempts, blockedAt: blockedAt, userState: state)
@@ -518,7 +521,7 @@ final class PostgresStorage: StorageBackend {
 
     /// `INSERT OR REPLACE` of a pass-2 record: a new record under an existing authOTT hash
     /// replaces it whole.
-    private static let authUpsert = """
+    static let authUpsert = """
         ON CONFLICT (auth_ott_hash) DO UPDATE SET mpin_id = EXCLUDED.mpin_id, success = EXCLUDED.success,
           wid = EXCLUDED.wid, otp = EXCLUDED.otp, status = NULL, browser_ready = FALSE, logout_user = NULL,
           logout_token = NULL, expires = EXCLUDED.expires
@@ -604,29 +607,10 @@ final class PostgresStorage: StorageBackend {
             opened = (session, userID)
         default: return nil
         }
-        // The record's single use only if both rows still hold what the hint says; the session's
-        // insert only after it (it reads `used`) and only when the plan opens one (a
-        // data-modifying CTE runs once, read or not). Its values are never NULL: a NULL
-        // parameter has no type, and the insert's columns would not accept the text it defaults to.
-        let rows = try await run("""
-            WITH checked AS (
-                SELECT a.auth_ott_hash FROM auth a JOIN identities i ON i.mpin_id = a.mpin_id
-                LEFT JOIN users u ON u.user_id = i.user_id
-                WHERE a.auth_ott_hash = \(authOTTHash) AND a.mpin_id = \(record.mpinID) AND a.success = \(record.success)
-                  AND a.wid = '' AND a.otp IS NOT DISTINCT FROM \(record.otp) AND a.status IS NULL AND a.expires = \(record.expires)
-                  AND i.user_id = \(identity.userID) AND i.attempts = \(identity.attempts)
-                  AND i.blocked_at IS NOT DISTINCT FROM \(identity.blockedAt) AND u.state IS NOT DISTINCT FROM \(identity.userState)
-                FOR UPDATE OF a, i),
-            used AS (DELETE FROM auth WHERE auth_ott_hash IN (SELECT auth_ott_hash FROM checked) RETURNING 1),
-            opened AS (
-                INSERT INTO sessions (token_hash, user_id, expires)
-                SELECT \(opened?.session.tokenHash ?? ""), \(opened?.userID ?? ""), \(opened?.session.expires.timeIntervalSince1970 ?? 0)
-                FROM used
-                WHERE \(opened != nil)
-                ON CONFLICT (token_hash) DO UPDATE SET user_id = EXCLUDED.user_id, expires = EXCLUDED.expires)
-            SELECT 1 FROM used
-            """, durable: false)
-        return rows.isEmpty ? nil : verdict
+        if let opened, opened.userID != identity.userID { return nil }
+        let use = PostgresLoginStatements.UseDirectAuth(authOTTHash: authOTTHash, record: record, identity: identity,
+                                                        session: opened?.session)
+        return try await firstRow(of: use) == nil ? nil : verdict
     }
 
     /// One write of the final step (`FinalStepPlan`) in PostgreSQL's SQL, on the rows locked above.
