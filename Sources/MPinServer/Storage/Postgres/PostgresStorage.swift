@@ -95,11 +95,19 @@ final class PostgresStorage: StorageBackend {
                                                   database: url.database, tls: clientTLS)
         config.options.connectTimeout = .seconds(5)
         config.options.maximumConnections = maximumConnections
+        // The server keeps a few connections open for good: the pool schedules an idle timer (a
+        // few tasks and a clock sleep) each time it takes back a connection above this minimum,
+        // and cancels it at the next lease, which cost ~4 % of the node's CPU per login under
+        // load (docs/PERFORMANCE.md §2.2). A command opens connections only as it needs them.
+        if !runsClient { config.options.minimumConnections = min(Self.serverMinimumConnections, maximumConnections) }
         // The default for this pool's commits; durable ones say so (see Durability above).
         config.options.additionalStartupParameters = [("synchronous_commit", "off")]
         return PostgresStorage(client: PostgresClient(configuration: config, backgroundLogger: logger), url: url, logger: logger,
                                runsClient: runsClient)
     }
+
+    /// Connections the server's pool keeps open even when idle (see `open`).
+    static let serverMinimumConnections = 8
 
     func close() async {
         guard let runner else { return }
