@@ -249,6 +249,44 @@ class StorageContractTests: XCTestCase {
 
     // MARK: Authentication
 
+    /// What changed between a login's pass 2 and its final step decides the verdict: on
+    /// PostgreSQL the node that stored the pass-2 result keeps a copy of it with the identity as
+    /// it stood then, and must not answer from that copy once the identity has changed.
+    func testFinalStepSeesIdentityChangesAfterPass2() async throws {
+        let hy = try await issueIdentity("hy-1", user: "hy")
+        // A wrong PIN counted after a right PIN's pass 2: the right PIN still resets the counter.
+        assertTrue(try await savePass2("hy-right", mpinID: hy, success: true))
+        assertTrue(try await savePass2("hy-wrong", mpinID: hy, success: false))
+        let wrong = try await store.evaluate(authOTTHash: "hy-wrong", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertEqual(wrong?.status, 401)
+        let session = NewSession(token: "hy-token", tokenHash: "hy-token-hash", expires: now.addingTimeInterval(hour))
+        let right = try await store.evaluate(authOTTHash: "hy-right", flow: .direct, maxAttempts: 3, now: now,
+                                             session: session, logoutData: nil)
+        XCTAssertEqual(right?.status, 200)
+        let reset = try await store.identities(userID: "hy")
+        XCTAssertEqual(reset.first?.failedAttempts, 0, "the right PIN reset the counter counted after its pass 2")
+        let opened = try await store.endSession(tokenHash: "hy-token-hash", userID: "hy", now: now)
+        XCTAssertTrue(opened)
+
+        // Blocked at pass 2, unblocked by the administrator before the final step: accepted.
+        for i in 0..<3 {
+            assertTrue(try await savePass2("hy-block-\(i)", mpinID: hy, success: false))
+            _ = try await store.evaluate(authOTTHash: "hy-block-\(i)", flow: .direct, maxAttempts: 3, now: now)
+        }
+        assertTrue(try await savePass2("hy-while-blocked", mpinID: hy, success: true))
+        assertTrue(try await store.unblockIdentity(userID: "hy", mpinID: hy))
+        let unblocked = try await store.evaluate(authOTTHash: "hy-while-blocked", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertEqual(unblocked?.status, 200, "unblocked after pass 2")
+
+        // Revoked after pass 2 (its identities deleted): refused, and the record used up.
+        assertTrue(try await savePass2("hy-revoked", mpinID: hy, success: true))
+        assertTrue(try await store.changeUser(userID: "hy", .revoke))
+        let revoked = try await store.evaluate(authOTTHash: "hy-revoked", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertEqual(revoked?.status, 401, "revoked after pass 2: no such identity any more")
+        let again = try await store.evaluate(authOTTHash: "hy-revoked", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertNil(again, "single use")
+    }
+
     func testDirectFinalStepCountsWrongPINsAndBlocks() async throws {
         let cy = try await issueIdentity("cy-1", user: "cy")
         var statuses: [Int] = []

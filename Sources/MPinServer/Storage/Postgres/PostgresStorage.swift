@@ -40,6 +40,10 @@ final class PostgresStorage: StorageBackend {
     /// The client's run loop when this storage runs it itself (the commands); nil when a
     /// service group runs `client` (the server, `service`).
     private let runner: Task<Void, Never>?
+    /// This node's copies of the pass-2 records it wrote for logins without an access number,
+    /// each with the identity as read in the same statement: the final step's hint
+    /// (`evaluate`). The records themselves stay in the database, where any node finds them.
+    let finalStepHints = PendingAuthStore()
 
     private init(client: PostgresClient, url: PostgresURL, logger: Logger, runsClient: Bool) {
         self.client = client; self.url = url; self.logger = logger
@@ -91,11 +95,19 @@ final class PostgresStorage: StorageBackend {
                                                   database: url.database, tls: clientTLS)
         config.options.connectTimeout = .seconds(5)
         config.options.maximumConnections = maximumConnections
+        // The server keeps a few connections open for good: the pool schedules an idle timer (a
+        // few tasks and a clock sleep) each time it takes back a connection above this minimum,
+        // and cancels it at the next lease, which cost ~4 % of the node's CPU per login under
+        // load (docs/PERFORMANCE.md §2.2). A command opens connections only as it needs them.
+        if !runsClient { config.options.minimumConnections = min(Self.serverMinimumConnections, maximumConnections) }
         // The default for this pool's commits; durable ones say so (see Durability above).
         config.options.additionalStartupParameters = [("synchronous_commit", "off")]
         return PostgresStorage(client: PostgresClient(configuration: config, backgroundLogger: logger), url: url, logger: logger,
                                runsClient: runsClient)
     }
+
+    /// Connections the server's pool keeps open even when idle (see `open`).
+    static let serverMinimumConnections = 8
 
     func close() async {
         guard let runner else { return }
@@ -156,6 +168,15 @@ final class PostgresStorage: StorageBackend {
         guard durable else { return try await client.query(query, logger: logger).collect() }
         let logger = logger
         return try await transaction { c in try await c.rows(query, logger) }
+    }
+
+    /// The first row of a prepared statement run through the pool (one statement, its own
+    /// transaction, committed without waiting for the WAL, as `run(_:durable: false)`); the
+    /// rest, if any, read and dropped.
+    func firstRow<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Statement.Row? {
+        var first: Statement.Row? = nil
+        for try await row in try await client.execute(statement, logger: logger) where first == nil { first = row }
+        return first
     }
 
     /// `SELECT 1` through the pool within two seconds (`/health`).
@@ -492,16 +513,23 @@ final class PostgresStorage: StorageBackend {
                 \(unescaped: Self.authUpsert)
                 """, durable: false).isEmpty
         }
-        return try await !run("""
-            INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
-            VALUES (\(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e))
-            \(unescaped: Self.authUpsert)
-            """, durable: false).isEmpty
+        // A direct login's record, and in the same statement (the same round trip) its identity
+        // as it stands: this node's hint for the final step (`evaluate`).
+        let saved = PostgresLoginStatements.SaveDirectAuth(authOTTHash: authOTTHash, mpinID: mpinID, success: success,
+                                                           otp: otp, expires: e)
+        guard let (userID, attempts, blockedAt, state) = try await firstRow(of: saved) else { return false }
+        var identity: IdentityCounter? = nil
+        if let userID, let attempts {
+            identity = IdentityCounter(userID: userID, attempts: attempts, blockedAt: blockedAt, userState: state)
+        }
+        _ = finalStepHints.save(authOTTHash: authOTTHash, .init(mpinID: mpinID, success: success, otp: otp, expires: expires,
+                                                              identity: identity), now: now)
+        return true
     }
 
     /// `INSERT OR REPLACE` of a pass-2 record: a new record under an existing authOTT hash
     /// replaces it whole.
-    private static let authUpsert = """
+    static let authUpsert = """
         ON CONFLICT (auth_ott_hash) DO UPDATE SET mpin_id = EXCLUDED.mpin_id, success = EXCLUDED.success,
           wid = EXCLUDED.wid, otp = EXCLUDED.otp, status = NULL, browser_ready = FALSE, logout_user = NULL,
           logout_token = NULL, expires = EXCLUDED.expires
@@ -510,6 +538,11 @@ final class PostgresStorage: StorageBackend {
 
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
+        if case .direct = flow, let hint = finalStepHints.take(authOTTHash: authOTTHash, now: now),
+           let verdict = try await evaluateFromHint(hint, authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts,
+                                                    now: now, session: session, logoutData: logoutData) {
+            return verdict
+        }
         let logger = logger
         // Not durable unless a wrong PIN is counted (`apply`).
         return try await transaction(durable: false) { c in
@@ -553,6 +586,39 @@ final class PostgresStorage: StorageBackend {
                 try await Self.apply(write, c, authOTTHash: authOTTHash, mpinID: mpinID, now: now, logger: logger)
             }
         }
+    }
+
+    /// The final step decided on this node's hint (what its pass 2 wrote and read), applied in
+    /// one statement that first locks the pass-2 record's row and the identity's (as the full
+    /// path does, in the same order) and checks that they still hold what the hint says; nil when they do not (or when the plan is not a
+    /// record's plain single use, with or without a session), and the caller then runs the
+    /// final step as any node would, on the rows it reads and locks.
+    ///
+    /// The plan comes from `FinalStepPlan.decide`, as on the full path: a check that passes
+    /// means the locked rows would have given the same plan. Two final steps of one authOTT
+    /// still give one verdict: the hint is taken once, and the record's DELETE succeeds once,
+    /// here or on the full path; a concurrent counted attempt of the identity holds the row
+    /// lock, and its new counter fails the check (READ COMMITTED re-reads a row it waited for).
+    private func evaluateFromHint(_ hint: PendingAuthStore.Record, authOTTHash: String, flow: AuthFlow, maxAttempts: Int,
+                                  now: Date, session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
+        guard let identity = hint.identity else { return nil }
+        let record = AuthRecord(mpinID: hint.mpinID, success: hint.success, wid: "", otp: hint.otp, priorStatus: nil,
+                                expires: hint.expires.timeIntervalSince1970)
+        let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
+                                        session: session, logoutData: logoutData)
+        guard let verdict = plan.verdict, let first = plan.writes.first, first == .deleteAuth else { return nil }
+        var opened: (session: NewSession, userID: String)? = nil
+        switch plan.writes.count {
+        case 1: break
+        case 2:
+            guard case .openSession(let session, let userID) = plan.writes[1] else { return nil }
+            opened = (session, userID)
+        default: return nil
+        }
+        if let opened, opened.userID != identity.userID { return nil }
+        let use = PostgresLoginStatements.UseDirectAuth(authOTTHash: authOTTHash, record: record, identity: identity,
+                                                        session: opened?.session)
+        return try await firstRow(of: use) == nil ? nil : verdict
     }
 
     /// One write of the final step (`FinalStepPlan`) in PostgreSQL's SQL, on the rows locked above.
@@ -693,6 +759,7 @@ final class PostgresStorage: StorageBackend {
     }
 
     func purgeExpired(now: Date) async throws {
+        finalStepHints.purgeExpired(now: now)
         let t = now.timeIntervalSince1970, logger = logger
         try await transaction(durable: false) { c in
             for table in StorageSchema.expiringTables {

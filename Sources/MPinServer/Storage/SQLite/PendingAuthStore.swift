@@ -9,12 +9,18 @@ import Synchronization
 /// restart only makes the clients in flight start again, as with pass-1 state
 /// (`Pass1Store`); nothing is counted before the final step, which still runs in the database.
 /// PostgreSQL keeps them in the database: there, another node may receive the final step.
+/// There the store holds only a node's copy of what its pass 2 wrote, with the identity as read
+/// in the same statement (`identity`): a hint that lets the final step decide before reading,
+/// then write only if the rows still hold what the hint says (`PostgresStorage.evaluate`).
 final class PendingAuthStore: Sendable {
     struct Record: Sendable {
         var mpinID: String
         var success: Bool
         var otp: String?
         var expires: Date
+        /// PostgreSQL's hint: the identity's counter and user as pass 2's statement read them
+        /// (nil: not read, or no such identity). Unused on SQLite.
+        var identity: IdentityCounter? = nil
     }
 
     private struct State { var records: [String: Record] = [:]; var insertsSincePrune = 0 }
