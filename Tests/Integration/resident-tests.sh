@@ -138,9 +138,11 @@ check_all "8 logins at once through the resident helper all succeed (with $POOL 
 check "... and afterwards its children are the $POOL idle ones again" pool_settled
 
 # --- https through a pre-forked child --------------------------------------------------------
-# The idle child made its SSL_CTX before the call (TLS 1.2+, verification on); the login loads
-# its configuration's CAs into it. Trusted through cacert: logs in; the system's CAs instead
-# (an untrusted certificate): refused as a TLS failure, as a spawned helper refuses it.
+# Idle children make an SSL_CTX (TLS 1.2+, verification on) only while recent logins used
+# https: the first https login here, after http ones only, makes its own; the ones after it
+# find one made before the call, into which the login loads its configuration's CAs. Trusted
+# through cacert: logs in; the system's CAs instead (an untrusted certificate): refused as a
+# TLS failure, as a spawned helper refuses it.
 start_tls_server || fail "mpin-server with its own TLS did not start"
 write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
 echo 2468 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/tls.conf" register erin --identity erin@example.org --pin-stdin >/dev/null
@@ -149,7 +151,7 @@ service resident-tls "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK 
 service resident-tls-untrusted "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/tls.conf cacert=/etc/ssl/certs/ca-certificates.crt" \
   "account required pam_permit.so"
 pamt resident-tls erin 2468
-check_all "an https login through the resident helper's pre-forked child verifies the configured CA and logs in" \
+check_all "an https login through the resident helper's pre-forked child (no SSL_CTX made yet) verifies the configured CA and logs in" \
   '[ "$RC" -eq 0 ] && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
 pamt resident-tls-untrusted erin 2468
 check_all "... and an untrusted certificate is still refused there (TLS failure, PAM_AUTHINFO_UNAVAIL)" \
