@@ -107,6 +107,25 @@ check_all "the account check (pam_sm_acct_mgmt) goes through the resident helper
   '[ "$ACCOUNT_RC" -eq 0 ] && ! grep -q "no-such-helper" <<<"$ACCOUNT_OUT"'
 check_all "after the logins its children are the $POOL idle ones again (the others reaped, no zombie)" pool_settled
 
+# Issue 27 item 2: a user the store's index proves unregistered, under nouserok, is answered by
+# the module itself (pamtester gets the test name service: the module resolves the user as the
+# helper does): no child of the resident helper takes the call. A registered user still goes
+# to a child, which asks for the PIN.
+pamn() {
+  OUT=$(printf '%s\n' "$3" | LD_PRELOAD="libpam_wrapper.so $NSS_SO" PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester "$1" "$2" authenticate 2>&1)
+  RC=$?
+}
+pool_settled; BEFORE=$(children)
+pamn resident-nouser carol ""
+sleep 0.3; AFTER=$(children)
+check_all "an unregistered user the index proves, under nouserok: PAM_IGNORE with the helper's log line, and no child took the call" \
+  '[ "$RC" -eq 0 ] && grep -q "user=carol identity=- outcome=USER_UNKNOWN .*nouserok: no registration" <<<"$OUT" && [ "$BEFORE" = "$AFTER" ]'
+pamn resident-nouser alice 1234
+pool_settled; AFTER_ALICE=$(children)
+check_all "... while registered alice on the same line is served by a child (asked for the PIN, logged in)" \
+  '[ "$RC" -eq 0 ] && grep -q "M-Pin PIN:" <<<"$OUT" && grep -q "user=alice identity=alice@example.org outcome=OK" <<<"$OUT" && [ "$AFTER" != "$AFTER_ALICE" ]'
+
 # Pre-forked children: each serves one call and ends, and a replacement is forked for it.
 BEFORE=$(children)
 pamt resident alice 1234; FIRST_RC=$RC
