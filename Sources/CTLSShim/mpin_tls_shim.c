@@ -140,6 +140,10 @@ static SSL_CTX *base_context(void) {
 
 /// The context mpin_tls_prepare made, taken (once) by the next mpin_tls_open.
 static SSL_CTX *prepared_ctx;
+/// Set by mpin_tls_open; read by mpin_tls_was_opened.
+static int opened_once;
+
+int mpin_tls_was_opened(void) { return __atomic_load_n(&opened_once, __ATOMIC_ACQUIRE); }
 
 int mpin_tls_prepare(void) {
     if (!mpin_tls_available()) return 0;
@@ -152,6 +156,7 @@ int mpin_tls_prepare(void) {
 
 mpin_tls *mpin_tls_open(int fd, const char *host, const char *ca_file, const char *ca_directory,
                         char *error, size_t error_size) {
+    __atomic_store_n(&opened_once, 1, __ATOMIC_RELEASE);
     if (!mpin_tls_available()) {
         say(error, error_size, "libssl (libssl.so.3) could not be loaded; install libssl3");
         return NULL;

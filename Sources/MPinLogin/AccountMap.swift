@@ -67,7 +67,49 @@ public struct AccountMap {
             if e.account.revoked { fields.append((key: "revoked", value: .bool(true))) }
             return (key: e.unixUser, value: JSONValue.object(fields))
         })
-        try storage.write(Self.document, doc.serialized)
+        let bytes = doc.serialized
+        try storage.write(Self.document, bytes)
+        // After the document, never before: an index is believed only for the document whose
+        // size and checksum it names, so one left behind by a failed or concurrent write is
+        // not believed at all (pam_mpin.so then asks the helper, as it always did).
+        try? storage.write(Self.indexDocument, Self.index(of: bytes, unixUsers: entries.map(\.unixUser)))
+    }
+
+    /// The index of the registered Unix users pam_mpin.so reads (pam/Module/Unregistered.swift)
+    /// to answer a user with no registration under `nouserok` without starting the helper.
+    public static let indexDocument = "accounts-index"
+
+    /// The index of `document` (the bytes just written as `accounts`): a header naming the
+    /// document's size and FNV-1a 64 checksum, then each Unix user's name, as the document
+    /// spells it, followed by a newline. A name that itself contains a newline only adds
+    /// lines: a line that matches a user makes the module ask the helper, so extra lines can
+    /// never let a registered user through.
+    public static func index(of document: [UInt8], unixUsers: [String]) -> [UInt8] {
+        var out = Array("\(indexHeader)\(document.count) \(hex16(fnv1a64(document)))\n".utf8)
+        for name in unixUsers {
+            out += name.utf8
+            out.append(UInt8(ascii: "\n"))
+        }
+        return out
+    }
+
+    /// The first line's fixed start; the format's version is part of it.
+    public static let indexHeader = "mpin-accounts-index 1 "
+
+    /// FNV-1a, 64 bits: not a defence against whoever can write the store (root), only a check
+    /// that the index was made from the document that is there now.
+    public static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    private static func hex16(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
 

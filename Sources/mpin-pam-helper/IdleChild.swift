@@ -1,6 +1,7 @@
 import CPAMProtocol
 import CProcessControl
 import CTLSShim
+import MPinPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,13 +9,14 @@ import Glibc
 /// A resident helper's pre-forked child: it does, before any login, the work every login does
 /// that involves no secret and no input (`warm`), then waits in accept() on the shared
 /// listening socket, serves exactly one call from a root peer, and exits. The parent forks its
-/// replacement as soon as it says it has a call (ResidentServer.serve).
+/// replacement after it says it has a call (ResidentServer.serve), and learns from it, once the
+/// call is over, whether the login used https (the pid negated on the same pipe).
 ///
 /// The idle children wait in a blocking accept() on the same listening socket (left blocking
 /// for them): the kernel wakes one of them per connection (an exclusive wait, no thundering
 /// herd) and gives each connection to exactly one accept(), so none is lost or served twice.
 enum IdleChild {
-    static func run(listener: Int32, taken: Int32, parent: pid_t) -> Never {
+    static func run(listener: Int32, taken: Int32, parent: pid_t, warmTLS: Bool) -> Never {
         for number in 1..<Int32(65) where number != SIGKILL && number != SIGSTOP {
             signal(number, SIG_DFL)
         }
@@ -25,7 +27,7 @@ enum IdleChild {
         // budget); a parent that ended before this line is caught by the check after it.
         _ = mpin_set_parent_death_signal(SIGKILL)
         if getppid() != parent { _exit(0) }
-        warm()
+        warm(tls: warmTLS)
         while true {
             let connection = accept(listener, nil, nil)  // blocking (Linux does not pass O_NONBLOCK on); nothing is ever exec'd
             guard connection >= 0 else {
@@ -52,12 +54,19 @@ enum IdleChild {
     ///   account, uid 0; a connection such a module keeps (sssd's socket) is this child's own;
     /// - for https, the SSL_CTX of the settings that depend on no configuration (TLS 1.2 or
     ///   later, peer verification on: OpenSSL 3's algorithm fetches); the login loads the CAs
-    ///   its configuration names into it, as into a new one. The configuration and the store
-    ///   are read at the call, as they may change between logins.
-    private static func warm() {
+    ///   its configuration names into it, as into a new one; only while recent logins used
+    ///   https (`tls`, ResidentServer.tlsWarmWindow), since an http login never takes it;
+    /// - the memory lock every login with a PIN takes (ProcessHardening.lockMemory).
+    /// The configuration and the store are read at the call, as they may change between logins.
+    private static func warm(tls: Bool) {
         _ = getpwuid(0)
         endpwent()
-        _ = mpin_tls_prepare()
+        if tls { _ = mpin_tls_prepare() }
+        // The login locks memory before it reads a PIN (lockMemoryForSecrets): mlockall's walk
+        // of the mappings, ~0.5 ms of kernel time, is done here instead. With MCL_ONFAULT it
+        // breaks no copy-on-write sharing with the parent; a failure is the login's to report
+        // (it tries again).
+        ProcessHardening.lockMemory()
     }
 
     /// The one call on `connection`, as a spawned helper runs it, then exit. The parent is told
@@ -67,7 +76,6 @@ enum IdleChild {
     private static func serve(connection: Int32, listener: Int32, taken: Int32) -> Never {
         var pid = getpid()
         _ = write(taken, &pid, MemoryLayout<pid_t>.size)
-        close(taken)
         close(listener)
         _ = mpin_set_parent_death_signal(0)
         guard dup2(connection, 0) == 0 else { _exit(1) }
@@ -81,7 +89,14 @@ enum IdleChild {
             if null > 2 { close(null) }
         }
         ResidentChildBudget.start()
-        _exit(serveOneCall())
+        let status = serveOneCall()
+        // Whether this login used https, for the next children's warm-up: the pid negated.
+        // Nothing of the login's but that one bit reaches the parent.
+        if mpin_tls_was_opened() != 0 {
+            var used = -pid
+            _ = write(taken, &used, MemoryLayout<pid_t>.size)
+        }
+        _exit(status)
     }
 }
 

@@ -63,6 +63,11 @@ enum ResidentServer {
     /// Milliseconds between a child's end and the fork of its replacement.
     static let refillDelay = 100
 
+    /// How long after the last login over https new children still make its SSL_CTX while idle
+    /// (IdleChild.warm): on a host whose logins are all over http, none does (1.3-2 ms of CPU
+    /// per login saved); after a quiet spell the first https login makes its own.
+    static let tlsWarmWindow = 600_000
+
     private static func monotonicMilliseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
@@ -92,11 +97,13 @@ enum ResidentServer {
         let parent = getpid()
         var pool = ChildPool()
         var refillAt: Int?  // when the idle children are topped up again (monotonic ms)
+        var lastTLSLogin: Int?  // when a child last said its login used https (monotonic ms)
         while true {
             // Reaped first, then the pipe read: a child writes its pid before it can end, so
             // every child reaped here that took a call has said so by now.
             let ended = reapEnded()
-            let takenNow = readTaken(taken[0])
+            let (takenNow, usedTLS) = readTaken(taken[0])
+            if usedTLS { lastTLSLogin = monotonicMilliseconds() }
             let idleEnded = pool.update(taken: takenNow, ended: ended)
             if idleEnded > 0 {
                 log(LOG_ERR, "an idle child ended before serving a call")
@@ -109,11 +116,12 @@ enum ResidentServer {
             let now = monotonicMilliseconds()
             if (!ended.isEmpty || !takenNow.isEmpty) && refillAt == nil { refillAt = now + refillDelay }
             if pool.idle.isEmpty || refillAt.map({ now >= $0 }) == true { refillAt = nil }
+            let warmTLS = lastTLSLogin.map { now - $0 < tlsWarmWindow } ?? false
             while refillAt == nil && pool.idle.count < idleChildren && pool.count < maximumChildren {
                 let child = fork()
                 if child == 0 {
                     close(taken[0])
-                    IdleChild.run(listener: listener, taken: taken[1], parent: parent)
+                    IdleChild.run(listener: listener, taken: taken[1], parent: parent, warmTLS: warmTLS)
                 }
                 guard child > 0 else {
                     log(LOG_ERR, "fork: errno \(errno)")
@@ -151,14 +159,19 @@ enum ResidentServer {
     }
 
     /// The pids the children wrote on the `taken` pipe since the last call.
-    private static func readTaken(_ pipe: Int32) -> [pid_t] {
+    /// The pids of the children that took a call since the last read, and whether one said its
+    /// login used https (it writes its pid negated when the call is over; IdleChild.serve).
+    private static func readTaken(_ pipe: Int32) -> (taken: [pid_t], usedTLS: Bool) {
         var pids: [pid_t] = []
+        var usedTLS = false
         var buffer = [pid_t](repeating: 0, count: 64)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
-            guard count > 0 else { return pids }
+            guard count > 0 else { return (pids, usedTLS) }
             // Each write is one pid_t, atomic on a pipe (under PIPE_BUF): never split.
-            pids.append(contentsOf: buffer[0..<(count / MemoryLayout<pid_t>.size)])
+            for pid in buffer[0..<(count / MemoryLayout<pid_t>.size)] {
+                if pid > 0 { pids.append(pid) } else if pid < 0 { usedTLS = true }
+            }
         }
     }
 

@@ -11,6 +11,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
 
+# frank and frankie: users of the test name service with no registration (issue 27 item 2).
+NSS_USERS="${NSS_USERS:-} frank frankie"
 pam_setup
 
 start_server || exit 1
@@ -303,6 +305,110 @@ pamt mpin bob 1234
 check "unknown user is PAM_USER_UNKNOWN" grep -q 'User not known' <<<"$OUT"
 pamt mpin-nouser bob 1234
 check "unknown user is ignored with nouserok" [ "$RC" -eq 0 ]
+
+# Issue 27 item 2: a user with no registration under `nouserok` is answered by the module
+# itself, without the helper, when the store's index (state-accounts-index, which every write
+# of `accounts` refreshes) proves it and the line and the configuration are ones the module
+# models; on any doubt the helper decides, as before. The fast lines name a helper that does
+# not exist: a call the module passes on fails (PAM_SERVICE_ERR), one it answers is PAM_IGNORE.
+# pamtester gets the test name service too (the module resolves the user as the helper does).
+ABSENT="$WORK/absent/mpin-pam-helper"
+fast_service() {  # fast_service NAME CONFIG [ARGS...]
+  local name=$1 conf=$2; shift 2
+  service "$name" "auth [success=done ignore=ignore default=die] $PAM_SO helper=$ABSENT config=$conf $*" \
+                  "auth required pam_permit.so" \
+                  "account [success=done ignore=ignore default=die] $PAM_SO helper=$ABSENT config=$conf $*" \
+                  "account required pam_permit.so"
+}
+# pamn SERVICE USER [authenticate|acct_mgmt]: pamtester with the module seeing the test users.
+pamn() {
+  OUT=$(echo 1234 | LD_PRELOAD="libpam_wrapper.so $NSS_SO" PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester "$1" "$2" "${3:-authenticate}" 2>&1)
+  RC=$?
+}
+INDEX="$WORK/store/state-accounts-index"
+fast_service fast "$WORK/mpin.conf" nouserok
+check_all "mpinctl wrote the index of registered users, root's and 0600" \
+  '[ -f "$INDEX" ] && [ "$(stat -c %u:%a "$INDEX")" = 0:600 ] && grep -qx alice "$INDEX"'
+pamn fast frank
+check_all "unregistered frank under nouserok: PAM_IGNORE from the module, no helper run" '[ "$RC" -eq 0 ]'
+check "... with the helper's own log line" grep -q 'user=frank identity=- outcome=USER_UNKNOWN .*(nouserok: no registration)' <<<"$OUT"
+pamn mpin-nouser frank
+check "... the same answer the helper gives" [ "$RC" -eq 0 ]
+pamn fast frank acct_mgmt
+check "account management of unregistered frank: PAM_IGNORE from the module" [ "$RC" -eq 0 ]
+pamn fast alice
+check "registered alice: the module passes the call on (the absent helper fails it)" [ "$RC" -ne 0 ]
+pamn fast alice acct_mgmt
+check "... account management too" [ "$RC" -ne 0 ]
+pamn fast frankie
+check "frankie (frank's look-alike, unregistered) is answered by the module" [ "$RC" -eq 0 ]
+OUT=$(echo 1234 | LD_PRELOAD="libpam_wrapper.so $NSS_SO" MPIN_TEST_NSS_NOCASE=1 PAM_WRAPPER=1 \
+      PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 pamtester fast ALICE authenticate 2>&1); RC=$?
+check "ALICE, which a case-blind name service maps to registered alice, is passed on" [ "$RC" -ne 0 ]
+pamn fast root
+check "root is always passed on" [ "$RC" -ne 0 ]
+fast_service fast-debug "$WORK/mpin.conf" nouserok debug
+pamn fast-debug frank
+check "a line with an option the module does not model (debug) is passed on" [ "$RC" -ne 0 ]
+fast_service fast-strict "$WORK/mpin.conf"
+pamn fast-strict frank
+check "without nouserok authentication is passed on" [ "$RC" -ne 0 ]
+
+# Registering frank refreshes the index in the same write: the next login asks for the PIN.
+cp -p "$INDEX" "$WORK/index.before-frank"
+echo 1234 | ctl register frank --identity frank@example.org --pin-stdin >/dev/null
+check "mpinctl registers frank" [ "$?" -eq 0 ]
+pamn fast frank
+check "registered frank is passed on at once" [ "$RC" -ne 0 ]
+pamt mpin-nouser frank 1234
+check_all "... and asked for the PIN by the helper" '[ "$RC" -eq 0 ] && grep -q "M-Pin PIN:" <<<"$OUT" && grep -q "user=frank identity=frank@example.org outcome=OK" <<<"$OUT"'
+# A stale index (one that omits frank, put back as root's 0600) is not believed: it names
+# another document's checksum.
+cp -p "$WORK/index.before-frank" "$INDEX"
+pamn fast frank
+check "a stale index that omits registered frank is not believed" [ "$RC" -ne 0 ]
+ctl delete frank >/dev/null 2>&1
+pamn fast frank
+check "after mpinctl delete frank, the module answers for frank again" [ "$RC" -eq 0 ]
+
+# The store and the index as an attacker might leave them: each is passed on to the helper.
+pamn fast frank; check "(the store as mpinctl left it: answered by the module)" [ "$RC" -eq 0 ]
+chown nobody "$INDEX"; pamn fast frank; chown root "$INDEX"
+check "an index owned by another user is not believed" [ "$RC" -ne 0 ]
+chmod 640 "$INDEX"; pamn fast frank; chmod 600 "$INDEX"
+check "an index readable by its group is not believed" [ "$RC" -ne 0 ]
+mv "$INDEX" "$INDEX.real" && ln -s "$INDEX.real" "$INDEX"; pamn fast frank; rm -f "$INDEX"; mv "$INDEX.real" "$INDEX"
+check "a symbolic link in place of the index is not followed" [ "$RC" -ne 0 ]
+cp -p "$INDEX" "$WORK/index.saved" && rm -f "$INDEX"; pamn fast frank; cp -p "$WORK/index.saved" "$INDEX"
+check "no index: passed on" [ "$RC" -ne 0 ]
+printf 'frank\n' >> "$INDEX"; pamn fast frank; cp -p "$WORK/index.saved" "$INDEX"
+check "an index edited by hand (a line added: its checksum no longer matches) is not believed" [ "$RC" -ne 0 ]
+chmod 750 "$WORK/store"; pamn fast frank; chmod 700 "$WORK/store"
+check "a store directory open to its group is not believed" [ "$RC" -ne 0 ]
+chown nobody "$WORK/store"; pamn fast frank; chown root "$WORK/store"
+check "a store directory owned by another user is not believed" [ "$RC" -ne 0 ]
+ln -s "$WORK/store" "$WORK/store-link"
+sed "s|^store = .*|store = $WORK/store-link|" "$WORK/mpin.conf" > "$WORK/linked.conf"
+fast_service fast-linked "$WORK/linked.conf" nouserok
+pamn fast-linked frank
+check "a store reached through a symbolic link is passed on" [ "$RC" -ne 0 ]
+# Configurations whose answer for frank the module does not model, or that the helper refuses.
+for extra in "require_group = wheel" "exempt_group = wheel" "mode = device" "enrol = yes" "timeout = 5" "no_such_key = 1" "prompt" "pin_length = 9"; do
+  { grep -v '^timeout' "$WORK/mpin.conf"; echo "$extra"; } > "$WORK/extra.conf"
+  [ "$extra" = "timeout = 5" ] && { cat "$WORK/mpin.conf"; echo "$extra"; } > "$WORK/extra.conf"
+  fast_service fast-extra "$WORK/extra.conf" nouserok
+  pamn fast-extra frank
+  check "a configuration with \"$extra\" (${extra/ =*/} or an error) is passed on" [ "$RC" -ne 0 ]
+done
+{ cat "$WORK/mpin.conf"; echo "connect_timeout = 1.5"; echo "# a comment"; echo "enrol = no"; echo "mode = token"; } > "$WORK/extra.conf"
+pamn fast-extra frank
+check "a configuration with only modelled keys is answered by the module" [ "$RC" -eq 0 ]
+chmod 664 "$WORK/extra.conf"; pamn fast-extra frank
+check "a group-writable configuration is passed on" [ "$RC" -ne 0 ]
+fast_service fast-lineopt "$WORK/mpin.conf" nouserok require_group=wheel
+pamn fast-lineopt frank
+check "a group on the line is passed on" [ "$RC" -ne 0 ]
 
 # A config others can write could point the module at any server: refused (PAM_SERVICE_ERR).
 cp "$WORK/mpin.conf" "$WORK/open.conf" && chmod 664 "$WORK/open.conf"

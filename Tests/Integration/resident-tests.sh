@@ -107,6 +107,25 @@ check_all "the account check (pam_sm_acct_mgmt) goes through the resident helper
   '[ "$ACCOUNT_RC" -eq 0 ] && ! grep -q "no-such-helper" <<<"$ACCOUNT_OUT"'
 check_all "after the logins its children are the $POOL idle ones again (the others reaped, no zombie)" pool_settled
 
+# Issue 27 item 2: a user the store's index proves unregistered, under nouserok, is answered by
+# the module itself (pamtester gets the test name service: the module resolves the user as the
+# helper does): no child of the resident helper takes the call. A registered user still goes
+# to a child, which asks for the PIN.
+pamn() {
+  OUT=$(printf '%s\n' "$3" | LD_PRELOAD="libpam_wrapper.so $NSS_SO" PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester "$1" "$2" authenticate 2>&1)
+  RC=$?
+}
+pool_settled; BEFORE=$(children)
+pamn resident-nouser carol ""
+sleep 0.3; AFTER=$(children)
+check_all "an unregistered user the index proves, under nouserok: PAM_IGNORE with the helper's log line, and no child took the call" \
+  '[ "$RC" -eq 0 ] && grep -q "user=carol identity=- outcome=USER_UNKNOWN .*nouserok: no registration" <<<"$OUT" && [ "$BEFORE" = "$AFTER" ]'
+pamn resident-nouser alice 1234
+pool_settled; AFTER_ALICE=$(children)
+check_all "... while registered alice on the same line is served by a child (asked for the PIN, logged in)" \
+  '[ "$RC" -eq 0 ] && grep -q "M-Pin PIN:" <<<"$OUT" && grep -q "user=alice identity=alice@example.org outcome=OK" <<<"$OUT" && [ "$AFTER" != "$AFTER_ALICE" ]'
+
 # Pre-forked children: each serves one call and ends, and a replacement is forked for it.
 BEFORE=$(children)
 pamt resident alice 1234; FIRST_RC=$RC
@@ -138,9 +157,11 @@ check_all "8 logins at once through the resident helper all succeed (with $POOL 
 check "... and afterwards its children are the $POOL idle ones again" pool_settled
 
 # --- https through a pre-forked child --------------------------------------------------------
-# The idle child made its SSL_CTX before the call (TLS 1.2+, verification on); the login loads
-# its configuration's CAs into it. Trusted through cacert: logs in; the system's CAs instead
-# (an untrusted certificate): refused as a TLS failure, as a spawned helper refuses it.
+# Idle children make an SSL_CTX (TLS 1.2+, verification on) only while recent logins used
+# https: the first https login here, after http ones only, makes its own; the ones after it
+# find one made before the call, into which the login loads its configuration's CAs. Trusted
+# through cacert: logs in; the system's CAs instead (an untrusted certificate): refused as a
+# TLS failure, as a spawned helper refuses it.
 start_tls_server || fail "mpin-server with its own TLS did not start"
 write_config "$WORK/tls.conf" "https://127.0.0.1:$TLSPORT" "cacert = $CACERT"
 echo 2468 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/tls.conf" register erin --identity erin@example.org --pin-stdin >/dev/null
@@ -149,7 +170,7 @@ service resident-tls "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK 
 service resident-tls-untrusted "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/tls.conf cacert=/etc/ssl/certs/ca-certificates.crt" \
   "account required pam_permit.so"
 pamt resident-tls erin 2468
-check_all "an https login through the resident helper's pre-forked child verifies the configured CA and logs in" \
+check_all "an https login through the resident helper's pre-forked child (no SSL_CTX made yet) verifies the configured CA and logs in" \
   '[ "$RC" -eq 0 ] && grep -q "user=erin identity=erin@example.org outcome=OK" <<<"$OUT"'
 pamt resident-tls-untrusted erin 2468
 check_all "... and an untrusted certificate is still refused there (TLS failure, PAM_AUTHINFO_UNAVAIL)" \

@@ -32,6 +32,33 @@ final class AccountMapTests: XCTestCase {
         XCTAssertEqual(try map.all().map(\.unixUser), ["bob"])
     }
 
+    /// pam_mpin.so reads the index beside `accounts` (pam/Module/Unregistered.swift): every write
+    /// of the document rewrites it, naming the document's size and checksum and every Unix user.
+    func testEveryWriteRefreshesTheIndex() throws {
+        let storage = MemoryStorage()
+        let map = AccountMap(storage: storage)
+        func expectIndex(_ names: [String], _ message: String) throws {
+            let document = try XCTUnwrap(storage.read(AccountMap.document), message)
+            let index = String(decoding: try XCTUnwrap(storage.read(AccountMap.indexDocument), message), as: UTF8.self)
+            let checksum = String(AccountMap.fnv1a64(document), radix: 16)
+            let header = "mpin-accounts-index 1 \(document.count) \(String(repeating: "0", count: 16 - checksum.count) + checksum)\n"
+            XCTAssertEqual(index, header + names.map { $0 + "\n" }.joined(), message)
+        }
+        try map.set(alice, for: "alice")
+        try expectIndex(["alice"], "after the first registration")
+        try map.set(.init(identity: "bob@example.org", backend: "http://mpin.test"), for: "bob")
+        try expectIndex(["alice", "bob"], "after a second one")
+        try map.set(nil, for: "alice")
+        try expectIndex(["bob"], "after a removal")
+    }
+
+    /// FNV-1a 64's published values: the module computes the same function in Embedded Swift.
+    func testIndexChecksumIsFNV1a64() {
+        XCTAssertEqual(AccountMap.fnv1a64([]), 0xcbf2_9ce4_8422_2325)
+        XCTAssertEqual(AccountMap.fnv1a64(Array("a".utf8)), 0xaf63_dc4c_8601_ec8c)
+        XCTAssertEqual(AccountMap.fnv1a64(Array("foobar".utf8)), 0x8594_4171_f739_67e8)
+    }
+
     func testDamagedMapIsAnErrorAndIsNotOverwritten() throws {
         let storage = MemoryStorage()
         let map = AccountMap(storage: storage)

@@ -61,6 +61,9 @@ func runHelper(_ pamh: OpaquePointer, call: UInt8, flags: Int32, argc: Int32,
     }
     let start = StartFrame(call: call, flags: flags, length: length, count: count, argv: argv)
 
+    // A user the store's index proves unregistered, where the line and the configuration are
+    // ones the module models (Unregistered.swift): the helper's answer, without the helper.
+    if let code = answerUnregistered(pamh, call: call, argc: argc, argv: argv) { return code }
     // The resident helper serves root only (it refuses anyone else), so only root asks it.
     if geteuid() == 0, let socketPath = residentSocketPath(argc: argc, argv: argv),
        let code = callResident(pamh, socketPath, start) {

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,11 @@ enum {
     MPIN_OPEN_DIR = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
     MPIN_OPEN_ROOT = O_PATH | O_DIRECTORY | O_CLOEXEC,
     MPIN_OPEN_NULL = O_WRONLY,
+    /* The configuration file, opened as the helper opens it (ConfigFile.swift: a FIFO must
+     * not block); the store directory and its values, never through a symbolic link. */
+    MPIN_OPEN_CONFIG = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+    MPIN_OPEN_STORE = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+    MPIN_OPEN_VALUE = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
     MPIN_CLOSE_ON_EXEC = O_CLOEXEC,
     MPIN_SIGNALS = _NSIG,
 };

@@ -38,6 +38,11 @@ int mpin_tls_available(void);
 /// mpin-pam-helper's idle child, which serves one login. 1 when a context is ready.
 int mpin_tls_prepare(void);
 
+/// 1 once this process has called mpin_tls_open (a login over https), else 0: a resident
+/// helper's child tells its parent, which makes the SSL_CTX in the next children only while
+/// logins use https.
+int mpin_tls_was_opened(void);
+
 /// A client connection on `fd` (connected, non-blocking) to `host`, an IP literal or a DNS
 /// name, checked against the certificate: TLS 1.2 or later, the peer's chain verified against
 /// `ca_file` and/or `ca_directory` (a hashed directory) when either is given, else against the
