@@ -818,4 +818,27 @@ final class StorageContractPostgresTests: StorageContractTests {
                                                          database: database)
         XCTAssertEqual(identities, 1)
     }
+
+    /// A direct login's final step is answered from its node's hint, in one statement, when
+    /// nothing changed since its pass 2, and by the full locked path when the identity did (the
+    /// verdicts themselves are checked by testFinalStepSeesIdentityChangesAfterPass2).
+    func testFinalStepUsesItsHintOnlyWhileNothingChanged() async throws {
+        let iv = try await issueIdentity("iv-1", user: "iv")
+        let before = try XCTUnwrap(store.finalStepHintVerdicts)
+        assertTrue(try await savePass2("iv-right", mpinID: iv, success: true))
+        let right = try await store.evaluate(authOTTHash: "iv-right", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertEqual(right?.status, 200)
+        XCTAssertEqual(store.finalStepHintVerdicts, before + 1, "an unchanged login is answered from its hint")
+
+        // A wrong PIN counted between a right PIN's pass 2 and its final step.
+        assertTrue(try await savePass2("iv-right-2", mpinID: iv, success: true))
+        assertTrue(try await savePass2("iv-wrong", mpinID: iv, success: false))
+        let wrong = try await store.evaluate(authOTTHash: "iv-wrong", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertEqual(wrong?.status, 401)
+        let changed = try await store.evaluate(authOTTHash: "iv-right-2", flow: .direct, maxAttempts: 3, now: now)
+        XCTAssertEqual(changed?.status, 200)
+        XCTAssertEqual(store.finalStepHintVerdicts, before + 1, "a changed identity is decided on the locked rows")
+        let counter = try await store.identities(userID: "iv").first?.failedAttempts
+        XCTAssertEqual(counter, 0)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import MPinWire
 import NIOSSL
@@ -44,6 +45,9 @@ final class PostgresStorage: StorageBackend {
     /// each with the identity as read in the same statement: the final step's hint
     /// (`evaluate`). The records themselves stay in the database, where any node finds them.
     let finalStepHints = PendingAuthStore()
+    /// Final steps answered from this node's hint in one statement (`evaluateFromHint`), for
+    /// the tests that show the path is taken when nothing changed and left when something did.
+    let hintVerdicts = Atomic<Int>(0)
 
     private init(client: PostgresClient, url: PostgresURL, logger: Logger, runsClient: Bool) {
         self.client = client; self.url = url; self.logger = logger
@@ -114,6 +118,10 @@ final class PostgresStorage: StorageBackend {
         runner.cancel()
         await runner.value
     }
+
+    /// A failed statement's SQLSTATE for the log, "none" without one (not its message: a
+    /// message may quote a value).
+    static func sqlState(_ error: any Error) -> String { (error as? PSQLError)?.serverInfo?[.sqlState] ?? "none" }
 
     /// A failure's reason for an operator: the server's message, or the connection's error.
     /// (PSQLError's own description is deliberately generic.)
@@ -517,7 +525,22 @@ final class PostgresStorage: StorageBackend {
         // as it stands: this node's hint for the final step (`evaluate`).
         let saved = PostgresLoginStatements.SaveDirectAuth(authOTTHash: authOTTHash, mpinID: mpinID, success: success,
                                                            otp: otp, expires: e)
-        guard let (userID, attempts, blockedAt, state) = try await firstRow(of: saved) else { return false }
+        let savedRow: PostgresLoginStatements.SaveDirectAuth.Row?
+        do {
+            savedRow = try await firstRow(of: saved)
+        } catch {
+            // A prepared statement can fail on one connection for good (its preparation broke,
+            // a schema change invalidated its plan, a pooler dropped it): the login must not.
+            // The plain statement does the same write (an upsert, safe to repeat), without the hint.
+            logger.warning("prepared statement failed; pass 2 saved by the plain one",
+                           metadata: ["statement": "save-direct-auth", "sqlstate": "\(Self.sqlState(error))"])
+            return try await !run("""
+                INSERT INTO auth (auth_ott_hash, mpin_id, success, wid, otp, expires)
+                VALUES (\(authOTTHash), \(mpinID), \(success), \(wid), \(otp), \(e))
+                \(unescaped: Self.authUpsert)
+                """, durable: false).isEmpty
+        }
+        guard let (userID, attempts, blockedAt, state) = savedRow else { return false }
         var identity: IdentityCounter? = nil
         if let userID, let attempts {
             identity = IdentityCounter(userID: userID, attempts: attempts, blockedAt: blockedAt, userState: state)
@@ -538,10 +561,20 @@ final class PostgresStorage: StorageBackend {
 
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
-        if case .direct = flow, let hint = finalStepHints.take(authOTTHash: authOTTHash, now: now),
-           let verdict = try await evaluateFromHint(hint, authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts,
-                                                    now: now, session: session, logoutData: logoutData) {
-            return verdict
+        if case .direct = flow, let hint = finalStepHints.take(authOTTHash: authOTTHash, now: now) {
+            do {
+                if let verdict = try await evaluateFromHint(hint, authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts,
+                                                            now: now, session: session, logoutData: logoutData) {
+                    hintVerdicts.add(1, ordering: .relaxed)
+                    return verdict
+                }
+            } catch {
+                // As for pass 2's save: the full path below decides instead. It is safe after
+                // any failure here, because it locks and reads the record again (nil if it
+                // was used), so the record still gets one verdict.
+                logger.warning("prepared statement failed; the final step takes the full path",
+                               metadata: ["statement": "use-direct-auth", "sqlstate": "\(Self.sqlState(error))"])
+            }
         }
         let logger = logger
         // Not durable unless a wrong PIN is counted (`apply`).
@@ -775,4 +808,10 @@ extension PostgresConnection {
     func rows(_ query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
         try await self.query(query, logger: logger).collect()
     }
+}
+
+@_spi(StorageContract) extension StorageBackend {
+    /// How many final steps this backend answered from its node's hint (PostgreSQL), nil for a
+    /// backend without hints (SQLite decides inside its one transaction).
+    public var finalStepHintVerdicts: Int? { (self as? PostgresStorage)?.hintVerdicts.load(ordering: .relaxed) }
 }
