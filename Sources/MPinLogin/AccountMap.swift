@@ -68,10 +68,13 @@ public struct AccountMap {
             return (key: e.unixUser, value: JSONValue.object(fields))
         })
         let bytes = doc.serialized
+        // The old index goes first, and nothing is written unless it went: so an index can
+        // never outlive the document it was made from when the write after the document fails
+        // (a full disk, a crash). It names that document's size and checksum too, so one left
+        // by a concurrent write is not believed either (pam_mpin.so then asks the helper, as
+        // it always did).
+        try storage.delete(Self.indexDocument)
         try storage.write(Self.document, bytes)
-        // After the document, never before: an index is believed only for the document whose
-        // size and checksum it names, so one left behind by a failed or concurrent write is
-        // not believed at all (pam_mpin.so then asks the helper, as it always did).
         try? storage.write(Self.indexDocument, Self.index(of: bytes, unixUsers: entries.map(\.unixUser)))
     }
 

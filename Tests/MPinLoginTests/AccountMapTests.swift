@@ -4,6 +4,7 @@ import Glibc
 import MPinClient
 import MPinLogin
 import MPinTestSupport
+import Synchronization
 import XCTest
 
 /// The Unix user -> identity map: missing is empty, damaged is an error (never silently
@@ -50,6 +51,20 @@ final class AccountMapTests: XCTestCase {
         try expectIndex(["alice", "bob"], "after a second one")
         try map.set(nil, for: "alice")
         try expectIndex(["bob"], "after a removal")
+    }
+
+    /// A write of the document whose index then cannot be written (a full disk at that moment)
+    /// leaves no index at all: the one made from the previous document, which did not name the
+    /// user just registered, must not be left for pam_mpin.so to believe.
+    func testAFailedIndexWriteLeavesNoOldIndex() throws {
+        let storage = IndexWritesFail()
+        let map = AccountMap(storage: storage)
+        try map.set(alice, for: "alice")
+        XCTAssertNotNil(try storage.read(AccountMap.indexDocument))
+        storage.failIndexWrites = true
+        try map.set(.init(identity: "bob@example.org", backend: "http://mpin.test"), for: "bob")
+        XCTAssertEqual(try map.account(for: "bob")?.identity, "bob@example.org")
+        XCTAssertNil(try storage.read(AccountMap.indexDocument), "no index that omits bob")
     }
 
     /// FNV-1a 64's published values: the module computes the same function in Embedded Swift.
@@ -117,4 +132,22 @@ final class AccountMapTests: XCTestCase {
         XCTAssertEqual(missing.outcome, .unknownUser, "no map: nobody is known")
         XCTAssertFalse(missing.pinAsked)
     }
+}
+
+/// A store whose writes of the accounts index fail when told to (ENOSPC).
+private final class IndexWritesFail: Storage {
+    let values = MemoryStorage()
+    private let failing = Mutex(false)
+    var failIndexWrites: Bool {
+        get { failing.withLock { $0 } }
+        set { failing.withLock { $0 = newValue } }
+    }
+    func read(_ name: String) throws(StorageError) -> [UInt8]? { try values.read(name) }
+    func write(_ name: String, _ value: [UInt8]) throws(StorageError) {
+        if failIndexWrites && name == AccountMap.indexDocument {
+            throw StorageError(path: name, reason: .systemError(operation: "write", errno: 28))
+        }
+        try values.write(name, value)
+    }
+    func delete(_ name: String) throws(StorageError) { try values.delete(name) }
 }
