@@ -83,17 +83,19 @@ public struct AccountMap {
     public static let indexDocument = "accounts-index"
 
     /// The index of `document` (the bytes just written as `accounts`): a header naming the
-    /// document's size and FNV-1a 64 checksum, then each Unix user's name, as the document
+    /// document's size and FNV-1a 64 checksum and the checksum of the lines after it, then each
+    /// Unix user's name, as the document
     /// spells it, followed by a newline. A name that itself contains a newline only adds
     /// lines: a line that matches a user makes the module ask the helper, so extra lines can
     /// never let a registered user through.
     public static func index(of document: [UInt8], unixUsers: [String]) -> [UInt8] {
-        var out = Array("\(indexHeader)\(document.count) \(hex16(fnv1a64(document)))\n".utf8)
+        var names: [UInt8] = []
         for name in unixUsers {
-            out += name.utf8
-            out.append(UInt8(ascii: "\n"))
+            names += name.utf8
+            names.append(UInt8(ascii: "\n"))
         }
-        return out
+        // The names' own checksum too: an index with a line taken out (by hand) is not believed.
+        return Array("\(indexHeader)\(document.count) \(hex16(fnv1a64(document))) \(hex16(fnv1a64(names)))\n".utf8) + names
     }
 
     /// The first line's fixed start; the format's version is part of it.

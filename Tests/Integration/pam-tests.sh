@@ -384,6 +384,29 @@ cp -p "$INDEX" "$WORK/index.saved" && rm -f "$INDEX"; pamn fast frank; cp -p "$W
 check "no index: passed on" [ "$RC" -ne 0 ]
 printf 'frank\n' >> "$INDEX"; pamn fast frank; cp -p "$WORK/index.saved" "$INDEX"
 check "an index edited by hand (a line added: its checksum no longer matches) is not believed" [ "$RC" -ne 0 ]
+grep -vx alice "$WORK/index.saved" > "$INDEX"; pamn fast alice; cp -p "$WORK/index.saved" "$INDEX"
+check "an index with registered alice's line taken out (the names' checksum no longer matches) is not believed" [ "$RC" -ne 0 ]
+# A look-alike registered: frankie's line does not cover frank, nor frank's absence frankie.
+echo 1234 | ctl register frankie --identity frankie@example.org --pin-stdin >/dev/null
+check "mpinctl registers frankie" [ "$?" -eq 0 ]
+pamn fast frank
+check "unregistered frank is answered by the module while frankie is registered" [ "$RC" -eq 0 ]
+pamn fast frankie
+check "registered frankie (frank's look-alike) is passed on" [ "$RC" -ne 0 ]
+ctl delete frankie >/dev/null 2>&1
+# The line's store= wins over the file's, as in the helper: frank registered only in store2.
+mkdir -m 700 "$WORK/store2" && sed "s|^store = .*|store = $WORK/store2|" "$WORK/mpin.conf" > "$WORK/store2.conf"
+echo 1234 | LD_PRELOAD="${NSS_SO:-}" "$BIN/mpinctl" --config "$WORK/store2.conf" register frank --identity frank@example.org \
+  --pin-stdin >/dev/null
+check "mpinctl registers frank in a second store" [ "$?" -eq 0 ]
+fast_service fast-store2 "$WORK/mpin.conf" nouserok "store=$WORK/store2"
+pamn fast-store2 frank
+check "frank, registered in the line's store= (not in the file's store), is passed on" [ "$RC" -ne 0 ]
+pamn fast frank
+check "... and still answered by the module on a line with the file's store" [ "$RC" -eq 0 ]
+fast_service fast-relative "store2.conf" nouserok
+pamn fast-relative frank
+check "a relative config= (the caller's working directory) is passed on" [ "$RC" -ne 0 ]
 chmod 750 "$WORK/store"; pamn fast frank; chmod 700 "$WORK/store"
 check "a store directory open to its group is not believed" [ "$RC" -ne 0 ]
 chown nobody "$WORK/store"; pamn fast frank; chown root "$WORK/store"

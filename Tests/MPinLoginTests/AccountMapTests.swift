@@ -41,9 +41,14 @@ final class AccountMapTests: XCTestCase {
         func expectIndex(_ names: [String], _ message: String) throws {
             let document = try XCTUnwrap(storage.read(AccountMap.document), message)
             let index = String(decoding: try XCTUnwrap(storage.read(AccountMap.indexDocument), message), as: UTF8.self)
-            let checksum = String(AccountMap.fnv1a64(document), radix: 16)
-            let header = "mpin-accounts-index 1 \(document.count) \(String(repeating: "0", count: 16 - checksum.count) + checksum)\n"
-            XCTAssertEqual(index, header + names.map { $0 + "\n" }.joined(), message)
+            func hex16(_ value: UInt64) -> String {
+                let digits = String(value, radix: 16)
+                return String(repeating: "0", count: 16 - digits.count) + digits
+            }
+            let body = names.map { $0 + "\n" }.joined()
+            let header = "mpin-accounts-index 1 \(document.count) \(hex16(AccountMap.fnv1a64(document))) "
+                + "\(hex16(AccountMap.fnv1a64(Array(body.utf8))))\n"
+            XCTAssertEqual(index, header + body, message)
         }
         try map.set(alice, for: "alice")
         try expectIndex(["alice"], "after the first registration")

@@ -14,7 +14,9 @@
 // Like every PAM module it lives inside someone else's process: it prints nothing, leaves no
 // thread and no child behind (it waits only for its own helper's pid), keeps the caller's
 // signal dispositions (SIGCHLD is set to the default only while its child runs, as pam_unix
-// does), never blocks past the helper's announced budget, and wipes the answers it relays
+// does), never blocks past the helper's announced budget (its own reads, for a user it
+// answers without the helper, are of local root-owned files and one name-service lookup, as
+// sshd and sudo make before PAM: Unregistered.swift), and wipes the answers it relays
 // (PINs) before freeing them. Nothing read from the helper reaches arithmetic that can
 // overflow or an unchecked index (Frame.swift): a trap here would kill sshd's child.
 import CPAMModule

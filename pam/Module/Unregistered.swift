@@ -71,6 +71,8 @@ private struct ModelledLine {
                 // Root is never answered here, and the others change nothing for a user with no
                 // registration.
             } else if strncmp(argument, cString("config="), 7) == 0 {
+                // Relative: from the caller's working directory (a sudo user's): the helper's.
+                guard argument[7] == 47 else { return nil }
                 configPath = argument + 7
                 configNamed = true
             } else if strncmp(argument, cString("store="), 6) == 0 {
@@ -307,8 +309,9 @@ private func indexOmits(store: UnsafePointer<CChar>, name: UnsafePointer<CChar>)
     return true
 }
 
-/// Where the names start, when the header is `mpin-accounts-index 1 SIZE CHECKSUM` (decimal,
-/// 16 lowercase hex digits) and names this size and checksum.
+/// Where the names start, when the header is `mpin-accounts-index 1 SIZE CHECKSUM NAMES`
+/// (decimal, then two checksums of 16 lowercase hex digits), names this size and checksum of
+/// `accounts`, and NAMES is the checksum of the lines after it (so that no line was taken out).
 private func indexBody(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, size: Int, checksum: UInt64) -> Int? {
     let header: StaticString = "mpin-accounts-index 1 "
     let prefix = header.utf8CodeUnitCount
@@ -322,6 +325,17 @@ private func indexBody(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, size:
     }
     guard i > prefix, value == size, i < count, bytes[i] == 32 else { return nil }
     i += 1
+    guard let documentHash = hex64(bytes, count, &i), documentHash == checksum, i < count, bytes[i] == 32 else { return nil }
+    i += 1
+    guard let namesHash = hex64(bytes, count, &i), i < count, bytes[i] == 10 else { return nil }
+    i += 1
+    guard fnv1a64(bytes + i, count - i) == namesHash else { return nil }
+    return i
+}
+
+/// Sixteen lowercase hex digits at `bytes[i...]` as a number, `i` moved past them; nil if
+/// there are not sixteen.
+private func hex64(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, _ i: inout Int) -> UInt64? {
     var hash: UInt64 = 0
     for _ in 0..<16 {
         guard i < count else { return nil }
@@ -331,8 +345,7 @@ private func indexBody(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, size:
         hash = hash << 4 | UInt64(digit)
         i += 1
     }
-    guard hash == checksum, i < count, bytes[i] == 10 else { return nil }
-    return i + 1
+    return hash
 }
 
 /// AccountMap.fnv1a64.
