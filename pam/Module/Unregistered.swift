@@ -290,13 +290,13 @@ private func indexOmits(store: UnsafePointer<CChar>, name: UnsafePointer<CChar>)
     var info = stat()
     guard fstat(directory, &info) == 0, UInt32(info.st_mode) & fileTypeMask == directoryType, info.st_uid == 0,
           UInt32(info.st_mode) & 0o077 == 0 else { return false }
-    guard let accounts = readValue(directory, cString("state-accounts")) else { return false }
-    let checksum = fnv1a64(accounts.bytes, accounts.count)
-    let accountsSize = accounts.count
-    free(accounts.bytes)
     guard let index = readValue(directory, cString("state-accounts-index")) else { return false }
     defer { free(index.bytes) }
-    guard let body = indexBody(index.bytes, index.count, size: accountsSize, checksum: checksum) else { return false }
+    // The names first: a listed name (a registered user's login, the usual one) goes to the
+    // helper whatever the header says, without reading or hashing `accounts`.
+    var body = 0
+    while body < index.count && index.bytes[body] != 10 { body += 1 }
+    body += 1
     let nameLength = strlen(name)
     var start = body
     while start < index.count {
@@ -306,7 +306,12 @@ private func indexOmits(store: UnsafePointer<CChar>, name: UnsafePointer<CChar>)
         if end - start == nameLength && memcmp(index.bytes + start, name, nameLength) == 0 { return false }
         start = end + 1
     }
-    return true
+    // Not listed: believed only if the header names `accounts` as it is now, and these names.
+    guard let accounts = readValue(directory, cString("state-accounts")) else { return false }
+    let checksum = fnv1a64(accounts.bytes, accounts.count)
+    let accountsSize = accounts.count
+    free(accounts.bytes)
+    return indexBody(index.bytes, index.count, size: accountsSize, checksum: checksum) == body
 }
 
 /// Where the names start, when the header is `mpin-accounts-index 1 SIZE CHECKSUM NAMES`
