@@ -29,7 +29,8 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 if [ -n "${PLAIN_HTTP:-}" ]; then
   say "1. Start mpin-server (RPS, two D-TAs, authentication server; SQLite in $WORK/server; plain HTTP)"
   "$BIN/mpin-server" init --data "$WORK/server" --auto-activate
-  BACKEND="http://127.0.0.1:$PORT"; CACERT_LINE=""
+  # Plain http authenticates nobody: the host pins the key init printed (README, register).
+  BACKEND="http://127.0.0.1:$PORT"; CACERT_LINE="verdict_key = $("$BIN/mpin-server" verdict-key --data "$WORK/server")"
 else
   say "1. Start mpin-server (RPS, two D-TAs, authentication server; SQLite in $WORK/server; HTTPS)"
   "$BIN/mpin-server" init --data "$WORK/server" --auto-activate --self-signed 127.0.0.1

@@ -46,17 +46,21 @@ struct Register: CLICommand {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(user) is already registered as \(existing.identity); run `mpinctl delete \(user)` first")
         }
         let sdk = try global.sdk(config)
+        // The token logs in to this host only: the backend marks its mpinId so
+        // (MPinIdentity.hostScope), and a proof made with it approves no web login.
+        sdk.registersHostTokens = true
         // The first node that answers takes the registration; every node serves it later.
         var node = config.backends.first ?? config.backend
         var status = MPinStatus.ok
         for candidate in config.backends.isEmpty ? [config.backend] : config.backends {
             node = candidate
+            if !config.authenticatesByTLS(candidate) { sdk.confine(toOriginOf: candidate) }
             status = sdk.setBackend(candidate, rpsPrefix: config.rpsPrefix)
             guard status.code == .networkError || status.code == .httpServerError else { break }
         }
         try check(status)
         try checkAnnouncedVerdictKey(sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "", expected: expectedVerdictKey(verdictKey, config),
-                                     backend: node)
+                                     backend: node, config: config)
         // A stale, unfinished registration of the same identity is replaced.
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
@@ -269,17 +273,19 @@ struct Version: CLICommand {
     func run() { print("mpinctl \(MPinSDK.version)") }
 }
 
-/// What register and link pin is what the backend announces (PROTOCOL.md §4.5.1): with
-/// `--verdict-key`, only that key, read on the server itself; without it, the announced key is
-/// pinned, and over plain http the admin is told to compare it with the server's, since whoever
-/// answered may not be the server (issue 24's review: trust on first use).
+/// What register and link pin is what the backend announces (PROTOCOL.md §4.5.1), but only
+/// when something other than the answer itself says who answered: `--verdict-key` (or
+/// `verdict_key` in mpin.conf), read on the server itself, which the announced key must equal;
+/// or TLS with the CA named in mpin.conf. A key learned over plain http (or https against the
+/// system's store) is never pinned: whoever held the backend's port at that moment would log
+/// in as the user with any PIN whenever he holds it again (docs/SECURITY.md §3).
 /// The verdict key a registration or link must find announced: `--verdict-key`, else
-/// `verdict_key` in mpin.conf, else none (then one announced over plain http is pinned with a note).
+/// `verdict_key` in mpin.conf, else none.
 func expectedVerdictKey(_ option: String?, _ config: LoginConfig) -> String? {
     option ?? (config.verdictKey.isEmpty ? nil : config.verdictKey)
 }
 
-func checkAnnouncedVerdictKey(_ announced: String, expected: String?, backend: String) throws {
+func checkAnnouncedVerdictKey(_ announced: String, expected: String?, backend: String, config: LoginConfig) throws {
     if let expected {
         guard Verdict.isPublicKey(expected) else {
             throw CLIError(status: .failed, message: "FLOW_ERROR: --verdict-key takes the 130 hex digits `mpin-server verdict-key` prints")
@@ -288,8 +294,15 @@ func checkAnnouncedVerdictKey(_ announced: String, expected: String?, backend: S
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) announces another verdict key than --verdict-key (or verdict_key in mpin.conf): "
                            + "it may not be your server; nothing was registered")
         }
-    } else if !announced.isEmpty, !backend.hasPrefix("https://") {
-        printError("note: pinning the verdict key \(backend) announced over plain http; compare it with "
-                   + "`mpin-server verdict-key` on the server, or give --verdict-key (or verdict_key in mpin.conf): \(announced)", program: "mpinctl")
+    } else if !config.authenticatesByTLS(backend) {
+        throw CLIError(status: .failed, message: "FLOW_ERROR: nothing authenticates \(backendOrigin(backend)) (plain http, or https "
+                       + "without cacert or capath in mpin.conf), so the key it announces cannot be pinned: give --verdict-key "
+                       + "(or verdict_key in mpin.conf) with what `mpin-server verdict-key` prints on the server; nothing was registered")
     }
+}
+
+/// `scheme://host[:port]` of a backend URL, for messages: never its path or user information.
+func backendOrigin(_ url: String) -> String {
+    guard case .success(let origin) = URLOrigin.parse(url) else { return "the backend" }
+    return origin.display
 }

@@ -54,9 +54,10 @@ struct Link: CLICommand {
         // The verdict key is taken from the backend now and pinned: from then on, approvals
         // are believed only with its signature.
         let sdk = try global.sdk(config)
+        if !config.authenticatesByTLS(config.backend) { sdk.confine(toOriginOf: config.backend) }
         try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
         var key = sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? ""
-        try checkAnnouncedVerdictKey(key, expected: expectedVerdictKey(verdictKey, config), backend: config.backend)
+        try checkAnnouncedVerdictKey(key, expected: expectedVerdictKey(verdictKey, config), backend: config.backend, config: config)
         if !Verdict.isPublicKey(key) {
             key = ""
             if let refusal = config.unsignedVerdictRefusal(for: [config.backend]) {

@@ -67,6 +67,8 @@ public struct DeviceLogin {
         let deadline = waitUntil + .milliseconds(Int64(config.timeout * 1000))
         let sdk = MPinSDK(context: LoginPlatform(base: platform, transport: BoundedTransport(base: platform.transport, deadline: LoginDeadline(deadline))))
         for d in config.trustedDomains { sdk.addTrustedDomain(d) }
+        // As a token login: without TLS that names the backend, no request leaves its origin.
+        if !config.authenticatesByTLS(account.backend) { sdk.confine(toOriginOf: account.backend) }
         let initialized = sdk.initialize()
         guard initialized.isOK else { return (Login.outcome(initialized), account.identity) }
         let set = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)

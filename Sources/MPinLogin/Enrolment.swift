@@ -112,6 +112,10 @@ public struct Enrolment {
 
         let sdk = MPinSDK(context: platform)
         for d in config.trustedDomains { sdk.addTrustedDomain(d) }
+        // The token logs in to this host only (MPinIdentity.hostScope); without TLS that names
+        // the backend, every request stays on its origin (Login.run says why).
+        sdk.registersHostTokens = true
+        if !config.authenticatesByTLS(config.backend) { sdk.confine(toOriginOf: config.backend) }
         var status = sdk.initialize()
         guard status.isOK else { return (.failed(status.description), identity, nil) }
         status = sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix)

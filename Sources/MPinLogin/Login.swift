@@ -104,6 +104,10 @@ public struct Login {
             }
             guard let user = node.user(account) else { break }
             node.sdk.serveUsers(of: index > 0 ? account.backend : nil)
+            // Without TLS that names the backend, every request stays on the node's own origin,
+            // whatever client settings say (kept or fetched): an answer from whoever held the
+            // port once cannot send a login elsewhere (docs/SECURITY.md §3).
+            if !config.authenticatesByTLS(url), !node.sdk.confine(toOriginOf: url) { break }
             let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
             outcome = result
             guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline.instant else { break }
@@ -144,13 +148,14 @@ public struct Login {
         }
         let (outcome, reachedPIN) = authenticate(node.sdk, user, backend: backend, pin: pin, cachedSettings: nil,
                                                  tracer: node.tracer)
-        switch outcome {
-        case .success, .wrongPIN, .blocked, .revoked:
-            if let settings = node.sdk.clientSettingsDocument {
-                cache.write(settings)
-                trace?(.settingsKept)
-            }
-        default: break
+        // Kept only after an answer the host authenticated: these outcomes are believed only
+        // with the pinned key's signature (Authentication.swift), or through TLS with the CA
+        // named in mpin.conf; an unsigned one comes back as `failed` and keeps nothing.
+        let authenticated = !user.verdictKeyHex.isEmpty || config.authenticatesByTLS(backend)
+        if authenticated, [.success, .wrongPIN, .blocked, .revoked].contains(outcome),
+           let settings = node.sdk.clientSettingsDocument {
+            cache.write(settings)
+            trace?(.settingsKept)
         }
         return (outcome, reachedPIN)
     }

@@ -146,12 +146,18 @@ public struct LoginConfig: Sendable, Equatable {
     /// who answered, so every node must be https with the CA named here (`cacert` or
     /// `capath`), not the system's store, which any public CA can satisfy (issue 24, finding 1).
     public func unsignedVerdictRefusal(for urls: [String]) -> String? {
-        let pinnedCA = !caFile.isEmpty || !caPath.isEmpty
-        guard pinnedCA, urls.allSatisfy({ $0.hasPrefix("https://") }) else {
+        guard urls.allSatisfy(authenticatesByTLS) else {
             return "the registration pins no verdict key, so a login needs an https backend and cacert or capath "
                 + "in mpin.conf (or register the user again with a backend that signs its verdicts)"
         }
         return nil
+    }
+
+    /// Whether TLS tells the host who answers at `url`: https, verified against the CA named
+    /// here (`cacert` or `capath`). Anything else (plain http, or https against the system's
+    /// store) is believed only where a signature with a pinned key vouches for it.
+    public func authenticatesByTLS(_ url: String) -> Bool {
+        (!caFile.isEmpty || !caPath.isEmpty) && url.hasPrefix("https://")
     }
 
     /// Sets `key` from text, as the file or a module argument gives it; the error says why not.

@@ -57,6 +57,10 @@ public enum ProcessHardening {
     /// the PIN) would only walk the mappings again (about 0.5 ms of kernel time).
     nonisolated(unsafe) private static var memoryLocked = false
 
+    /// Whether `lockMemory()` would lock anything: the process holds CAP_IPC_LOCK and has not
+    /// locked its memory yet.
+    public static var wouldLockMemory: Bool { !memoryLocked && mpin_has_ipc_lock() == 1 }
+
     /// Whether this process is dumpable now (`prctl(PR_GET_DUMPABLE)` is not 0).
     public static var isDumpable: Bool { mpin_get_dumpable() != 0 }
 

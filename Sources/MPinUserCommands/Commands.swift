@@ -19,9 +19,10 @@ struct Register: CLICommand {
             .option("wait", default: "300", help: "Seconds to wait for the identity to be verified."),
             .option("pin-length", default: String(PINFormat.defaultLength),
                     help: "How many digits the PIN has, 4 to 8. M-Pin reduces any PIN to one of 10,000 values, so more than 4 digits add no strength."),
+            .option("verdict-key", help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one (needed over plain http)."),
         ])
     let global: GlobalOptions
-    let backend: String, identity: String, activationCode: String?
+    let backend: String, identity: String, activationCode: String?, verdictKey: String?
     let wait: Int, pinLength: Int
 
     init(_ line: ParsedCommandLine) throws {
@@ -31,6 +32,7 @@ struct Register: CLICommand {
         activationCode = line.value("activation-code")
         wait = try line.integer("wait")
         pinLength = try line.integer("pin-length")
+        verdictKey = line.value("verdict-key")
     }
 
     func run() throws {
@@ -45,7 +47,26 @@ struct Register: CLICommand {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(identity) is already registered; run `mpin delete --identity \(identity)` first")
         }
         let sdk = try store.sdk()
+        // Over plain http nothing says who answers: every request stays on the backend's
+        // origin, and the verdict key it announces is pinned only when it is the one the
+        // admin read on the server (docs/SECURITY.md §3).
+        let plain = !backend.hasPrefix("https://")
+        if plain { sdk.confine(toOriginOf: backend) }
         try check(sdk.setBackend(backend, rpsPrefix: global.rpsPrefix))
+        let announced = (sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "").lowercased()
+        if let verdictKey {
+            guard Verdict.isPublicKey(verdictKey) else {
+                throw CLIError(status: .failed, message: "FLOW_ERROR: --verdict-key takes the 130 hex digits `mpin-server verdict-key` prints")
+            }
+            guard announced == verdictKey.lowercased() else {
+                throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) announces another verdict key than --verdict-key: "
+                               + "it may not be your server; nothing was registered")
+            }
+        } else if plain {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: over plain http nothing authenticates the backend, so the key it "
+                           + "announces cannot be pinned: give --verdict-key with what `mpin-server verdict-key` prints on the server "
+                           + "(or use https); nothing was registered")
+        }
         for u in sdk.listUsers().1 where u.id == identity { _ = sdk.deleteUser(u) }
         let user = sdk.makeNewUser(id: identity)
         try check(sdk.startRegistration(user, activateCode: activationCode ?? ""))

@@ -7,14 +7,28 @@ import MPinJSON
 public enum MPinIdentity {
     /// The mpinId JSON text: `{"mobile": 1, "issued": "…", "userID": "…", "salt": "…"}`
     /// with Python's separators, key order and `\uXXXX` escaping of non-ASCII.
-    public static func json(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8]) -> String {
+    /// With a `scope` (mpin-server's `hostScope`), `"scope": "…"` ends the object.
+    public static func json(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8], scope: String? = nil) -> String {
         "{\"mobile\": \(mobile), \"issued\": \(pythonQuoted(WireTime.pythonString(issued))), "
-            + "\"userID\": \(pythonQuoted(userID)), \"salt\": \(pythonQuoted(Hex.encode(salt)))}"
+            + "\"userID\": \(pythonQuoted(userID)), \"salt\": \(pythonQuoted(Hex.encode(salt)))"
+            + (scope.map { ", \"scope\": \(pythonQuoted($0))" } ?? "") + "}"
     }
 
     /// The raw mpinId bytes for `json(...)`.
-    public static func build(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8]) -> [UInt8] {
-        Array(json(userID: userID, mobile: mobile, issued: issued, salt: salt).utf8)
+    public static func build(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8], scope: String? = nil) -> [UInt8] {
+        Array(json(userID: userID, mobile: mobile, issued: issued, salt: salt, scope: scope).utf8)
+    }
+
+    /// The scope of a registration made for its host's logins only (`mpinctl register`,
+    /// pam_mpin's self-enrolment). The mpinId is hashed into the client secret, so the mark
+    /// travels with every proof the token makes and no relay can take it off: the server
+    /// refuses to let such a proof approve an access number or a web login (docs/SECURITY.md §2).
+    public static let hostScope = "host"
+
+    /// Whether the mpinId's bytes carry `"scope": "host"`.
+    public static func isHostScoped(_ bytes: [UInt8]) -> Bool {
+        guard let object = try? JSONParser().parse(bytes) else { return false }
+        return object["scope"]?.stringValue == hostScope
     }
 
     /// The fingerprint of a registration: the lower-case hex SHA-256 of its mpinId's bytes (the

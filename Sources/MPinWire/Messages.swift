@@ -67,12 +67,17 @@ public struct RegisterRequest: Codable, Sendable, Equatable {
     /// MFA flavour (docs/MFA.md §8): a registration code issued to another device of the user,
     /// which makes the registration active without identity verification.
     public var regCode: String?
+    /// mpin-server: `"host"` for a registration that logs in to its host only (`mpinctl
+    /// register`, pam_mpin's self-enrolment): the server writes it into the mpinId, and a proof
+    /// made with such a token then approves no access number or web login (`MPinIdentity.hostScope`).
+    public var scope: String?
 
     public init(userId: String, mobile: Int? = 1, deviceName: String? = nil, userData: String? = nil,
-                activateCode: String? = nil, regOTT: String? = nil, wid: String? = nil, regCode: String? = nil) {
+                activateCode: String? = nil, regOTT: String? = nil, wid: String? = nil, regCode: String? = nil,
+                scope: String? = nil) {
         self.userId = userId; self.mobile = mobile; self.deviceName = deviceName
         self.userData = userData; self.activateCode = activateCode; self.regOTT = regOTT
-        self.wid = wid; self.regCode = regCode
+        self.wid = wid; self.regCode = regCode; self.scope = scope
     }
 }
 

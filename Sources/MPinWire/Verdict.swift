@@ -26,6 +26,15 @@ public enum Verdict {
     /// The context of a token-mode verdict.
     public static let tokenContext = "token"
 
+    /// The context of the time-permit step's "revoked" (HTTP 410): the host sends its nonce as
+    /// the `verdictNonce` query parameter of the time-permit request, and records the identity
+    /// as revoked only when the answer carries this signature (a host keeps nothing from an
+    /// answer it cannot authenticate, docs/SECURITY.md §3).
+    public static let revokedContext = "revoked"
+
+    /// The query parameter that carries a host's nonce on a request without a body.
+    public static let nonceParameter = "verdictNonce"
+
     /// The context of a device-mode verdict: the access number and what asked for it.
     public static func deviceContext(accessNumber: String, description: String) -> String {
         "device\n" + accessNumber + "\n" + description

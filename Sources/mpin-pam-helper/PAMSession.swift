@@ -17,8 +17,15 @@ func hardenHelperProcess() {
 }
 
 /// Before a PIN is read (and with it the token used): the pages of this process stay out of
-/// swap (finding 11). A failure is logged, and the login goes on.
+/// swap (finding 11). A failure is logged, and the login goes on. Only `MemoryLockSlots.count`
+/// helpers hold locked memory at once, however many prompts are left waiting; past that the
+/// login goes on without the lock, and the log says so.
 func lockMemoryForSecrets(_ session: PAMSession) {
+    guard ProcessHardening.wouldLockMemory else { return }
+    guard MemoryLockSlots.take() else {
+        session.log(LOG_NOTICE, "memory not locked: \(MemoryLockSlots.count) logins already hold locked memory")
+        return
+    }
     if let failure = ProcessHardening.lockMemory() {
         session.log(LOG_WARNING, "process hardening incomplete: \(failure.steps.joined(separator: "; "))")
     }

@@ -75,8 +75,12 @@ struct Init: AsyncParsableCommand {
                     print("database \(PostgresURL(database).map(String.init(describing:)) ?? database)")
                 }
                 print("initialised \(options.data)")
-                // Made now, so that the administrator can record it: hosts pin it at registration.
-                print("verdict key \(try dir.verdictPublicKey())")
+                // Made now, so that the administrator can record it: hosts pin it at registration,
+                // and a host that TLS does not tell who the server is (plain http) registers
+                // nobody without it (docs/SECURITY.md §3).
+                let key = try dir.verdictPublicKey()
+                print("verdict key \(key)")
+                print("hosts: verdict_key = \(key)  (in /etc/mpin/mpin.conf, or mpinctl register --verdict-key)")
             }
             if let host = selfSigned {
                 let certificate = try dir.addSelfSignedCertificate(host: host)

@@ -21,7 +21,7 @@ restart_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND" "mode = device" "device_timeout = 20"
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/device"
 mpin() { env -u XDG_DATA_HOME HOME="$WORK/home" "$BIN/mpin" "$@"; }
-echo 1234 | mpin register --backend "$BACKEND" --identity bench@example.org --pin-stdin >/dev/null || exit 1
+echo 1234 | mpin register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity bench@example.org --pin-stdin >/dev/null || exit 1
 "$BIN/mpinctl" --config "$WORK/mpin.conf" link daemon --identity bench@example.org \
   --registration "$(mpin list --fingerprints | cut -f4)" >/dev/null || exit 1
 

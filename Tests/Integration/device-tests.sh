@@ -58,7 +58,7 @@ access_number() { first_match 's/.*mpin approve \([0-9]\{7\}\).*/\1/p' "$WORK/pa
 pam_wait() { wait "$PAM_PID"; RC=$?; OUT=$(cat "$WORK/pam.out"); [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2; }
 
 # Registration on the devices, links on the host.
-echo 1234 | mpin_alice register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
+echo 1234 | mpin_alice register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity alice@example.org --pin-stdin >/dev/null
 check "mpin registers alice's device without root" [ "$?" -eq 0 ]
 STORE="$DEVICE_HOME/.local/share/mpin"
 check_all "the user's store is ~/.local/share/mpin, 0700, files 0600" \
@@ -66,11 +66,11 @@ check_all "the user's store is ~/.local/share/mpin, 0700, files 0600" \
 check_all "the user's store and every file in it belong to the user" \
   '[ -z "$(find "$STORE" ! -user "$DEVICE_USER")" ] && [ -z "$(find "$STORE" ! -group "$(id -gn "$DEVICE_USER")")" ]'
 XDG="$WORK/xdg"
-echo 5555 | env XDG_DATA_HOME="$XDG" HOME="$WORK/home-bob" "$BIN/mpin" register --backend "$BACKEND" --identity bob@example.org --pin-stdin >/dev/null
+echo 5555 | env XDG_DATA_HOME="$XDG" HOME="$WORK/home-bob" "$BIN/mpin" register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity bob@example.org --pin-stdin >/dev/null
 check "mpin uses \$XDG_DATA_HOME/mpin when set" [ -d "$XDG/mpin" ]
 rm -rf "$XDG"
-echo 5555 | mpin_as bob register --backend "$BACKEND" --identity bob@example.org --pin-stdin >/dev/null
-echo 7777 | mpin_as carol register --backend "$BACKEND" --identity carol@example.org --pin-stdin >/dev/null
+echo 5555 | mpin_as bob register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity bob@example.org --pin-stdin >/dev/null
+echo 7777 | mpin_as carol register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity carol@example.org --pin-stdin >/dev/null
 check_all "mpin list shows the device's identity" 'mpin_alice list | grep -q "^alice@example.org	$BACKEND	REGISTERED$"'
 
 mkdir -p "$WORK/home-nobody"
@@ -154,7 +154,7 @@ check "the syslog line names the other identity" grep -q 'outcome=FAILED duratio
 # Issue 24, finding 2: somebody else's registration of alice's identity (mallory registered
 # alice@example.org on his own device; this server activates every registration) approves
 # with his own PIN: the host linked alice's registration only, so the login is refused.
-echo 6666 | mpin_as mallory register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null
+echo 6666 | mpin_as mallory register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity alice@example.org --pin-stdin >/dev/null
 check "mallory registers alice's identity on his own device" [ "$?" -eq 0 ]
 pam_start device alice
 N=$(access_number); [ -n "${VERBOSE:-}" ] && cat "$WORK/pam.out" >&2

@@ -95,7 +95,7 @@ check "the log says the server announces another verdict key" grep -q "announces
 check "alice is not registered by it" unregistered alice
 
 # Plain http without verdict_key: nobody is asked anything.
-write_config "$WORK/open.conf" "$BACKEND" "enrol_identity = %u@example.org"
+NO_VERDICT_KEY=1 write_config "$WORK/open.conf" "$BACKEND" "enrol_identity = %u@example.org"
 service mpin-open "auth required $MODULE config=$WORK/open.conf enrol" "account required pam_permit.so"
 pamt mpin-open alice "$CODE" 1234 1234
 check "no verdict_key over http: refused" [ "$RC" -ne 0 ]

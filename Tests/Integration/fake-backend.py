@@ -9,7 +9,12 @@ and a verdict naming the expected identity. It holds no server secret, so it can
 
 MODE: "ok" (default) answers the final step with 200; "blocked" answers it with 410 (an impostor
 that tries to make the host delete its token); "badsig" adds a verdictSignature of the right
-length made with no key at all. Every request's method and path go to LOG, one per line.
+length made with no key at all. Issue 36: "wrongpin" answers the final step with an unsigned
+401 and marks its client settings ("heldPort": true), so that a host which kept them shows it;
+"redirect" does the same with settings whose URLs are absolute on port $FAKE_REDIRECT_PORT (the
+impostor's own, from which he would relay the host's logins to the real server); "revoked"
+answers the time permit with an unsigned 410. Every request's method and path go to LOG, one
+per line.
 127.0.0.1 only; it runs until killed.
 """
 import http.server
@@ -50,7 +55,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log.write(f"{self.command} {path}\n")
         if path.endswith("/clientSettings"):
             with open(SETTINGS) as f:
-                return self.answer(200, json.load(f))
+                settings = json.load(f)
+            if MODE in ("wrongpin", "redirect"):
+                settings["heldPort"] = True
+            if MODE == "redirect":
+                elsewhere = "http://127.0.0.1:" + os.environ["FAKE_REDIRECT_PORT"]
+                settings = {k: (elsewhere + v if isinstance(v, str) and v.startswith("/") else v)
+                            for k, v in settings.items()}
+            return self.answer(200, settings)
+        if "/timePermit/" in path and MODE == "revoked":
+            return self.answer(410, {"message": "Time permit refused"})
         if "/timePermit/" in path:
             mpin_id = path.rsplit("/", 1)[1]
             import hashlib
@@ -65,6 +79,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/mpinAuthenticate":
             if MODE == "blocked":
                 return self.answer(410, {"someUserData": "Authentication failed"})
+            if MODE in ("wrongpin", "redirect"):
+                return self.answer(401, {"someUserData": "Authentication failed"})
             body = {"someUserData": "This will be handled by onSuccessLogin handler."}
             if MODE == "badsig":
                 body["verdictSignature"] = G1 + random_hex(32)

@@ -165,7 +165,7 @@ write_config "$WORK/pin3.conf" "$BACKEND" "pin_length = 3"
 RC=$?
 check "pin_length = 3 is a configuration error (status 3)" [ "$RC" -eq 3 ]
 mkdir -p "$WORK/home-ivy"
-ERR=$(echo abcd | env -u XDG_DATA_HOME HOME="$WORK/home-ivy" "$BIN/mpin" register --backend "$BACKEND" --identity ivy@example.org --pin-stdin 2>&1 >/dev/null)
+ERR=$(echo abcd | env -u XDG_DATA_HOME HOME="$WORK/home-ivy" "$BIN/mpin" register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity ivy@example.org --pin-stdin 2>&1 >/dev/null)
 RC=$?
 check_all "mpin register refuses a PIN that is not digits (PIN_FORMAT)" '[ "$RC" -eq 1 ] && grep -q PIN_FORMAT <<<"$ERR"'
 
@@ -248,6 +248,42 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
   wait "$TIMEOUT_PID"; RC=$?
   check_all "the helper, run as root, locks its pages in memory while it asks for the PIN (VmLck $LOCKED kB)" '[ "${LOCKED:-0}" -gt 0 ] 2>/dev/null'
   check "... and Kate's login then succeeds" [ "$RC" -eq 0 ]
+  # Issue 36, finding 4: prompts left waiting (anyone can start `su` after `su`) do not each
+  # hold ~12 MB of locked memory: at most 16 helpers lock at once, the others go on without it.
+  rm -f "$WORK/many.fifo" && mkfifo "$WORK/many.fifo"
+  MANY=()
+  for i in $(seq 18); do
+    LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+      timeout 60 pamtester mpin Kate authenticate <"$WORK/many.fifo" >"$WORK/many-$i.out" 2>&1 &
+    MANY+=("$!")
+  done
+  exec 9>"$WORK/many.fifo"
+  waiting_helpers() {
+    local t pt
+    for t in "${MANY[@]}"; do
+      pt=$(pgrep -P "$t" | head -1) && pgrep -P "$pt" | head -1
+    done
+  }
+  LOCKED_HELPERS=0; UNLOCKED_NOTES=0
+  for _ in $(seq 200); do
+    sleep 0.05
+    LOCKED_HELPERS=0
+    for h in $(waiting_helpers); do
+      [ "$(awk '/^VmLck:/ {print $2}' "/proc/$h/status" 2>/dev/null || echo 0)" -gt 0 ] 2>/dev/null && LOCKED_HELPERS=$((LOCKED_HELPERS + 1))
+    done
+    UNLOCKED_NOTES=$(cat "$WORK"/many-*.out | grep -c "memory not locked")
+    [ $((LOCKED_HELPERS + UNLOCKED_NOTES)) -ge 18 ] && break
+  done
+  check "18 prompts left waiting: at most 16 helpers hold locked memory ($LOCKED_HELPERS)" [ "$LOCKED_HELPERS" -le 16 ]
+  check "... 16 do ($LOCKED_HELPERS), and the others say in the log that they go on without ($UNLOCKED_NOTES)" \
+    [ "$LOCKED_HELPERS" -eq 16 -a "$UNLOCKED_NOTES" -eq 2 ]
+  WAITED=$(waiting_helpers)
+  for t in "${MANY[@]}"; do kill "$t" 2>/dev/null; done
+  exec 9>&-
+  for t in "${MANY[@]}"; do wait "$t" 2>/dev/null; done
+  sleep 0.5
+  LEFT=""; for h in $WAITED; do kill -0 "$h" 2>/dev/null && LEFT="$LEFT $h"; done
+  check "the waiting helpers are gone once their logins end (left:${LEFT:- none})" [ -z "$LEFT" ]
   LOCKED=$(PROBE_REPORT=locked probe socket root "$REACH/mpin-pam-helper")
   check "the helper locks nothing before it has a PIN to ask for (VmLck $LOCKED kB while it waits for the module)" [ "$LOCKED" = 0 ]
   LOCKED=$(PROBE_REPORT=locked probe pipe root env LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/mpin.conf" auth alice --pin-stdin)
@@ -256,7 +292,7 @@ else
   echo "ok - # SKIP memory locking: this root has no CAP_IPC_LOCK"
 fi
 mkdir -m 700 "$OTHERS/nobody-store" && chown nobody:nogroup "$OTHERS/nobody-store"
-PROBE=$(probe pipe nobody "$REACH/mpin" register --backend "$BACKEND" --identity probe@example.org --store "$OTHERS/nobody-store/mpin" --pin-stdin)
+PROBE=$(probe pipe nobody "$REACH/mpin" register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity probe@example.org --store "$OTHERS/nobody-store/mpin" --pin-stdin)
 check_all "mpin, waiting for the new PIN, is not dumpable and has no core limit ($PROBE)" '[ "$PROBE" = "owner=0 uid=65534 core=0,0" ]'
 PROBE=$(probe pipe root env LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/mpin.conf" auth alice --pin-stdin)
 check_all "mpinctl, waiting for the PIN, has no core limit ($PROBE)" '[ "${PROBE#*core=}" = "0,0" ]'
@@ -270,7 +306,13 @@ if command -v gdb >/dev/null; then
   sleep 1
   DUMPABLE=$(timeout 30 gdb -p "$CTL_PID" -batch -ex 'print (int)prctl(3, 0, 0, 0, 0)' 2>/dev/null | sed -n 's/^\$1 = //p')
   kill "$CTL_PID" 2>/dev/null; exec 7>&-; wait "$CTL_PID" 2>/dev/null
-  check "mpinctl, waiting for the PIN, is not dumpable (PR_GET_DUMPABLE = ${DUMPABLE:-?})" [ "$DUMPABLE" = 0 ]
+  if [ -z "$DUMPABLE" ]; then
+    # gdb attached but could not call into the process (some kernels and containers refuse
+    # it: "Couldn't write extended state status"): nothing was measured, which is no failure.
+    echo "ok - # SKIP mpinctl's dumpable flag: gdb could not call prctl inside the waiting process"
+  else
+    check "mpinctl, waiting for the PIN, is not dumpable (PR_GET_DUMPABLE = $DUMPABLE)" [ "$DUMPABLE" = 0 ]
+  fi
 else
   echo "ok - # SKIP mpinctl's dumpable flag: gdb is not installed"
 fi

@@ -154,7 +154,7 @@ mkdir -m 700 "$WORK/devstore"
 DEVHOME="$WORK/devhome"; mkdir -p "$DEVHOME"
 mpin_dev() { env -u XDG_DATA_HOME HOME="$DEVHOME" "$BIN/mpin" "$@"; }
 printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device.conf"
-echo 1357 | mpin_dev register --backend "$BACKEND" --identity alice-dev@example.org --pin-stdin >/dev/null
+echo 1357 | mpin_dev register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity alice-dev@example.org --pin-stdin >/dev/null
 FP=$(mpin_dev list --fingerprints | cut -f4)
 LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/device.conf" link alice --identity alice-dev@example.org --registration "$FP" >/dev/null
 check "device mode: alice's device registered, the host linked" [ "$?" -eq 0 ]

@@ -29,7 +29,7 @@ pamt() {
 
 echo 1234 | ctl register alice --identity alice@example.org --pin-stdin >/dev/null
 check "alice is registered" [ "$?" -eq 0 ]
-echo 4321 | carol_device register --backend "$BACKEND" --identity carol@example.org --pin-stdin >/dev/null
+echo 4321 | carol_device register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity carol@example.org --pin-stdin >/dev/null
 CAROL_FP=$(carol_device list --fingerprints | cut -f4)
 "$BIN/mpinctl" --config "$WORK/device.conf" link carol --identity carol@example.org --registration "$CAROL_FP" >/dev/null
 check "carol is linked for device mode" [ "$?" -eq 0 ]
@@ -76,9 +76,99 @@ stop_impostor
 check_all "impostor (blocked): alice's token is still in the store" \
   '[ "$(cat "$WORK/store/secure-"* 2>/dev/null | sha256sum)" = "$TOKENS_BEFORE" ]'
 
+# Issue 36, finding 1: while the server restarts, the impostor answers one login with an
+# unsigned "wrong PIN" and client settings that are marked (wrongpin), or whose URLs are on his
+# own port (redirect; a second impostor listens there, from which he would relay the host's
+# logins). The host follows no URL off the backend's origin and keeps none of those settings.
+ELSEWHERE=$(free_port)
+: > "$WORK/elsewhere.log"
+python3 "$ROOT/Tests/Integration/fake-backend.py" "$ELSEWHERE" "$WORK/elsewhere.log" "$WORK/settings.json" carol@example.org ok &
+ELSEWHERE_PID=$!
+PIDS+=("$ELSEWHERE_PID")
+for mode in wrongpin redirect; do
+  FAKE_REDIRECT_PORT=$ELSEWHERE impostor "$mode" || exit 1
+  pamt mpin alice 1234
+  check "impostor ($mode): no login" [ "$RC" -ne 0 ]
+  check "impostor ($mode): its unsigned wrong PIN is not believed" bash -c '! grep -q "outcome=INCORRECT_PIN" <<<"$1"' _ "$OUT"
+  check_all "impostor ($mode): none of its client settings are kept" '! grep -qs heldPort "$WORK/store/"*settings-*'
+  stop_impostor
+done
+check "impostor (redirect): the host sent nothing to the port its settings named" [ ! -s "$WORK/elsewhere.log" ]
+
+# Issue 36, finding 3: an unsigned "revoked" (410 on the time permit) is not recorded.
+impostor revoked || exit 1
+pamt mpin alice 1234
+check "impostor (revoked): no login" [ "$RC" -ne 0 ]
+check "impostor (revoked): the login asked for the time permit" grep -q "GET /rps/timePermit/" "$WORK/fake.log"
+stop_impostor
+check_all "impostor (revoked): the store does not mark alice revoked" '! grep -q revoked "$WORK/store/state-accounts"'
+check_all "impostor (revoked): mpinctl still shows her REGISTERED" 'ctl list | grep -q "^alice	.*	REGISTERED$"'
+
 restart_server || exit 1
 pamt mpin alice 1234
 check "the real server back on its port: alice's right PIN logs in" [ "$RC" -eq 0 ]
+for _ in 1 2; do pamt mpin alice 1234; done
+check "and again, with the settings it kept" [ "$RC" -eq 0 ]
+check "no login ever went to the port the impostor's settings named" [ ! -s "$WORK/elsewhere.log" ]
+kill "$ELSEWHERE_PID" 2>/dev/null; wait "$ELSEWHERE_PID" 2>/dev/null
+
+# Issue 36, finding 1 (the server): a relay between the host and the real server writes a
+# waiting login's access number into pass 2's WID and takes the final step to the device
+# endpoint. A token registered with mpinctl approves nothing but its host's login: pass 2 is
+# refused, the access number stays unapproved.
+RELAY_PORT=$(free_port)
+: > "$WORK/relay.log"
+python3 "$ROOT/Tests/Integration/wid-relay.py" "$RELAY_PORT" "$PORT" "$WORK/wid-code" "$WORK/relay.log" &
+RELAY_PID=$!
+PIDS+=("$RELAY_PID")
+for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$RELAY_PORT") 2>/dev/null && break; sleep 0.1; done
+mkdir -m 700 "$WORK/relaystore"
+printf 'backend = http://127.0.0.1:%s\nstore = %s\ntimeout = 5\nverdict_key = %s\n' "$RELAY_PORT" "$WORK/relaystore" "$VERDICT_KEY" \
+  > "$WORK/relay.conf"
+echo 2468 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/relay.conf" register dora --identity dora@example.org --pin-stdin >/dev/null
+check "dora is registered through the relay" [ "$?" -eq 0 ]
+python3 - "$BACKEND" "$WORK/wid-code" "$WORK/webott" <<'PY'
+import json, sys, urllib.request
+r = urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/rps/getAccessNumber", method="POST",
+    data=json.dumps({"description": "a login the relay's owner started"}).encode(), headers={"Content-Type": "application/json"}))
+a = json.loads(r.read())
+open(sys.argv[2], "w").write(a["accessNumber"])
+open(sys.argv[3], "w").write(a["webOTT"])
+PY
+service mpin-relay "auth required $MODULE config=$WORK/relay.conf" "account required pam_permit.so"
+pamt mpin-relay dora 2468
+check "relay: the login reached pass 2 with the WID rewritten" grep -q "rewrote WID" "$WORK/relay.log"
+check "relay: the server refuses pass 2 for a host registration" grep -q "POST /rps/pass2 -> 403" "$WORK/relay.log"
+check "relay: the server's log says why" grep -q "a host registration names an access number" "$WORK/server.log"
+sleep 1
+POLL=$(python3 - "$BACKEND" "$WORK/webott" <<'PY'
+import json, sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/rps/accessnumber", method="POST",
+        data=json.dumps({"webOTT": open(sys.argv[2]).read()}).encode(), headers={"Content-Type": "application/json"}))
+    print(r.status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+PY
+)
+check "relay: the waiting login was not approved (poll: $POLL)" [ "$POLL" != 200 ]
+kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null
+
+# Issue 36, finding 2: the first contact. Over plain http without the key read on the server,
+# mpinctl register and link and mpin register pin nothing and register nothing.
+NO_VERDICT_KEY=1 write_config "$WORK/nokey.conf" "$BACKEND"
+echo 1234 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/nokey.conf" register erin --identity erin@example.org --pin-stdin \
+  >"$WORK/nokey.out" 2>&1
+check "register over plain http without --verdict-key: refused" [ "$?" -ne 0 ]
+check "register without a key: the refusal names the fix" grep -q "give --verdict-key" "$WORK/nokey.out"
+check_all "register without a key: nothing was registered" '! LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/nokey.conf" list | grep -q "^erin	"'
+LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/nokey.conf" link erin --identity carol@example.org --registration "$CAROL_FP" \
+  >"$WORK/nokey-link.out" 2>&1
+check "link over plain http without --verdict-key: refused" [ "$?" -ne 0 ]
+echo 4321 | env -u XDG_DATA_HOME HOME="$WORK/home-erin" "$BIN/mpin" register --backend "$BACKEND" --identity erin@example.org \
+  --pin-stdin >"$WORK/nokey-mpin.out" 2>&1
+check "mpin register over plain http without --verdict-key: refused" [ "$?" -ne 0 ]
+check_all "mpin register without a key: nothing stored" '! env -u XDG_DATA_HOME HOME="$WORK/home-erin" "$BIN/mpin" list 2>/dev/null | grep -q erin'
 
 # A store whose registration pins no key (made with a backend that does not sign, as a
 # Milagro RPS): plain http is refused before the PIN is asked.
@@ -106,7 +196,7 @@ check "register --verdict-key: the refusal says why" grep -q "announces another 
 check_all "register --verdict-key: nothing was registered" '! ctl list | grep -q alice2'
 # The same key from mpin.conf's verdict_key, when --verdict-key is not given.
 cp "$WORK/mpin.conf" "$WORK/mpin.conf.saved"
-echo "verdict_key = $OTHER_KEY" >> "$WORK/mpin.conf"
+sed -i "s/^verdict_key = .*/verdict_key = $OTHER_KEY/" "$WORK/mpin.conf"
 echo 1234 | ctl register alice2 --identity alice2@example.org --pin-stdin >"$WORK/reg3.out" 2>&1
 check "register with verdict_key in mpin.conf: a backend announcing another key is refused" [ "$?" -ne 0 ]
 check "verdict_key in mpin.conf: the refusal names it" grep -q "or verdict_key in mpin.conf" "$WORK/reg3.out"

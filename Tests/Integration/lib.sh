@@ -70,6 +70,9 @@ restart_server() {
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   BACKEND="http://127.0.0.1:$PORT"
+  # The key hosts pin (read on the server itself, as an admin does): over plain http nothing
+  # else says who answers, so mpinctl and mpin register nobody without it.
+  VERDICT_KEY=$("$BIN/mpin-server" verdict-key --data "$WORK/server")
   wait_ready "$WORK/server.log" mpin-server
 }
 
@@ -123,10 +126,15 @@ served_fingerprint() {
 # cert_fingerprint FILE: SHA-256 of a PEM certificate file.
 cert_fingerprint() { openssl x509 -in "$1" -noout -fingerprint -sha256 | sed 's/.*=//'; }
 
-# write_config FILE BACKEND [extra lines...]
+# write_config FILE BACKEND [extra lines...]: with a plain http backend, the suite's server's
+# `verdict_key` ($VERDICT_KEY) too, unless a line sets one or NO_VERDICT_KEY=1 is given.
 write_config() {
-  local file=$1 backend=$2; shift 2
-  { echo "backend = $backend"; echo "store = $WORK/store"; echo "timeout = 3"; printf '%s\n' "$@"; } > "$file"
+  local file=$1 backend=$2 key=""; shift 2
+  if [ -n "${VERDICT_KEY:-}" ] && [ -z "${NO_VERDICT_KEY:-}" ] && [ "${backend#http://}" != "$backend" ] \
+     && ! printf '%s\n' "$@" | grep -q '^verdict_key'; then
+    key="verdict_key = $VERDICT_KEY"
+  fi
+  { echo "backend = $backend"; echo "store = $WORK/store"; echo "timeout = 3"; printf '%s\n' "$@"; if [ -n "$key" ]; then echo "$key"; fi; } > "$file"
 }
 
 # millis: monotonic-enough wall clock in milliseconds.

@@ -27,7 +27,7 @@ CLIENT_SECRET=$(sed -n 's/^client_secret: //p' "$WORK/app.out")
 
 # mpin_dev ARGS...: the user's device (its own store).
 mpin_dev() { local sub=$1; shift; "$BIN/mpin" "$sub" --store "$WORK/device" "$@"; }
-echo 1234 | mpin_dev register --backend "$BACKEND" --identity alice@example.org --pin-stdin >/dev/null || exit 1
+echo 1234 | mpin_dev register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity alice@example.org --pin-stdin >/dev/null || exit 1
 
 # rp.py: the relying party's side with the standard library only: start (a login page and its
 # PKCE verifier), poll, token, userinfo. Prints what the shell reads.

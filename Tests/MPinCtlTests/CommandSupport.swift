@@ -60,6 +60,8 @@ func closedLocalPort() throws -> Int {
 /// The built mpin-server on 127.0.0.1 with a fresh data directory and auto-activation.
 final class LocalServer {
     let url: String
+    /// The key `init` printed, which hosts pin (over plain http mpinctl registers nobody without it).
+    let verdictKey: String
     private let process: Process
     private let log: FileHandle
 
@@ -72,6 +74,10 @@ final class LocalServer {
         guard initialised.status == 0 else {
             throw SetupFailure("mpin-server init failed: \(initialised.stderr)")
         }
+        guard let keyLine = initialised.lines.first(where: { $0.hasPrefix("verdict key ") }) else {
+            throw SetupFailure("mpin-server init printed no verdict key: \(initialised.stdout)")
+        }
+        verdictKey = String(keyLine.dropFirst("verdict key ".count))
         let logPath = try directory.write("server.log", "")
         log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process = Process()

@@ -50,7 +50,8 @@ final class ExitStatusTests: XCTestCase {
         let started = try LocalServer(in: dir)
         server = started
         guard mkdir(dir.appending("store"), 0o700) == 0 else { throw SetupFailure("mkdir store: errno \(errno)") }
-        return try dir.write("mpin.conf", "backend = \(started.url)\nstore = \(dir.appending("store"))\ntimeout = 3\n")
+        return try dir.write("mpin.conf", "backend = \(started.url)\nstore = \(dir.appending("store"))\ntimeout = 3\n"
+                             + "verdict_key = \(started.verdictKey)\n")
     }
 
     /// Registers `user` as `identity` with `pin`, which must succeed.

@@ -33,8 +33,8 @@ final class RegistrationPINTests: XCTestCase {
     /// The configuration `name` for the running server, with the extra lines given; its path.
     private func config(_ name: String, _ extra: String = "") throws -> String {
         let dir = try XCTUnwrap(scratch)
-        let url = try XCTUnwrap(server).url
-        return try dir.write(name, "backend = \(url)\nstore = \(dir.appending("store"))\ntimeout = 3\n\(extra)")
+        let url = try XCTUnwrap(server).url, key = try XCTUnwrap(server).verdictKey
+        return try dir.write(name, "backend = \(url)\nstore = \(dir.appending("store"))\ntimeout = 3\nverdict_key = \(key)\n\(extra)")
     }
 
     private func register(_ config: String, _ user: String, pin: String) throws -> ProcessResult {

@@ -43,8 +43,10 @@ final class VerdictTrustTests: XCTestCase {
         let tokens = h.storedTokens
         XCTAssertFalse(tokens.isEmpty)
         h.backend.signVerdicts(false)
-        XCTAssertEqual(h.login(pin: "0000").outcome, .wrongPIN)
-        XCTAssertEqual(h.login(pin: "0001").outcome, .wrongPIN)
+        // Unsigned "wrong PIN"s are not believed either (docs/SECURITY.md §3).
+        for pin in ["0000", "0001"] {
+            guard case .failed = h.login(pin: pin).outcome else { return XCTFail("an unsigned 401 was believed") }
+        }
         let third = h.login(pin: "0002")
         guard case .failed = third.outcome else { return XCTFail("an unsigned 410 was believed: \(third.outcome)") }
         XCTAssertEqual(h.storedTokens, tokens, "the token is still in the store")

@@ -70,9 +70,11 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     }
     private let state = Mutex(State())
 
-    public init(origin: String = "http://mpin.test", dtaOrigin: String = "http://dta.test") throws {
+    /// `dtaOrigin`: where the second D-TA answers; by default under the backend's own origin
+    /// (`/dta`, as mpin-server serves it), which a host over plain http confines its logins to.
+    public init(origin: String = "http://mpin.test", dtaOrigin: String? = nil) throws {
         self.origin = origin
-        self.dtaOrigin = dtaOrigin
+        self.dtaOrigin = dtaOrigin ?? origin + "/dta"
         share1 = try MPin.randomMasterSecret()
         share2 = try MPin.randomMasterSecret()
         try replaceVerdictKey()
@@ -84,6 +86,9 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         let pair = try Schnorr.generateKeyPair()
         state.withLock { $0.verdictSecretKey = pair.secretKey; $0.verdictPublicKey = pair.publicKey }
     }
+
+    /// Revokes every identity registered so far: their time permits are refused (410).
+    public func revokeAll() { state.withLock { $0.blocked.formUnion($0.regOTTs.keys) } }
 
     /// Whether the backend publishes a verdict key and signs its verdicts (a Milagro RPS does not).
     public func signVerdicts(_ on: Bool) { state.withLock { $0.signsVerdicts = on } }
@@ -112,13 +117,19 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     /// The secrets the backend handed out (regOTTs, authOTTs), for tests that check they leak nowhere.
     public var issuedSecrets: [String] { state.withLock { Array($0.regOTTs.values) + Array($0.verdicts.keys) } }
 
+    /// Where the settings send clients for the second shares: relative when the D-TA is under
+    /// the backend's own origin (as mpin-server's `/dta/`), so that every node serves it.
+    private var certivoxURL: String {
+        Self.origin(of: dtaOrigin) == Self.origin(of: origin) ? Self.path(of: dtaOrigin) + "/" : dtaOrigin + "/"
+    }
+
     /// The client settings the backend publishes now.
     public var clientSettings: JSONValue {
         let (rps, key) = state.withLock { ($0.rpsPath, $0.signsVerdicts ? Hex.encode($0.verdictPublicKey) : "") }
         var members: [(key: String, value: JSONValue)] = [
             ("mpinAuthServerURL", .string(rps)), ("timePermitsURL", .string(rps + "/timePermit")),
             ("registerURL", .string(rps + "/user")), ("signatureURL", .string(rps + "/signature")),
-            ("authenticateURL", .string("/mpinAuthenticate")), ("certivoxURL", .string(dtaOrigin + "/")),
+            ("authenticateURL", .string("/mpinAuthenticate")), ("certivoxURL", .string(certivoxURL)),
             ("appID", .string(appID)), ("usePermits", .bool(true)), ("requestOTP", .bool(false)),
             ("accessNumberDigits", .number("7")), ("cSum", .number("1")), ("accessNumberUseCheckSum", .bool(true)),
         ]
@@ -156,7 +167,9 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         case .register: answer = register(body)
         case .signature: answer = signature(mpinIdHex: String(url.path.split(separator: "/").last ?? ""), parameters)
         case .dtaClientSecret: answer = dtaClientSecret(parameters)
-        case .timePermit: answer = timePermit(mpinIdHex: String(url.path.split(separator: "/").last ?? ""))
+        case .timePermit:
+            answer = timePermit(mpinIdHex: String(url.path.split(separator: "/").last ?? ""),
+                                nonce: Verdict.nonce(fromHex: parameters.first(where: { $0.0 == Verdict.nonceParameter })?.1))
         case .dtaTimePermit: answer = dtaTimePermit(parameters)
         case .pass1: answer = pass1(body)
         case .pass2: answer = pass2(body)
@@ -170,6 +183,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         let rps = state.withLock { $0.rpsPath }
         let path = String(url.path)
         let onRPS = url.display == Self.origin(of: origin), onDTA = url.display == Self.origin(of: dtaOrigin)
+        let dta = Self.path(of: dtaOrigin)
         switch (request.method, path) {
         case (.get, "/rps/clientSettings") where onRPS: return .clientSettings
         case (.put, rps + "/user") where onRPS: return .register
@@ -178,10 +192,18 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
         case (.post, rps + "/pass1") where onRPS: return .pass1
         case (.post, rps + "/pass2") where onRPS: return .pass2
         case (.post, "/mpinAuthenticate") where onRPS: return .authenticate
-        case (.get, "/clientSecret") where onDTA: return .dtaClientSecret
-        case (.get, "/timePermit") where onDTA: return .dtaTimePermit
+        case (.get, dta + "/clientSecret") where onDTA: return .dtaClientSecret
+        case (.get, dta + "/timePermit") where onDTA: return .dtaTimePermit
         default: return nil
         }
+    }
+
+    /// The path of a base URL without its trailing `/` ("" for the root).
+    private static func path(of url: String) -> String {
+        guard case .success(let o) = URLOrigin.parse(url) else { return "" }
+        var p = Substring(o.path)
+        while p.last == "/" { p = p.dropLast() }
+        return String(p)
     }
 
     private static func origin(of url: String) -> String {
@@ -194,7 +216,10 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     private func register(_ body: JSONValue) -> (Int, JSONValue) {
         guard let userID = body["userId"]?.stringValue, !userID.isEmpty,
               let salt = try? SystemRandom.bytes(16), let ott = try? SystemRandom.bytes(16) else { return (400, .null) }
-        let mpinIdHex = Hex.encode(MPinIdentity.build(userID: userID, mobile: 1, issued: .now(), salt: salt))
+        // As mpin-server: a host's registration is marked in its mpinId.
+        let scope = body["scope"]?.stringValue
+        guard scope == nil || scope == MPinIdentity.hostScope else { return (400, .null) }
+        let mpinIdHex = Hex.encode(MPinIdentity.build(userID: userID, mobile: 1, issued: .now(), salt: salt, scope: scope))
         let regOTT = Hex.encode(ott)
         state.withLock { $0.regOTTs[mpinIdHex] = regOTT }
         return (200, .object([("mpinId", .string(mpinIdHex)), ("regOTT", .string(regOTT)), ("active", .bool(true))]))
@@ -222,9 +247,18 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     /// Today's time-permit day.
     private var today: Int32 { WireTime.day(.now()) }
 
-    private func timePermit(mpinIdHex: String) -> (Int, JSONValue) {
+    /// A blocked identity gets 410, signed over the host's nonce as mpin-server signs a revoked one.
+    private func timePermit(mpinIdHex: String, nonce: [UInt8]?) -> (Int, JSONValue) {
         guard let mpinId = Hex.decode(mpinIdHex) else { return (400, .null) }
-        if state.withLock({ $0.blocked.contains(mpinIdHex) }) { return (410, .null) }
+        let refusal: (Int, JSONValue)? = state.withLock { s in
+            guard s.blocked.contains(mpinIdHex) else { return nil }
+            guard s.signsVerdicts, let nonce,
+                  let signature = try? Verdict.sign(nonce: nonce, mpinID: mpinId, userID: MPinIdentity.parse(mpinId)?.userID ?? "",
+                                                    status: 410, context: Verdict.revokedContext, secretKey: s.verdictSecretKey)
+            else { return (410, .null) }
+            return (410, .object([("verdictSignature", .string(signature))]))
+        }
+        if let refusal { return refusal }
         let hashed = MPin.hashID(mpinId), date = today
         guard let permit = try? MPin.timePermit(date: date, masterSecret: share1, hashedID: hashed) else { return (500, .null) }
         return (200, .object([("timePermit", .string(Hex.encode(permit))), ("date", .number(String(date))),
@@ -287,7 +321,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
                 return signed(200, [(key: "userId", value: .string(userID))])
             }
             s.wrongPINs[verdict.mpinIdHex, default: 0] += 1
-            guard s.wrongPINs[verdict.mpinIdHex]! >= Self.maxAttempts else { return (401, .null) }
+            guard s.wrongPINs[verdict.mpinIdHex]! >= Self.maxAttempts else { return signed(401, []) }
             s.blocked.insert(verdict.mpinIdHex)
             return signed(410, [])
         }

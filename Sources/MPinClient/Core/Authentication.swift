@@ -16,9 +16,27 @@ extension MPinSDK {
         user.wipePermits()
         guard settings.usePermits else { return .ok }
 
+        // A registration that pinned the backend's verdict key believes "revoked" only when it
+        // is signed over a nonce drawn here (Verdict.revokedContext): the host records a revoked
+        // identity, and keeps nothing from an answer whoever holds the port could have sent.
+        var permitURL = settings.wire.timePermitsURL + "/" + user.mpinIdHex
+        var nonce: [UInt8] = []
+        if !user.verdictKeyHex.isEmpty {
+            do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
+                return MPinStatus(.cryptoError, "could not draw a nonce: \(error)")
+            }
+            permitURL += "?" + Verdict.nonceParameter + "=" + Hex.encode(nonce)
+        }
         let rps: TimePermitResponse
-        switch request(.get, settings.wire.timePermitsURL + "/" + user.mpinIdHex, context: .timePermit) {
-        case .failed(let s, _): return s
+        let (permitReply, refusalBody) = requestKeepingRefusalBody(.get, permitURL, context: .timePermit)
+        switch permitReply {
+        case .failed(let s, let http):
+            if http == 410, !nonce.isEmpty,
+               !Verdict.verify(refusalBody?["verdictSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
+                               mpinID: user.mpinId ?? [], userID: user.id, status: 410, context: Verdict.revokedContext) {
+                return MPinStatus(.cryptoError, Self.unsignedVerdict)
+            }
+            return s
         case .ok(let v, _):
             guard let r = WireCoding.lenient(TimePermitResponse.self, from: v) else {
                 return MPinStatus(.responseParseError, "the time-permit response is not usable")
@@ -308,6 +326,11 @@ extension MPinSDK {
         case .failed(let status, let http):
             if http == 410, signed, !verdictIsSigned(refusalBody, status: 410) {
                 // Not the pinned server's word: the token stays.
+                return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
+            }
+            if http == 401, signsOK, !verdictIsSigned(refusalBody, status: 401) {
+                // A "wrong PIN" is believed as an "OK" is: a host keeps its client settings
+                // only after an answer it has authenticated (docs/SECURITY.md §3).
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
             }
             if http == 410 {

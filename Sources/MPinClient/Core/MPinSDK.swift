@@ -60,6 +60,28 @@ public final class MPinSDK {
     }
     public func clearTrustedDomains() { trustedDomains = [] }
 
+    /// The origin (`scheme://host:port`) every request must go to, once `confine(toOriginOf:)`
+    /// set it.
+    var confinedOrigin: URLOrigin? = nil
+
+    /// After this, every request (the client settings, and each URL they name) must go to
+    /// `url`'s scheme, host and port, or fails with UNTRUSTED_DOMAIN_ERROR. A host whose backend
+    /// TLS does not authenticate (plain http, or https without a CA of its own) calls it: client
+    /// settings that whoever held the backend's port once sent cannot send its logins elsewhere
+    /// (docs/SECURITY.md §3). False when `url` is not an absolute http(s) URL.
+    @discardableResult
+    public func confine(toOriginOf url: String) -> Bool {
+        guard case .success(let origin) = URLOrigin.parse(url) else { return false }
+        confinedOrigin = origin
+        return true
+    }
+
+    /// Whether a host also sends its registrations' `scope` (`RegisterRequest.scope`): `mpinctl
+    /// register` and pam_mpin's self-enrolment make tokens that log in to their host only. A
+    /// backend that signs its verdicts must then mark the mpinId it issues, or the registration
+    /// fails (a relay could have taken the request's mark off).
+    public var registersHostTokens = false
+
     // MARK: Backend
 
     /// Fetches client settings from `server` without keeping them.

@@ -59,7 +59,8 @@ extension MPinSDK {
         let body = RegisterRequest(userId: user.id, mobile: 1, deviceName: user.deviceName.isEmpty ? nil : user.deviceName,
                                    userData: userData.isEmpty ? nil : userData,
                                    activateCode: activateCode.isEmpty ? nil : activateCode, regOTT: isNew ? nil : user.regOTT,
-                                   wid: accessCode.isEmpty ? nil : accessCode, regCode: regCode.isEmpty ? nil : regCode)
+                                   wid: accessCode.isEmpty ? nil : accessCode, regCode: regCode.isEmpty ? nil : regCode,
+                                   scope: registersHostTokens ? MPinIdentity.hostScope : nil)
         let answer: RegisterResponse?
         let context: RequestContext = accessCode.isEmpty ? .register : .registerWithAccessCode
         switch request(.put, settings.wire.registerURL + urlSuffix, body: body, context: context) {
@@ -70,6 +71,14 @@ extension MPinSDK {
         let regOTT = answer?.regOTT ?? ""
         guard !mpinIdHex.isEmpty, !regOTT.isEmpty, let mpinId = Hex.decode(mpinIdHex), MPinIdentity.parse(mpinId) != nil else {
             return MPinStatus(.responseParseError, "the registration response has no usable mpinId and regOTT")
+        }
+        // A host's token must approve nothing but its host's logins. A backend that signs its
+        // verdicts (mpin-server) marks the mpinId it issues, and the mark is hashed into the
+        // client secret; an mpinId without it means the request's scope was taken off on the
+        // way, or the server cannot keep the promise (docs/SECURITY.md §2).
+        let announcesKey = Verdict.isPublicKey(settings.wire.verdictKey ?? "")
+        if registersHostTokens, announcesKey, !MPinIdentity.isHostScoped(mpinId) {
+            return MPinStatus(.identityNotAuthorized, "the backend issued a registration that is not marked for host logins only")
         }
         let previous = user.mpinIdHex
         if isNew { users.append(user) }

@@ -57,6 +57,16 @@ extension MPinSDK {
         return (reply, refusalBody)
     }
 
+    /// As `requestKeepingRefusalBody`, for a request without a body (the time permit's
+    /// "revoked" carries its signature there).
+    func requestKeepingRefusalBody(_ method: HTTPMethod, _ url: String, context: RequestContext) -> (reply: Reply, refusalBody: JSONValue?) {
+        var refusalBody: JSONValue? = nil
+        let reply = send(method, url, body: nil, context: context) { response in
+            if let value = try? JSONParser().parse(response.body), case .object = value { refusalBody = value }
+        }
+        return (reply, refusalBody)
+    }
+
     /// Only HTTP 200 is success; a 200 body must be a JSON object (any Content-Type), as the
     /// SDK reads it. Callers read its fields with `WireCoding.lenient`. `refused` sees the
     /// response of any other status.
@@ -137,8 +147,15 @@ extension MPinSDK {
         return origin.display + origin.path
     }
 
-    /// With trusted domains set, only https URLs whose host is, or is below, one of them.
+    /// With trusted domains set, only https URLs whose host is, or is below, one of them; once
+    /// confined (`confine(toOriginOf:)`), only URLs of that origin.
     func checkTrusted(_ url: String) -> MPinStatus? {
+        if let confinedOrigin {
+            guard case .success(let parts) = URLOrigin.parse(url), parts.sameOrigin(as: confinedOrigin) else {
+                return MPinStatus(.untrustedDomainError, "\(Self.redacted(url)) is not on the backend's origin "
+                                  + "\(confinedOrigin.display), and TLS does not authenticate the backend (cacert or capath)")
+            }
+        }
         guard !trustedDomains.isEmpty else { return nil }
         guard case .success(let parts) = URLOrigin.parse(url), parts.scheme == "https" else {
             return MPinStatus(.untrustedDomainError, "\(Self.redacted(url)) is not an https URL of a trusted domain")

@@ -29,6 +29,14 @@ public struct URLOrigin: Equatable, Sendable {
     /// `127.0.0.1`, `::1`), compared whole: `localhost.example.org` is not.
     public var isLoopback: Bool { host == "localhost" || host == "127.0.0.1" || host == "::1" }
 
+    /// The port a connection uses: the URL's, else the scheme's default.
+    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+
+    /// Whether both URLs reach the same server: scheme, host and port (RFC 6454's origin).
+    public func sameOrigin(as other: URLOrigin) -> Bool {
+        scheme == other.scheme && host == other.host && effectivePort == other.effectivePort
+    }
+
     /// The target's path, without the query (which can hold a regOTT or a signature).
     public var path: Substring { target.prefix { $0 != "?" } }
 

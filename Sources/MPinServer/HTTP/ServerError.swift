@@ -54,6 +54,9 @@ public enum ServerError: Error, Sendable, Equatable {
     case expired(String)
     /// 410: no time permit for an identity that is not (or no longer) issued.
     case timePermitRefused
+    /// 410 as `timePermitRefused`, with the signature of a "revoked" verdict over the nonce the
+    /// host sent (PROTOCOL.md §4.5.1): its host records the identity as revoked only then.
+    case revokedVerdict(signature: String)
     /// 412: the mobile's access-number login finds no live access number.
     case accessNumberInvalid
     /// 412: the mobile's access-code login finds no live session (MFA.md §6).
@@ -103,7 +106,7 @@ public enum ServerError: Error, Sendable, Equatable {
         case .signingKeyBlocked: (410, "Signing key blocked")
         case .noPass1State: (403, "Invalid pass one data")
         case .expired(let reason): (408, reason)
-        case .timePermitRefused: (410, "Time permit refused")
+        case .timePermitRefused, .revokedVerdict: (410, "Time permit refused")
         case .accessNumberInvalid: (412, "Invalid or expired access number")
         case .accessCodeInvalid: (412, "Invalid or expired access code")
         case .sessionNotFound: (404, "Invalid or expired access code")
@@ -147,7 +150,10 @@ extension ServerError: HTTPResponseError {
 
     public func jsonResponse() -> Response {
         var signature: String? = nil
-        if case .blockedVerdict(let s) = self { signature = s }
+        switch self {
+        case .blockedVerdict(let s), .revokedVerdict(let s): signature = s
+        default: break
+        }
         var response = JSONResponse(status: statusCode, ErrorResponse(message: message, verdictSignature: signature)).response()
         if statusCode == 401 { response.headers[.wwwAuthenticate] = "Authenticate" }
         return response

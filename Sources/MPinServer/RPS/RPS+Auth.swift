@@ -43,12 +43,26 @@ extension RPS {
         }
         var wid = req.WID == "0" ? "" : req.WID
         guard wid.utf8.count <= 64 else { throw ServerError.invalidData("WID too long") }
+        // A token registered for its host's logins approves nothing else: the mark is in the
+        // mpinId the proof is made for, so a relay that writes a login code into WID cannot
+        // turn a host login into a web login (docs/SECURITY.md §2).
+        if !wid.isEmpty, MPinIdentity.isHostScoped(mpinBytes) {
+            logger.notice("pass 2 refused", metadata: ["reason": "a host registration names an access number or code"])
+            throw ServerError.invalidData("This registration logs in to its host only")
+        }
         let now = Date()
         // An access code (MFA.md §6) is recorded by its hash; "0" (no WID) costs nothing more.
         // An access number that stands for a web login (MFA.md §5.4) is recorded as its access code.
         if !wid.isEmpty, AccessCode.isAccessCode(wid) {
             wid = AccessCode.storedPrefix + Secrets.hash(wid)
         } else if AccessNumber.isValid(wid) {
+            // A web login's short code is looked up as codeStatus looks it up: counted per
+            // identity and per address, so that no registered identity can sweep the 10^7 codes
+            // for a waiting browser (login CSRF).
+            guard widLookupLimit.admit(Hex.encode(MPin.hashID(mpinBytes))), widLookupLimit.admit("address " + source) else {
+                logger.notice("pass 2 refused", metadata: ["reason": "too many access-number look-ups"])
+                throw ServerError.tooManyRequests
+            }
             let number = wid
             if let web = try await run({ try await self.storage.webLogin(accessNumber: number, now: now) }) { wid = web }
         }

@@ -33,6 +33,9 @@ final class RPS: Sendable {
     let issueHostLimit: AccessNumberRateLimit
     /// Signs the final verdicts of logins whose client sent a nonce (PROTOCOL.md §4.5.1).
     let verdictKey: VerdictKey
+    /// Access numbers named in pass 2's WID, per identity and per address and minute, as
+    /// codeStatus counts its look-ups of web logins' short codes.
+    let widLookupLimit: AccessNumberRateLimit
 
     init(config: ServerConfig, appKey: String, dta1: any DTAEndpoint, dta2: any DTAEndpoint, certivoxURL: String,
          storage: any ServerStorage, spool: MailSpool, logger: Logger,
@@ -44,6 +47,7 @@ final class RPS: Sendable {
         accessNumberLimit = AccessNumberRateLimit(perMinute: perMinute)
         issueLimit = AccessNumberRateLimit(perMinute: perMinute)
         issueHostLimit = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 10).partialValue)
+        widLookupLimit = AccessNumberRateLimit(perMinute: perMinute)
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
         let expires = WireTime.signatureExpires(Date().addingTimeInterval(60))
         let sig = WireSignature.sign(WireSignature.serverSecretMessage(appID: config.appID, expires: expires), key: appKey)
@@ -78,6 +82,8 @@ final class RPS: Sendable {
     func register(_ req: RegisterRequest, mpinIDSuffix: String?, source: String = "") async throws(ServerError) -> RegisterResponse {
         let userID = req.userId
         guard !userID.isEmpty, userID.utf8.count <= 256 else { throw ServerError.badRequest("BAD REQUEST. INVALID USERID") }
+        // A host's registration asks to be marked so (docs/SECURITY.md §2); no other scope exists.
+        guard req.scope == nil || req.scope == MPinIdentity.hostScope else { throw ServerError.badRequest("BAD REQUEST. INVALID SCOPE") }
         let now = Date()
         var mpinIDHex: String? = nil
         var regOTT: String? = nil
@@ -96,7 +102,7 @@ final class RPS: Sendable {
         if mpinIDHex == nil {
             guard let salt = try? SystemRandom.bytes(16) else { throw ServerError.internal("Random source failed") }
             let mobile = req.mobile ?? 0
-            let built = MPinIdentity.build(userID: userID, mobile: mobile, issued: now, salt: salt)
+            let built = MPinIdentity.build(userID: userID, mobile: mobile, issued: now, salt: salt, scope: req.scope)
             // An mpinId the authentication endpoints would refuse (escaped control characters
             // make it grow) is refused here, before anything is issued for it.
             guard built.count <= Self.maxMpinIDBytes else { throw ServerError.badRequest("BAD REQUEST. INVALID USERID") }
@@ -188,13 +194,23 @@ final class RPS: Sendable {
 
     // MARK: Time permits
 
-    func timePermit(mpinIDHex: String) async throws(ServerError) -> TimePermitResponse {
+    /// `verdictNonce`: a host's nonce (hex, `Verdict.nonceParameter`); a refusal then carries
+    /// the signature of a "revoked" verdict over it, which the host needs before it records
+    /// the identity as revoked.
+    func timePermit(mpinIDHex: String, verdictNonce: String? = nil) async throws(ServerError) -> TimePermitResponse {
         guard mpinIDHex.utf8.count <= 2 * Self.maxMpinIDBytes, let mpinBytes = Hex.decode(mpinIDHex), !mpinBytes.isEmpty else {
             throw ServerError.badRequest("Invalid M-Pin ID")
         }
         let mpinID = Hex.encode(mpinBytes)
         let status = try await run { try await self.storage.permitStatus(mpinID: mpinID) }
-        guard status == .allowed else { throw ServerError.timePermitRefused }
+        guard status == .allowed else {
+            guard let nonce = Verdict.nonce(fromHex: verdictNonce),
+                  let signature = verdictKey.sign(nonce: nonce, mpinIDHex: mpinID, userID: MPinIdentity.parse(mpinBytes)?.userID ?? "",
+                                                  status: 410, context: Verdict.revokedContext) else {
+                throw ServerError.timePermitRefused
+            }
+            throw ServerError.revokedVerdict(signature: signature)
+        }
         let now = Date()
         let hashMpinID = Hex.encode(MPin.hashID(mpinBytes))
         let day = WireTime.day(now)

@@ -19,8 +19,9 @@ extension RPS {
             JSONResponse(try await self.signature(mpinIDHex: context.pathParameter("mpinID"),
                                                   regOTT: QueryParameters(request.uri.query)?["regOTT"]))
         }
-        routes.endpoint("timePermit/:mpinID", .get) { _, context in
-            JSONResponse(try await self.timePermit(mpinIDHex: context.pathParameter("mpinID")),
+        routes.endpoint("timePermit/:mpinID", .get) { request, context in
+            JSONResponse(try await self.timePermit(mpinIDHex: context.pathParameter("mpinID"),
+                                                   verdictNonce: QueryParameters(request.uri.query)?[Verdict.nonceParameter]),
                          headers: [.cacheControl: "no-cache"])
         }
         routes.endpoint("setupDone/:mpinID", .post) { _, _ in JSONResponse(StatusResponse(message: "OK")) }

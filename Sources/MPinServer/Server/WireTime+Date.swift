@@ -20,7 +20,7 @@ extension WireTime {
 }
 
 extension MPinIdentity {
-    static func build(userID: String, mobile: Int, issued: Date, salt: [UInt8]) -> [UInt8] {
-        build(userID: userID, mobile: mobile, issued: WireTimestamp(issued), salt: salt)
+    static func build(userID: String, mobile: Int, issued: Date, salt: [UInt8], scope: String? = nil) -> [UInt8] {
+        build(userID: userID, mobile: mobile, issued: WireTimestamp(issued), salt: salt, scope: scope)
     }
 }
