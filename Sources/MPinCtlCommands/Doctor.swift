@@ -151,7 +151,12 @@ extension Doctor {
                 sshdLines = sshd?.results.map { ($0.ok, $0.detail, $0.fix) } ?? []
             } else {
                 let why = run.error.split(separator: "\n").first.map(String.init) ?? "exit status \(run.status)"
-                sshdLines = [(false, "`\(binary) -T` failed: \(why)", "run `sshd -t` as root and correct what it names")]
+                // Debian's sshd makes /run/sshd when its service starts: on a host where sshd has
+                // not run since boot, `sshd -T` fails for that alone, not for its settings.
+                let fix = why.hasPrefix("Missing privilege separation directory")
+                    ? "sshd has not run since boot (its service makes /run/sshd): start it (`systemctl start ssh`) or `mkdir -p -m 755 /run/sshd`, then run doctor again"
+                    : "run `sshd -t` as root and correct what it names"
+                sshdLines = [(false, "`\(binary) -T` failed: \(why)", fix)]
             }
         } else if sshdUsesMPin {
             sshdLines = [(true, "\(pamDir)/sshd loads pam_mpin, but sshd is not installed; its settings are not checked", "")]

@@ -281,8 +281,10 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
   for t in "${MANY[@]}"; do kill "$t" 2>/dev/null; done
   exec 9>&-
   for t in "${MANY[@]}"; do wait "$t" 2>/dev/null; done
-  sleep 0.5
-  LEFT=""; for h in $WAITED; do kill -0 "$h" 2>/dev/null && LEFT="$LEFT $h"; done
+  for _ in $(seq 100); do
+    LEFT=""; for h in $WAITED; do kill -0 "$h" 2>/dev/null && LEFT="$LEFT $h"; done
+    [ -z "$LEFT" ] && break; sleep 0.1
+  done
   check "the waiting helpers are gone once their logins end (left:${LEFT:- none})" [ -z "$LEFT" ]
   LOCKED=$(PROBE_REPORT=locked probe socket root "$REACH/mpin-pam-helper")
   check "the helper locks nothing before it has a PIN to ask for (VmLck $LOCKED kB while it waits for the module)" [ "$LOCKED" = 0 ]

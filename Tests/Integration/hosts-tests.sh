@@ -153,7 +153,7 @@ check "token mode, an empty answer is not a conversation error (PAM_AUTH_ERR)" [
 mkdir -m 700 "$WORK/devstore"
 DEVHOME="$WORK/devhome"; mkdir -p "$DEVHOME"
 mpin_dev() { env -u XDG_DATA_HOME HOME="$DEVHOME" "$BIN/mpin" "$@"; }
-printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device.conf"
+printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\nverdict_key = %s\n' "$BACKEND" "$WORK/devstore" "$VERDICT_KEY" > "$WORK/device.conf"
 echo 1357 | mpin_dev register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity alice-dev@example.org --pin-stdin >/dev/null
 FP=$(mpin_dev list --fingerprints | cut -f4)
 LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/device.conf" link alice --identity alice-dev@example.org --registration "$FP" >/dev/null
@@ -264,7 +264,7 @@ check_all "sudo -n, token mode: refused at once ($((T1 - T0)) ms), not as a wron
   '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ] && [ $((T1 - T0)) -lt 3000 ] && ! grep -q "incorrect password attempt" "$WORK/sudo.err"'
 
 # sudo -n in device mode: the number reaches sudo's stderr, the device approves, id runs.
-printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\n' "$BACKEND" "$WORK/devstore" > "$WORK/device-host.conf"
+printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 15\nverdict_key = %s\n' "$BACKEND" "$WORK/devstore" "$VERDICT_KEY" > "$WORK/device-host.conf"
 "$BIN/mpinctl" --config "$WORK/device-host.conf" link "$TESTUSER" --identity alice-dev@example.org --registration "$FP" >/dev/null
 sudo_pam "$WORK/device-host.conf"
 : > "$WORK/sudo-dev.err"

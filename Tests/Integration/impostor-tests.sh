@@ -16,7 +16,7 @@ service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pa
 # Device mode: carol's device registers itself; the host links her with the registration's
 # fingerprint, in a store and configuration of their own.
 mkdir -m 700 "$WORK/devstore"
-printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 5\n' "$BACKEND" "$WORK/devstore" > "$WORK/device.conf"
+printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 5\nverdict_key = %s\n' "$BACKEND" "$WORK/devstore" "$VERDICT_KEY" > "$WORK/device.conf"
 service mpin-device "auth required $MODULE config=$WORK/device.conf" "account required pam_permit.so"
 carol_device() { env -u XDG_DATA_HOME HOME="$WORK/home-carol" "$BIN/mpin" "$@"; }
 

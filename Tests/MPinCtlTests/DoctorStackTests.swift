@@ -19,6 +19,12 @@ final class DoctorStackTests: XCTestCase {
     /// sshd and the root needed to read its host keys, or nil (the sshd lines are then not asserted).
     private func sshdConfig(_ dir: PrivateDirectory, _ text: String) throws -> String? {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else { return nil }
+        // sshd -T needs its privilege separation directory, which sshd's service makes when it
+        // starts: on a machine where sshd never ran, the test makes it as the service would.
+        if !FileManager.default.fileExists(atPath: "/run/sshd") {
+            try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o755])
+        }
         let key = dir.appending("host_ed25519")
         let made = try runProcess("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key])
         XCTAssertEqual(made.status, 0, made.stderr)

@@ -88,9 +88,10 @@ final class KeptStateTrustTests: XCTestCase {
         let (h, holder) = try harness()
         XCTAssertEqual(h.login(pin: "1234").outcome, .success)
         XCTAssertTrue(h.cacheExists)
+        let backend = h.backend
         holder.answer = { r in
             if r.url.hasSuffix("/clientSettings") {
-                guard case .object(let m) = h.backend.clientSettings else { return nil }
+                guard case .object(let m) = backend.clientSettings else { return nil }
                 return HTTPResponse(status: 200, body: JSONValue.object(m + [(key: "heldPort", value: .bool(true))]).serialized)
             }
             if r.url.hasSuffix("/mpinAuthenticate") { return HTTPResponse(status: 401) }
@@ -154,12 +155,13 @@ final class KeptStateTrustTests: XCTestCase {
         XCTAssertEqual(sdk.startRegistration(marked).code, .ok)
         XCTAssertTrue(MPinIdentity.isHostScoped(Hex.decode(marked.mpinIdHex) ?? []))
 
+        let backend = h.backend
         let stripping = ScriptedTransport { (r) throws(HTTPTransportError) in
             var relayed = r
             if r.method == .put, let body = r.body, case .object(let m)? = try? JSONParser().parse(body) {
                 relayed.body = JSONValue.object(m.filter { $0.key != "scope" }).serialized
             }
-            return try h.backend.send(relayed)
+            return try backend.send(relayed)
         }
         let relayedSDK = MPinSDK(context: TestContext(transport: stripping, secureStorage: MemoryStorage(), nonSecureStorage: MemoryStorage()))
         XCTAssertEqual(relayedSDK.initialize(config: ["backend": "http://mpin.test"]).code, .ok)
