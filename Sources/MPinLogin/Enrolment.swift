@@ -121,6 +121,11 @@ public struct Enrolment {
         status = sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix)
         guard status.isOK else { return (Self.outcome(status), identity, nil) }
         let announced = (sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "").lowercased()
+        // mpin.conf checks the key's form only (LoginConfig.isVerdictKeyForm); a form that is no
+        // point is refused here, before any server's word for it is taken.
+        if !config.verdictKey.isEmpty, !Verdict.isPublicKey(config.verdictKey) {
+            return (.notAllowed("verdict_key in mpin.conf is not a key `mpin-server verdict-key` prints"), identity, nil)
+        }
         if !config.verdictKey.isEmpty, announced != config.verdictKey {
             return (.notAllowed("\(URLHost.of(config.backend)) announces another verdict key than verdict_key: it may not be your server"),
                     identity, nil)

@@ -118,7 +118,7 @@ public struct LoginConfig: Sendable, Equatable {
             c.enrolIdentity = v; return nil
         },
         "verdict_key": { c, v in
-            guard Verdict.isPublicKey(v) else { return "verdict_key must be the 130 hex digits `mpin-server verdict-key` prints" }
+            guard LoginConfig.isVerdictKeyForm(v) else { return "verdict_key must be the 130 hex digits `mpin-server verdict-key` prints" }
             c.verdictKey = v.lowercased(); return nil
         },
         "require_group": { c, v in
@@ -151,6 +151,16 @@ public struct LoginConfig: Sendable, Equatable {
                 + "in mpin.conf (or register the user again with a backend that signs its verdicts)"
         }
         return nil
+    }
+
+    /// The form of a verdict key in this file: `04` and 128 hex digits (an uncompressed G1
+    /// point), checked byte for byte as pam_mpin.so checks it when it reads the file itself
+    /// (pam/Module/Unregistered.swift). Whether it is a point on the curve is checked where it
+    /// is used: register, link and enrolment refuse a key that is not (Verdict.isPublicKey).
+    public static func isVerdictKeyForm(_ v: String) -> Bool {
+        let b = Array(v.utf8)
+        guard b.count == 130, b[0] == UInt8(ascii: "0"), b[1] == UInt8(ascii: "4") else { return false }
+        return b.dropFirst(2).allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
     }
 
     /// Whether TLS tells the host who answers at `url`: https, verified against the CA named

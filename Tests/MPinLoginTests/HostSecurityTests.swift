@@ -134,17 +134,17 @@ final class HostSecurityTests: XCTestCase {
         XCTAssertTrue(login.isBlocked(unixUser: "alice"))
     }
 
-    /// A REVOKED answer is kept with the account, so that account management refuses it
-    /// without the network; a later success clears it.
+    /// A REVOKED answer (signed over the host's nonce) is kept with the account, so that
+    /// account management refuses it without the network; a later success clears it.
     func testRevocationIsRecordedAndCleared() throws {
         let h = try LoginHarness()
         try h.register(pin: "1234")
         let login = Login(config: h.config, platform: h.platform)
-        h.backend.inject(.status(410), at: .timePermit)
+        h.backend.revokeAll()
         XCTAssertEqual(h.login(pin: "1234").outcome, .revoked)
         XCTAssertEqual(try AccountMap(storage: h.plain).account(for: "alice")?.revoked, true)
         XCTAssertEqual(try login.accountState(unixUser: "alice"), .revoked)
-        h.backend.inject(nil, at: .timePermit)
+        h.backend.reinstateAll()
         XCTAssertEqual(h.login(pin: "1234").outcome, .success)
         XCTAssertEqual(try AccountMap(storage: h.plain).account(for: "alice")?.revoked, false)
         XCTAssertEqual(try login.accountState(unixUser: "alice"), .registered)

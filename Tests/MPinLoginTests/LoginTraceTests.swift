@@ -23,7 +23,8 @@ final class LoginTraceTests: XCTestCase {
         let h = try LoginHarness()
         try h.register()
         let account = LoginEvent.account(identity: "alice@example.org", origin: "http://mpin.test")
-        let dta = LoginEvent.exchange(.dtaTimePermit, origin: "http://dta.test", result: .status(200), elapsed: .zero)
+        // The second D-TA under the backend's origin (/dta/), as mpin-server serves it.
+        let dta = LoginEvent.exchange(.dtaTimePermit, origin: "http://mpin.test", result: .status(200), elapsed: .zero)
 
         let first = h.login(pin: "1234")
         XCTAssertEqual(first.events.map(shape), [

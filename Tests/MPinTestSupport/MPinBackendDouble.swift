@@ -90,6 +90,9 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     /// Revokes every identity registered so far: their time permits are refused (410).
     public func revokeAll() { state.withLock { $0.blocked.formUnion($0.regOTTs.keys) } }
 
+    /// Undoes `revokeAll` (and every block): time permits are issued again.
+    public func reinstateAll() { state.withLock { $0.blocked.removeAll() } }
+
     /// Whether the backend publishes a verdict key and signs its verdicts (a Milagro RPS does not).
     public func signVerdicts(_ on: Bool) { state.withLock { $0.signsVerdicts = on } }
 

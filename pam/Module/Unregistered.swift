@@ -8,8 +8,9 @@
 //   those that change nothing for such a user); `debug`, `enrol`, a group, any other key: helper;
 // - the configuration file passes the helper's own checks (ConfigFile.swift: regular, root's,
 //   not writable by group or others, under 64 KiB) and every line of it is one the helper
-//   accepts in a form read here (plain numbers, ASCII values); `mode = device`, `enrol = yes`,
-//   `require_group`, `exempt_group`, `verdict_key`, `enrol_identity`, anything unknown,
+//   accepts in a form read here (plain numbers, ASCII values; `verdict_key` in the form the
+//   helper checks when it reads the file: `04` and 128 hex digits); `mode = device`,
+//   `enrol = yes`, `require_group`, `exempt_group`, `enrol_identity`, anything unknown,
 //   repeated or odd: helper;
 // - the user is known to the name service, not root, with a plain ASCII `pw_name`;
 // - the store is a root-owned directory with no group or world bits, not a symbolic link, and
@@ -119,7 +120,7 @@ private func configuredStore(_ line: ModelledLine) -> UnsafeMutablePointer<CChar
 /// The keys of mpin.conf this file reads, in one table so that a repeated key can be told.
 private enum Key: Int {
     case backend, connectTimeout, rpsPrefix, store, timeout, caFile, caPath, trustedDomains, mode, deviceTimeout,
-         prompt, pinLength, enrol
+         prompt, pinLength, enrol, verdictKey
 }
 
 /// mpin.conf as far as this file models it: LoginConfig.parse's grammar (`key = value`, `#`
@@ -172,6 +173,7 @@ private struct ConfigSettings {
         case .prompt: return n >= 1 && n <= 80
         case .pinLength: return n == 1 && v[0] >= 52 && v[0] <= 56  // 4 to 8
         case .enrol: return equals(v, n, "no")
+        case .verdictKey: return isVerdictKeyForm(v, n)
         }
     }
 
@@ -189,6 +191,7 @@ private struct ConfigSettings {
         if equals(k, n, "prompt") { return .prompt }
         if equals(k, n, "pin_length") { return .pinLength }
         if equals(k, n, "enrol") { return .enrol }
+        if equals(k, n, "verdict_key") { return .verdictKey }
         return nil
     }
 
@@ -403,4 +406,14 @@ private func copyCString(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> UnsafeM
     memcpy(copy, bytes, count)
     copy[count] = 0
     return copy
+}
+
+/// LoginConfig's `verdict_key` check (LoginConfig.isVerdictKeyForm): `04`, then 128 hex digits.
+private func isVerdictKeyForm(_ v: UnsafeMutablePointer<UInt8>, _ n: Int) -> Bool {
+    guard n == 130, v[0] == 48, v[1] == 52 else { return false }  // "04"
+    for i in 2..<n {
+        let c = v[i]
+        guard (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70) else { return false }
+    }
+    return true
 }
