@@ -128,6 +128,25 @@ final class KeptStateTrustTests: XCTestCase {
         XCTAssertEqual(sdk.setBackend("http://mpin.test").code, .untrustedDomainError)
     }
 
+    /// Interoperability: a backend whose settings name absolute URLs on other origins (the
+    /// original Milagro server's D-TA on another port) keeps working over https with `cacert`;
+    /// without a CA of the host's own the same login is refused before the PIN proof leaves.
+    func testSettingsOnOtherOriginsWorkOverHTTPSWithCACert() throws {
+        let double = try MPinBackendDouble(origin: "https://mpin.test", dtaOrigin: "https://mpin.test:8443/dta")
+        let h = try LoginHarness(backendOrigin: "https://mpin.test", double: double)
+        h.config.caFile = "/etc/mpin/backend-ca.pem"
+        try h.register(pin: "1234")
+        let run = h.login(pin: "1234")
+        XCTAssertEqual(run.outcome, .success)
+        XCTAssertTrue(double.log.contains { $0.request.url.hasPrefix("https://mpin.test:8443/dta/") }, "the D-TA on its own port was asked")
+
+        h.config.caFile = ""
+        let refused = h.login(pin: "1234")
+        guard case .unavailable(let why) = refused.outcome else { return XCTFail("followed another origin without TLS naming the backend: \(refused.outcome)") }
+        XCTAssertTrue(why.contains("not on the backend's origin"), why)
+        XCTAssertFalse(refused.routes.contains(.pass2), "no PIN proof was sent")
+    }
+
     /// Finding 3: an unsigned "revoked" (410 on the time permit) is not recorded: account
     /// management goes on accepting the user. A signed one is.
     func testOnlyASignedRevokedIsRecorded() throws {

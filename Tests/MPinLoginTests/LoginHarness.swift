@@ -26,8 +26,10 @@ final class LoginHarness {
         var routes: [MPinBackendDouble.Route?]
     }
 
-    init(timeout: Double = 10, plain: any Storage = MemoryStorage(), backendOrigin: String = "http://mpin.test") throws {
-        backend = try MPinBackendDouble(origin: "http://mpin.test")
+    /// `double`: a backend double of the test's own (another origin, a D-TA elsewhere).
+    init(timeout: Double = 10, plain: any Storage = MemoryStorage(), backendOrigin: String = "http://mpin.test",
+         double: MPinBackendDouble? = nil) throws {
+        backend = try double ?? MPinBackendDouble(origin: "http://mpin.test")
         self.plain = plain
         config.backend = backendOrigin
         config.timeout = timeout
