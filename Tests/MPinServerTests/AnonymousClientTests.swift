@@ -50,6 +50,13 @@ final class AnonymousClientTests: XCTestCase {
             XCTAssertTrue(kept.isClosed(within: 4), "a kept-alive connection stays open when idle")
             XCTAssertTrue(String(decoding: kept.received, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
 
+            // A body refused (413) before it has all arrived, then nothing: idle, not busy for ever.
+            let refused = try RawSocket(port: port)
+            refused.send("PUT /rps/user HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 70000\r\n\r\n"
+                         + String(repeating: " ", count: 70_000))
+            XCTAssertTrue(refused.isClosed(within: 4), "a connection answered 413 stays open")
+            XCTAssertTrue(String(decoding: refused.received, as: UTF8.self).hasPrefix("HTTP/1.1 413"))
+
             let metrics = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
             for reason in ["header_timeout", "body_timeout", "idle_timeout"] {
                 XCTAssertTrue(metrics.contains("mpin_connections_closed_total{reason=\"\(reason)\"} "), reason)

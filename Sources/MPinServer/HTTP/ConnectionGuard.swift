@@ -218,6 +218,9 @@ final class ConnectionPhaseHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var timer: Scheduled<Void>?
     /// Whether each request read and not yet answered keeps the connection alive, oldest first.
     private var keepAlive: [Bool] = []
+    /// Whether a request's head has been read and its end not yet (its answer may already be
+    /// written: a body refused as too large is answered before it has arrived).
+    private var reading = false
     private var channel: (any Channel)?
     private var eventLoop: (any EventLoop)?
 
@@ -250,6 +253,7 @@ final class ConnectionPhaseHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch unwrapInboundIn(data) {
         case .head(let head):
             keepAlive.append(head.isKeepAlive)
+            reading = true
             enter(.body)
             if head.version == .http1_1, head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
@@ -258,7 +262,8 @@ final class ConnectionPhaseHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .body:
             break
         case .end:
-            enter(.busy)
+            reading = false
+            settle()
         }
         context.fireChannelRead(data)
     }
@@ -282,9 +287,15 @@ final class ConnectionPhaseHandler: ChannelDuplexHandler, RemovableChannelHandle
                 return
             }
             context.write(data, promise: promise)
-            // A request already read behind this one (pipelined) keeps its own phase.
-            if keepAlive.isEmpty, phase == .busy { enter(.idle) }
+            // A body still arriving keeps its deadline; after it, `settle` on its end.
+            if !reading { settle() }
         }
+    }
+
+    /// Busy while a request read is not answered yet (one pipelined behind another too), else idle.
+    private func settle() {
+        let next: Phase = keepAlive.isEmpty ? .idle : .busy
+        if next != phase { enter(next) }
     }
 
     private func enter(_ next: Phase) {
