@@ -147,6 +147,8 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
+            // The HTTP/1 parts a connection's guard follows (HTTP/ConnectionGuard.swift).
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "X509", package: "swift-certificates"),

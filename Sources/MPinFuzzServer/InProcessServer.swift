@@ -34,6 +34,8 @@ final class InProcessServer: Sendable {
         _ = try DataDirectory.initialise(path: dataDirectory, autoActivate: true) { config in
             config.mobileWaitSeconds = 0
             config.accessNumberRequestsPerMinute = 1_000_000
+            // No socket here, so no listening address: the OpenID issuer comes from this alone.
+            config.publicBaseURL = "http://127.0.0.1:8005"
         }
         var logger = Logger(label: "mpin-fuzz-server") { _ in CapturingLogHandler(capture: logs) }
         logger.logLevel = .trace

@@ -72,9 +72,12 @@ let fuzzRoutes: [FuzzRoute] = [
 /// the server's `{"message"}`.
 let oauthRoutes: Set<String> = ["authorize", "authorize/status", "oidc/token", "oidc/userinfo"]
 
-/// Routes that only the provider's own page calls (same origin): no CORS headers at all, and
-/// no preflight answered (docs/MFA.md §5.3).
-let routesWithoutCORS: Set<String> = ["authorize/status"]
+/// Routes no other site's script may read (OriginalCORSMiddleware.sameOriginPaths): the
+/// provider's own pages (same origin), the token and userinfo endpoints, the activation page and
+/// the D-TA's server secret: no CORS headers at all, and no preflight answered (docs/MFA.md
+/// §5.3, issue 37).
+let routesWithoutCORS: Set<String> = ["authorize", "authorize/status", "oidc/token", "oidc/userinfo", "mpinActivate",
+                                      "dta/serverSecret"]
 
 /// Routes outside the error middleware (Hummingbird applies a middleware to the routes added
 /// after it; `/health` and `/metrics` come before the CORS and error middleware).

@@ -11,7 +11,8 @@ import MPinJSON
 ///   all mean a bug here. (`--role rps` with remote D-TAs can answer 502; not served here.)
 /// - No error escapes the router: the error middleware turns every error into a response.
 /// - Every response but `GET /health` and `GET /metrics` (registered before the middleware)
-///   carries the CORS headers of the original server; `/authorize/status` carries none.
+///   carries the CORS headers of the original server; `routesWithoutCORS` carry none, and no
+///   response carries `Access-Control-Allow-Credentials`.
 /// - Every error (4xx) is JSON, `{"message": string}`, or on the OpenID provider's endpoints
 ///   `{"error": string, "error_description": string}` too; a 401 with `{"message"}` carries
 ///   `WWW-Authenticate` (PROTOCOL.md §2.1).
@@ -36,6 +37,8 @@ enum ServerInvariants {
         let segments = request.uri.path.split(separator: "/")
         let beforeMiddleware = request.method == .get && segments.count == 1
             && routesBeforeMiddleware.contains(String(segments[0]))
+        // Any origin is never combined with credentials (issue 37).
+        if response.headers[.accessControlAllowCredentials] != nil { fail("\(route): Access-Control-Allow-Credentials") }
         if !beforeMiddleware {
             if routesWithoutCORS.contains(route), request.uri.path == "/" + route {
                 if response.headers[.accessControlAllowOrigin] != nil || response.headers[.accessControlAllowCredentials] != nil {

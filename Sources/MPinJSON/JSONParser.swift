@@ -2,13 +2,19 @@
 public struct JSONParser {
     public var maxDepth = 64
     public var maxBytes = 1 << 20
+    /// Whether an object that names a member twice is a syntax error. RFC 8259 leaves such a
+    /// document's meaning to the reader (this parser keeps both members, and lookups take the
+    /// first), so a server that reads requests refuses them (issue 37): two readers of one
+    /// request must not see two different values. Off by default for the client's reading of
+    /// servers' answers and of its own files, which are read as they always were.
+    public var rejectsDuplicateKeys = false
 
     public init() {}
 
     /// Parses a whole document; trailing non-space bytes are an error.
     public func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONValue {
         guard bytes.count <= maxBytes else { throw .tooLarge(limit: maxBytes) }
-        var reader = Reader(bytes: Array(bytes), maxDepth: maxDepth)
+        var reader = Reader(bytes: Array(bytes), maxDepth: maxDepth, rejectsDuplicateKeys: rejectsDuplicateKeys)
         let value = try reader.value(depth: 0)
         reader.skipSpace()
         guard reader.atEnd else { throw reader.error("unexpected data after the document") }
@@ -21,9 +27,12 @@ public struct JSONParser {
 private struct Reader {
     let bytes: [UInt8]
     let maxDepth: Int
+    let rejectsDuplicateKeys: Bool
     var i = 0
 
-    init(bytes: [UInt8], maxDepth: Int) { self.bytes = bytes; self.maxDepth = maxDepth }
+    init(bytes: [UInt8], maxDepth: Int, rejectsDuplicateKeys: Bool) {
+        self.bytes = bytes; self.maxDepth = maxDepth; self.rejectsDuplicateKeys = rejectsDuplicateKeys
+    }
 
     var atEnd: Bool { i >= bytes.count }
 
@@ -60,12 +69,19 @@ private struct Reader {
     mutating func object(depth: Int) throws(JSONError) -> JSONValue {
         i += 1
         var members: [(key: String, value: JSONValue)] = []
+        // The names seen so far, kept only when duplicates are refused (a set: a 64 KB body
+        // may name thousands of members).
+        var names = Set<String>()
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let nameOffset = i
             let key = try string()
+            if rejectsDuplicateKeys, !names.insert(key).inserted {
+                throw .syntax(offset: nameOffset, reason: "duplicate member name")
+            }
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':'") }
             i += 1

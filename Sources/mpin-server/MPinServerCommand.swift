@@ -146,6 +146,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "mpin-server")
+        // The soft descriptor limit up to the hard one (systemd's soft default is 1,024); the
+        // connection cap stays an eighth below whatever is in force (ConnectionLimits).
+        ConnectionLimits.raiseDescriptorLimit()
         let server: MPinServer
         do {
             let tls = tlsCert.flatMap { cert in tlsKey.map { TLSFiles(certificatePath: cert, keyPath: $0) } }

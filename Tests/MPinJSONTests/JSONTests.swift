@@ -24,6 +24,21 @@ final class JSONParserTests: XCTestCase {
         XCTAssertThrowsError(try parser.parse([0x22, 0xFF, 0x22]), "invalid UTF-8")
     }
 
+    /// Issue 37: a reader of requests refuses a member named twice (nested too, and a name
+    /// spelled with an escape is the same name); the default reading keeps both, the first wins.
+    func testDuplicateMemberNamesAreRefusedWhenAsked() throws {
+        var strict = JSONParser()
+        strict.rejectsDuplicateKeys = true
+        for text in [#"{"a":1,"a":2}"#, #"{"x":{"b":1,"c":2,"b":3}}"#, #"[{"u":"x","\u0075":"y"}]"#] {
+            XCTAssertThrowsError(try strict.parse(text), text) { error in
+                guard case .syntax(_, let reason) = error as? JSONError else { return XCTFail("\(error)") }
+                XCTAssertEqual(reason, "duplicate member name")
+            }
+        }
+        XCTAssertEqual(try strict.parse(#"{"a":{"a":1},"b":[{"a":2},{"a":3}]}"#)["a"]?["a"], .number("1"))
+        XCTAssertEqual(try parser.parse(#"{"a":1,"a":2}"#)["a"], .number("1"))
+    }
+
     func testLimits() {
         var deep = JSONParser()
         deep.maxDepth = 8

@@ -56,10 +56,11 @@ final class HTTPClient: Sendable {
     let base: String
     private let session: URLSession
 
-    init(base: String) {
+    /// `timeout`: seconds a request may take.
+    init(base: String, timeout: Double = 60) {
         self.base = base
         let config = URLSessionConfiguration.ephemeral
-        config.timeoutIntervalForRequest = 60
+        config.timeoutIntervalForRequest = timeout
         config.httpMaximumConnectionsPerHost = 64
         session = URLSession(configuration: config)
     }

@@ -45,10 +45,12 @@ extension EventLoopBoundChannel: HTTPChannelHandler where Base: HTTPChannelHandl
 }
 
 extension HTTPServerBuilder {
-    /// Plain HTTP/1.1, each connection handled on its event loop.
-    static func http1OnEventLoop() -> HTTPServerBuilder {
+    /// Plain HTTP/1.1, each connection handled on its event loop, under `table`'s cap and
+    /// deadlines (`GuardedChannel`).
+    static func http1OnEventLoop(_ table: ConnectionTable) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            EventLoopBoundChannel(base: HTTP1Channel(responder: responder, configuration: .init()))
+            EventLoopBoundChannel(base: GuardedChannel(base: HTTP1Channel(responder: responder, configuration: .init()),
+                                                       table: table))
         }
     }
 }

@@ -30,14 +30,48 @@ public struct WireBodyDecoder: Sendable {
         return try decode(type, from: try await request.collectBody(upTo: maxBodyBytes), refusal: refusal)
     }
 
-    /// Decodes a body already read.
+    /// Decodes a body already read. A member named twice is a syntax error (`refusal`), and
+    /// an identity or name field holding a control character is `controlCharacter` (400).
     public func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer, refusal: Refusal = .invalidJSON) throws(ServerError) -> T {
         var parser = JSONParser()
         parser.maxBytes = maxBodyBytes
+        parser.rejectsDuplicateKeys = true
+        let value: JSONValue
+        do { value = try parser.parse(body.readableBytesView) } catch { throw refusal.error(Self.describe(error)) }
+        if let field = Self.controlCharacterField(in: value) { throw ServerError.controlCharacter(field: field) }
         do {
-            return try WireCoding.strict(type, from: body.readableBytesView, parser: parser)
+            return try JSONDecoding.decode(type, from: value)
         } catch {
             throw refusal.error(Self.describe(error))
+        }
+    }
+
+    /// The members that name someone or something: identities (an e-mail address, an mpinId),
+    /// device, application and customer names. A control character in one (a NUL cuts a
+    /// C string, a newline forges a log or a mail line) is never legitimate (issue 37).
+    static let identityAndNameFields: Set<String> = [
+        "userId", "userID", "user_id", "mpinId", "mpin_id", "mpinID", "deviceName", "name", "appName",
+        "customerName", "customerId", "email", "login_hint", "sub", "client_id", "displayName",
+    ]
+
+    /// The first identity or name member, at any depth, whose string has a control character
+    /// (Unicode category Cc: U+0000–U+001F, U+007F–U+009F); nil when there is none.
+    static func controlCharacterField(in value: JSONValue) -> String? {
+        switch value {
+        case .object(let members):
+            for member in members {
+                if identityAndNameFields.contains(member.key), case .string(let s) = member.value,
+                   s.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                    return member.key
+                }
+                if let field = controlCharacterField(in: member.value) { return field }
+            }
+            return nil
+        case .array(let items):
+            for item in items { if let field = controlCharacterField(in: item) { return field } }
+            return nil
+        default:
+            return nil
         }
     }
 

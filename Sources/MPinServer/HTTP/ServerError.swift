@@ -15,6 +15,8 @@ public enum ServerError: Error, Sendable, Equatable {
     case badRequest(String)
     /// 400: a JSON body the RPS cannot read; `detail` names the field, if any (": userId argument missing").
     case invalidJSON(detail: String)
+    /// 400: an identity or name field (`field`, never its value) holds a control character.
+    case controlCharacter(field: String)
     /// 403: a pass-1 or pass-2 body that cannot be read; `detail` as for `invalidJSON`.
     case invalidPassBody(detail: String)
     /// 403: a pass-1 or pass-2 value that is not what the protocol allows ("U is not a G1 point").
@@ -91,6 +93,7 @@ public enum ServerError: Error, Sendable, Equatable {
         switch self {
         case .badRequest(let reason): (400, reason)
         case .invalidJSON(let detail): (400, "BAD REQUEST. INVALID JSON" + detail)
+        case .controlCharacter(let field): (400, "BAD REQUEST. Control character in " + field)
         case .invalidPassBody(let detail): (403, "BAD REQUEST. Invalid data received" + detail)
         case .invalidData(let reason): (403, "Invalid data received. " + reason)
         case .invalidArgument(let reason): (403, reason)

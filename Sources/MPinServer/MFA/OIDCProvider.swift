@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import MPinCrypto
 import MPinWire
+import Synchronization
 
 /// The MFA platform's server side (docs/MFA.md): sessions with access codes started by
 /// `/authorize`, `codeStatus`, the service details, and the OpenID Connect code flow whose
@@ -15,12 +16,16 @@ struct OIDCProvider: Sendable {
     /// `https` when the server serves TLS itself, else `http`.
     let scheme: String
     let logger: Logger
+    /// The address the server listens on, the issuer without `publicBaseURL`.
+    let listenBase: ListenBase
     /// Short codes of web logins per browser address (device mode's limit).
     let shortCodeLimit: AccessNumberRateLimit
     /// Look-ups of sessions by short code per caller address.
-    let shortCodeLookupLimit: AccessNumberRateLimit
+    let shortCodeLookupLimit: LookupRateLimit
 
-    init(storage: any ServerStorage, config: ServerConfig, key: OIDCKey, scheme: String, logger: Logger) {
+    init(storage: any ServerStorage, config: ServerConfig, key: OIDCKey, scheme: String,
+         listenBase: ListenBase = ListenBase(), logger: Logger) {
+        self.listenBase = listenBase
         self.storage = storage
         self.config = config
         self.key = key
@@ -28,31 +33,26 @@ struct OIDCProvider: Sendable {
         self.logger = logger
         let perMinute = config.accessNumberRequestsPerMinute ?? ServerConfig.defaultAccessNumberRequestsPerMinute
         shortCodeLimit = AccessNumberRateLimit(perMinute: perMinute)
-        shortCodeLookupLimit = AccessNumberRateLimit(perMinute: perMinute)
+        shortCodeLookupLimit = LookupRateLimit(perMinute: perMinute)
     }
 
     private var mfa: MFAConfig { config.mfa }
 
-    /// The issuer and base URL (docs/MFA.md §7.2): `publicBaseURL`, else the scheme the server
-    /// serves + the request's host, which suits a server reached directly (tests, a LAN); a
-    /// deployment behind a proxy sets the former.
+    /// The issuer and base URL (docs/MFA.md §7.2), from the configuration only, never from
+    /// the request (issue 37: a Host header named the issuer): `publicBaseURL`, else the
+    /// address the server listens on (`http://127.0.0.1:8005`); a server listening on every
+    /// address (0.0.0.0, ::) without `publicBaseURL` has no issuer and refuses every OpenID
+    /// endpoint that names it with 503.
     func issuer(_ request: Request) throws(OAuthError) -> String {
         if var base = config.publicBaseURL, !base.isEmpty {
             while base.hasSuffix("/") { base.removeLast() }
             return base
         }
-        guard let host = request.head.authority, (1...255).contains(host.utf8.count),
-              host.utf8.allSatisfy({ Self.isHostByte($0) }) else {
-            throw OAuthError.invalidRequest("the request has no usable Host")
+        guard let base = listenBase.value else {
+            throw OAuthError(httpStatus: 503, code: "temporarily_unavailable",
+                             description: "the OpenID provider needs publicBaseURL in config.json when listening on every address")
         }
-        return scheme + "://" + host
-    }
-
-    private static func isHostByte(_ b: UInt8) -> Bool {
-        switch b {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x3A, 0x5B, 0x5D: return true
-        default: return false
-        }
+        return base
     }
 
     // MARK: Service details (§3.2) and codeStatus (§4)
@@ -81,7 +81,7 @@ struct OIDCProvider: Sendable {
         if AccessCode.isAccessCode(code) {
             accessCodeHash = Secrets.hash(code)
         } else if AccessNumber.isValid(code) {
-            guard shortCodeLookupLimit.admit(client) else { throw ServerError.tooManyRequests }
+            guard shortCodeLookupLimit.admit(client, number: code) else { throw ServerError.tooManyRequests }
             // A web login's short code (§5.4) names its session as the access code does.
             guard let stored = try await run({ try await self.storage.webLogin(accessNumber: code, now: Date()) })
             else { throw ServerError.sessionNotFound }
@@ -444,4 +444,18 @@ struct OpenIDConfiguration: Codable, Sendable, Equatable {
 struct UserInfoResponse: Codable, Sendable, Equatable {
     var sub: String
     var email: String?
+}
+
+/// `scheme://host:port` of the listening socket, set once the server listens; nil before, and
+/// for a wildcard address (0.0.0.0, ::), which names no host a client could reach.
+final class ListenBase: Sendable {
+    private let box = Mutex<String?>(nil)
+
+    var value: String? { box.withLock { $0 } }
+
+    func set(scheme: String, host: String, port: Int) {
+        guard !["", "0.0.0.0", "::", "[::]", "*"].contains(host) else { return }
+        let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        box.withLock { $0 = "\(scheme)://\(name):\(port)" }
+    }
 }

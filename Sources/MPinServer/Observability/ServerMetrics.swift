@@ -33,6 +33,8 @@ public final class ServerMetrics: Sendable {
     private let registrationsStarted: CoreMetrics.Counter
     private let registrationsCompleted: CoreMetrics.Counter
     private let databaseErrors: CoreMetrics.Counter
+    private let connectionClosures: [ConnectionClosure: CoreMetrics.Counter]
+    private let openConnections: CoreMetrics.Gauge
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -58,6 +60,13 @@ public final class ServerMetrics: Sendable {
         registrationsCompleted = Counter(label: "mpin_registrations_total", dimensions: [("step", "completed")],
                                          factory: factory)
         databaseErrors = Counter(label: "mpin_database_errors_total", factory: factory)
+        var closures: [ConnectionClosure: CoreMetrics.Counter] = [:]
+        for closure in ConnectionClosure.allCases {
+            closures[closure] = Counter(label: "mpin_connections_closed_total", dimensions: [("reason", closure.rawValue)],
+                                        factory: factory)
+        }
+        connectionClosures = closures
+        openConnections = CoreMetrics.Gauge(label: "mpin_connections_open", factory: factory)
     }
 
     /// The text `/metrics` answers with (Prometheus exposition format 0.0.4).
@@ -87,4 +96,7 @@ public final class ServerMetrics: Sendable {
     func recordRegistrationStarted() { registrationsStarted.increment() }
     func recordRegistrationCompleted() { registrationsCompleted.increment() }
     func recordDatabaseError() { databaseErrors.increment() }
+    /// A connection the server closed of its own accord (a deadline, the connection cap).
+    func recordConnectionClosure(_ closure: ConnectionClosure) { connectionClosures[closure]?.increment() }
+    func recordOpenConnections(_ count: Int) { openConnections.record(count) }
 }

@@ -33,3 +33,29 @@ final class AccessNumberRateLimit: Sendable {
         }
     }
 }
+
+/// The limit on look-ups of access numbers and web logins' short codes (issue 37): per client
+/// address, as before; per number, so that one login's number is not read over and over; and
+/// over every caller together, because a client chooses its source addresses (127.0.0.0/8 on
+/// the host itself, a /64 in IPv6) and per-address counts alone multiply with them. The overall
+/// limit is ten addresses' worth: a sweep of the number space stays at that pace whatever
+/// addresses it comes from.
+final class LookupRateLimit: Sendable {
+    let perAddress: AccessNumberRateLimit
+    let perNumber: AccessNumberRateLimit
+    let overall: AccessNumberRateLimit
+
+    /// `perMinute`: per address (config.json's accessNumberRequestsPerMinute); each number at
+    /// most 10 times a minute; everyone together at most 10 × `perMinute`.
+    init(perMinute: Int) {
+        perAddress = AccessNumberRateLimit(perMinute: perMinute)
+        perNumber = AccessNumberRateLimit(perMinute: 10)
+        overall = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 10).partialValue)
+    }
+
+    /// Counts one look-up of `number` by `address`; false when any of the three limits is reached.
+    /// A refusal by the address's own limit does not use the others' budget.
+    func admit(_ address: String, number: String, now: Date = Date()) -> Bool {
+        perAddress.admit(address, now: now) && perNumber.admit(number, now: now) && overall.admit("", now: now)
+    }
+}

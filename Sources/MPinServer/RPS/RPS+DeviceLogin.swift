@@ -20,11 +20,15 @@ extension RPS {
     }
 
     /// `GET /{p}/accessnumber/{accessNumber}`: what a live, unused access number was issued for,
-    /// read by the approving device before it asks for the PIN; 404 otherwise. Counted against
-    /// the same per-address limit, so that numbers cannot be swept for descriptions.
+    /// read by the approving device before it asks for the PIN; 404 otherwise. Counted per
+    /// address, per number and over all callers (`LookupRateLimit`), so that numbers cannot be
+    /// swept for descriptions from many addresses either.
     func accessNumberDetails(_ accessNumber: String, client: String) async throws(ServerError) -> AccessNumberDetailsResponse {
         guard AccessNumber.isValid(accessNumber) else { throw ServerError.badRequest("Invalid access number") }
-        guard accessNumberLimit.admit(client) else { throw ServerError.tooManyRequests }
+        guard accessNumberLimit.admit(client, number: accessNumber) else {
+            logger.notice("access number look-up refused", metadata: ["reason": "rate limit"])
+            throw ServerError.tooManyRequests
+        }
         let now = Date()
         guard let found = try await run({ try await self.storage.accessNumberDescription(wid: accessNumber, now: now) }) else {
             throw ServerError.accessNumberNotFound

@@ -22,8 +22,8 @@ final class RPS: Sendable {
     let identityHashes = IdentityHashCache()
     let timePermits = TimePermitCache()
     let metrics: ServerMetrics
-    /// Access-number look-ups (`GET accessnumber/{n}`) per client address and minute (§5.1).
-    let accessNumberLimit: AccessNumberRateLimit
+    /// Access-number look-ups (`GET accessnumber/{n}`) per minute: per client address, per number and overall (§5.1).
+    let accessNumberLimit: LookupRateLimit
     /// Access numbers issued per requester and minute: per client address and description, so
     /// that logins failing for one user of a PAM host (which asks for every user of its own)
     /// do not use up the others' (issue 24, finding 7).
@@ -44,7 +44,7 @@ final class RPS: Sendable {
         self.storage = storage; self.spool = spool; self.logger = logger; self.metrics = metrics
         self.verdictKey = verdictKey
         let perMinute = config.accessNumberRequestsPerMinute ?? ServerConfig.defaultAccessNumberRequestsPerMinute
-        accessNumberLimit = AccessNumberRateLimit(perMinute: perMinute)
+        accessNumberLimit = LookupRateLimit(perMinute: perMinute)
         issueLimit = AccessNumberRateLimit(perMinute: perMinute)
         issueHostLimit = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 10).partialValue)
         widLookupLimit = AccessNumberRateLimit(perMinute: perMinute)

@@ -20,6 +20,8 @@ public struct DataDirectory: Sendable {
     var configPath: String { path + "/config.json" }
     var appKeyPath: String { path + "/app.key" }
     var databasePath: String { path + "/mpin.sqlite" }
+    /// The bearer token that opens `/metrics` to other addresses than loopback (0600, optional).
+    var metricsTokenPath: String { path + "/metrics.token" }
     /// The PostgreSQL password, when the database needs one (0600, never in config.json).
     var databasePasswordPath: String { path + "/database.password" }
     /// Activation links of `link` mode, one JSON object per line.
@@ -104,6 +106,17 @@ public struct DataDirectory: Sendable {
         }
         if let key = config.outOfRangeSetting { throw SetupError.invalidSetting(configPath, key) }
         return config
+    }
+
+    /// The token of `/metrics` from other addresses, nil without the file; at least 16
+    /// characters (surrounding white space ignored), in a private file.
+    func loadMetricsToken() throws -> String? {
+        guard FileManager.default.fileExists(atPath: metricsTokenPath) else { return nil }
+        let token = try readPrivate(metricsTokenPath).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard token.utf8.count >= 16, token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw SetupError.corruptFile(metricsTokenPath)
+        }
+        return token
     }
 
     /// The app key, checking that the file is private.

@@ -28,6 +28,12 @@ public final class MPinServer: Sendable {
     let logger: Logger
     /// The certificate and key files and the context made from them; nil for plain HTTP.
     let tls: (files: TLSFiles, box: TLSContextBox)?
+    /// `DIR/metrics.token`: opens `/metrics` to other addresses than loopback.
+    let metricsToken: String?
+    /// The issuer of the OpenID provider without publicBaseURL (set when the server listens).
+    let listenBase = ListenBase()
+    /// Every open connection, under config.json's cap and deadlines (issue 37 item 3).
+    let connections: ConnectionTable
 
     /// `https` or `http`.
     public var scheme: String { tls == nil ? "http" : "https" }
@@ -40,8 +46,10 @@ public final class MPinServer: Sendable {
                 tls: TLSFiles? = nil, logger: Logger = Logger(label: "mpin-server")) async throws {
         let dir = DataDirectory(path: dataDirectory)
         let config = try dir.loadConfig()
+        metricsToken = try dir.loadMetricsToken()
         let metrics = ServerMetrics()
         self.metrics = metrics
+        connections = ConnectionTable(limits: ConnectionLimits(config: config), metrics: metrics, logger: logger)
         if let files = try tls ?? dir.tlsFiles(config) {
             let credentials = try TLSCredentials.load(files)
             if credentials.notValidAfter < Date() {
@@ -51,6 +59,8 @@ public final class MPinServer: Sendable {
             self.tls = (files, TLSContextBox(credentials))
         } else {
             self.tls = nil
+            // Plain HTTP where other hosts can reach it, only when the administrator said so.
+            if !Self.isLoopback(host), config.allowPlainHTTP != true { throw SetupError.plainHTTPOnNetwork(host) }
         }
         let key = try dir.loadAppKey()
         func dta(_ i: Int) throws -> DTA { DTA(index: i, appID: config.appID, appKey: key, share: try dir.loadShare(i)) }
@@ -85,9 +95,10 @@ public final class MPinServer: Sendable {
                     logger.warning("made a new OIDC RS256 key: copy it to every other node of this database before they start",
                                    metadata: ["file": "\(dir.oidcRSAKeyPath)"])
                 }
-                // Without publicBaseURL the issuer follows the scheme served (docs/MFA.md §7.2).
+                // Without publicBaseURL the issuer is the address listened on (docs/MFA.md §7.2).
                 let oidc = OIDCProvider(storage: storage, config: config, key: try await dir.loadOIDCKeys(),
-                                        scheme: self.tls == nil ? "http" : "https", logger: logger)
+                                        scheme: self.tls == nil ? "http" : "https", listenBase: listenBase,
+                                        logger: logger)
                 routes = ServerRoutes(rps: rps, embeddedDTA: embedded, oidc: oidc, maxBodyBytes: config.maxBodyBytes)
             } catch {
                 await database.close()
@@ -111,11 +122,14 @@ public final class MPinServer: Sendable {
             services.append(TLSReloadService(tls: tls, signals: reloadSignals, logger: logger))
         }
         return Application(
-            router: routes.router(logger: logger, metrics: metrics, storage: storage),
-            server: tls.map { .reloadableTLS($0.box) } ?? .http1OnEventLoop(),
+            router: routes.router(logger: logger, metrics: metrics, storage: storage, metricsToken: metricsToken),
+            server: tls.map { .reloadableTLS($0.box, connections) } ?? .http1OnEventLoop(connections),
             configuration: .init(address: .hostname(host, port: port), serverName: "mpin-server"),
             services: services,
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            onServerRunning: { [listenBase, scheme, host] channel in
+                listenBase.set(scheme: scheme, host: host, port: channel.localAddress?.port ?? 0)
+                await onRunning(channel.localAddress?.port ?? 0)
+            },
             // Hummingbird sets a request id on a copy of this logger for every request.
             logger: logger.withRequestMetadataKeptApart)
     }
@@ -137,6 +151,11 @@ public final class MPinServer: Sendable {
         if let database {
             logger.info("database", metadata: ["database": "\(database.name)"])
         }
+        let limits = connections.limits
+        logger.info("connection limits", metadata: [
+            "maxConnections": "\(limits.maxConnections)", "descriptorLimit": "\(ConnectionLimits.descriptorLimit())",
+            "headerTimeout": "\(limits.headerTimeout)", "bodyTimeout": "\(limits.bodyTimeout)",
+            "idleTimeout": "\(limits.idleTimeout)"])
         do {
             try await application(reloadSignals: signals) { port in
                 logger.info("mpin-server ready", metadata: ["url": "\(scheme)://\(host):\(port)"])
@@ -155,6 +174,9 @@ public final class MPinServer: Sendable {
         guard let tls else { return }
         try tls.box.reload(from: tls.files)
     }
+
+    /// The connection cap and deadlines in force.
+    public var connectionLimits: ConnectionLimits { connections.limits }
 
     /// SHA-256 (hex) of the certificate new connections get; nil without TLS.
     public var tlsCertificateFingerprint: String? { tls?.box.credentials.fingerprint }

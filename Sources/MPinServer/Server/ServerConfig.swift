@@ -54,11 +54,22 @@ public struct ServerConfig: Codable, Sendable, Equatable {
     public var mfaSettings: MFASettings? = nil
     /// Largest accepted request body in bytes.
     public var maxBodyBytes: Int = 64 * 1024
+    /// Connections open at once (nil: 4,096), kept below the descriptor limit by an eighth of it;
+    /// at the cap the connection that has waited longest for its client is closed (issue 37).
+    public var maxConnections: Int? = nil
+    /// Seconds a client may take for a request's head (nil: 10), for its body after the head
+    /// (nil: 10), and a kept-alive connection may stay idle (nil: 30).
+    public var headerTimeoutSeconds: Double? = nil
+    public var bodyTimeoutSeconds: Double? = nil
+    public var idleTimeoutSeconds: Double? = nil
     /// The server's TLS certificate (PEM, leaf first) and private key (PEM, mode 0600), absolute
     /// or relative to the data directory. With both set `serve` speaks HTTPS only; with neither,
     /// plain HTTP. `serve --tls-cert/--tls-key` take precedence.
     public var tlsCertificate: String? = nil
     public var tlsKey: String? = nil
+    /// Whether `serve` may speak plain HTTP on an address other than loopback (nil: no; it
+    /// refuses to start). Only for a network where nothing else listens in (issue 37).
+    public var allowPlainHTTP: Bool? = nil
     /// Where the server's state lives: nil or `sqlite` for `DIR/mpin.sqlite` (one machine),
     /// `postgresql://USER@HOST:PORT/DB` for a PostgreSQL database that several nodes share
     /// (`init --database`). A password, if the database needs one, is read from
@@ -82,6 +93,11 @@ public struct ServerConfig: Codable, Sendable, Equatable {
         if let n = accessNumberRequestsPerMinute, !(1...1_000_000).contains(n) { return "accessNumberRequestsPerMinute" }
         if !(mobileWaitSeconds.isFinite && (0...600).contains(mobileWaitSeconds)) { return "mobileWaitSeconds" }
         if !(1_024...(16 << 20)).contains(maxBodyBytes) { return "maxBodyBytes" }
+        if let n = maxConnections, !(1...1_000_000).contains(n) { return "maxConnections" }
+        for (key, value) in [("headerTimeoutSeconds", headerTimeoutSeconds), ("bodyTimeoutSeconds", bodyTimeoutSeconds),
+                             ("idleTimeoutSeconds", idleTimeoutSeconds)] {
+            if let value, !(value.isFinite && (0.1...3_600).contains(value)) { return key }
+        }
         if let key = mfa.outOfRangeSetting { return key }
         if let database, database != "sqlite", PostgresURL(database) == nil { return "database" }
         return nil

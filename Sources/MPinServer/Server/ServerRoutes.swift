@@ -18,7 +18,9 @@ struct ServerRoutes: Sendable {
     /// request log, CORS, errors as JSON, the body limit; the login requests do the same inline
     /// (`LoginRoutes`).
     /// `metrics`: with `/health` and `/metrics`, and login steps timed.
-    func router(logger: Logger, metrics: ServerMetrics? = nil, storage: (any ServerStorage)? = nil) -> Router<ServerRequestContext> {
+    /// `metricsToken`: the bearer token that opens `/metrics` to other addresses than loopback.
+    func router(logger: Logger, metrics: ServerMetrics? = nil, storage: (any ServerStorage)? = nil,
+                metricsToken: String? = nil) -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
         let decoder = WireBodyDecoder(maxBodyBytes: maxBodyBytes)
         // The login requests first: the middleware below applies only to routes added after it.
@@ -26,7 +28,7 @@ struct ServerRoutes: Sendable {
         router.add(middleware: RequestLogMiddleware(logger: logger))
         if let metrics {
             router.add(middleware: LoginTimingMiddleware(metrics: metrics, rpsPrefix: rps?.config.rpsPrefix ?? "rps"))
-            HealthRoutes(storage: storage, metrics: metrics, logger: logger).add(to: router)
+            HealthRoutes(storage: storage, metrics: metrics, metricsToken: metricsToken, logger: logger).add(to: router)
         }
         router.add(middleware: OriginalCORSMiddleware())
         router.add(middleware: ErrorResponseMiddleware())

@@ -12,6 +12,8 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     case schemaTooNew(database: String, found: Int, known: Int)
     /// The database cannot be reached or refused a query (which database, why).
     case database(String, String)
+    /// Plain HTTP on an address other hosts can reach (the host), without `allowPlainHTTP`.
+    case plainHTTPOnNetwork(String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,10 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(db): database schema version \(found) is newer than this mpin-server knows (schema version \(known));"
                 + " upgrade mpin-server, or restore a backup made before the upgrade"
         case .database(let db, let why): return "\(db): \(why)"
+        case .plainHTTPOnNetwork(let host):
+            return "refusing plain HTTP on \(host), which other hosts can reach: give --tls-cert and --tls-key"
+                + " (or tlsCertificate and tlsKey in config.json), listen on 127.0.0.1 behind a TLS proxy,"
+                + " or set \"allowPlainHTTP\": true in config.json"
         }
     }
 }

@@ -54,10 +54,12 @@ extension ReloadableTLSChannel: HTTPChannelHandler where Base: HTTPChannelHandle
 extension HTTPServerBuilder {
     /// HTTP/1.1 over TLS, the context taken from `box` at each new connection, each connection
     /// handled on its event loop (`EventLoopBoundChannel`).
-    static func reloadableTLS(_ box: TLSContextBox) -> HTTPServerBuilder {
+    /// Under `table`'s cap and deadlines, which count the TLS handshake in the head's time.
+    static func reloadableTLS(_ box: TLSContextBox, _ table: ConnectionTable) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            EventLoopBoundChannel(base: ReloadableTLSChannel(base: HTTP1Channel(responder: responder, configuration: .init()),
-                                                             box: box))
+            EventLoopBoundChannel(base: GuardedChannel(
+                base: ReloadableTLSChannel(base: HTTP1Channel(responder: responder, configuration: .init()), box: box),
+                table: table))
         }
     }
 }
