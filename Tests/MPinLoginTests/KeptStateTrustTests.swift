@@ -140,8 +140,10 @@ final class KeptStateTrustTests: XCTestCase {
         XCTAssertEqual(run.outcome, .success)
         XCTAssertTrue(double.log.contains { $0.request.url.hasPrefix("https://mpin.test:8443/dta/") }, "the D-TA on its own port was asked")
 
-        h.config.caFile = ""
-        let refused = h.login(pin: "1234")
+        // A host of its own (the first one keeps the day's D-TA share after its success).
+        let other = try LoginHarness(backendOrigin: "https://mpin.test", double: double)
+        try other.register(unixUser: "bob", identity: "bob@example.org", pin: "1234")
+        let refused = other.login("bob", pin: "1234")
         guard case .unavailable(let why) = refused.outcome else { return XCTFail("followed another origin without TLS naming the backend: \(refused.outcome)") }
         XCTAssertTrue(why.contains("not on the backend's origin"), why)
         XCTAssertFalse(refused.routes.contains(.pass2), "no PIN proof was sent")
