@@ -43,6 +43,7 @@ CONFDIR     ?= /etc/mpin
 STOREDIR    ?= /var/lib/mpin
 MANDIR      ?= $(PREFIX)/share/man
 # The manual pages, written in mdoc (no build step).
+MAN1        = man/mpin.1
 MAN5        = man/mpin.conf.5
 MAN8        = man/pam_mpin.8 man/mpinctl.8 man/mpin-server.8
 
@@ -337,7 +338,8 @@ install: deps module
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
 	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
 	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)
-	install -d -m 0755 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -d -m 0755 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 

@@ -103,6 +103,7 @@ make -s -C "$SELINUX_BUILD" -f "$SELINUX_DEVEL" mpin.pp >/dev/null \
 install -d -m 0755 "$P/usr/share/selinux/packages"
 install -m 0644 "$SELINUX_BUILD/mpin.pp" "$P/usr/share/selinux/packages/mpin.pp"
 rm -rf "$SELINUX_BUILD"
+manpages libpam-mpin 1 mpin.1
 manpages libpam-mpin 5 mpin.conf.5
 manpages libpam-mpin 8 pam_mpin.8 mpinctl.8
 finish libpam-mpin "$PAMDIR/pam_mpin.so" usr/libexec/mpin/mpin-pam-helper usr/sbin/mpinctl

@@ -42,7 +42,7 @@ struct Register: CLICommand {
         guard PINFormat.allowedLengths.contains(pinLength) else {
             throw CLIError(status: .failed, message: "CONFIG_ERROR: --pin-length must be 4 to 8")
         }
-        let store = try UserStore.open(global.store, create: true)
+        let store = try UserStore.open(global.store, create: true, trust: global.trust)
         if try store.accounts.account(for: identity) != nil {
             throw CLIError(status: .failed, message: "FLOW_ERROR: \(identity) is already registered; run `mpin delete --identity \(identity)` first")
         }
@@ -144,7 +144,7 @@ struct List: CLICommand {
     }
 
     func run() throws {
-        let store = try UserStore.open(global.store, create: false)
+        let store = try UserStore.open(global.store, create: false, trust: global.trust)
         guard System.fileExists(store.directory) else { return }
         let sdk = try store.sdk()
         for (id, account) in try store.accounts.all() {
@@ -170,7 +170,7 @@ struct Delete: CLICommand {
     }
 
     func run() throws {
-        let store = try UserStore.open(global.store, create: false)
+        let store = try UserStore.open(global.store, create: false, trust: global.trust)
         let (id, account) = try store.chosenAccount(identity, advice: "")
         let sdk = try store.sdk()
         for u in sdk.listUsers(backend: account.backend).1 where u.id == id { try check(sdk.deleteUser(u)) }

@@ -22,7 +22,10 @@ public func mpinMain() -> Never {
         try command.run()
         exit(ExitStatus.ok.rawValue)
     } catch let error as CLIError {
-        printError(error.message, program: "mpin")
+        // A certificate the user's system does not trust is the usual first error against a
+        // backend with its own CA: the message names the fix.
+        let tls = error.message.hasPrefix("NETWORK_ERROR: TLS failure")
+        printError(error.message + (tls ? TLSTrust.advice : ""), program: "mpin")
         exit(error.status.rawValue)
     } catch let error as StorageError {
         printError("STORAGE_ERROR: \(error)", program: "mpin")

@@ -12,6 +12,8 @@ import MPinLogin
 /// Besides the SDK's users it holds the document `accounts`: identity -> backend URL.
 struct UserStore {
     let directory: String
+    /// The CAs the user's requests trust (`--cacert`/`--capath`, else mpin.conf's).
+    var trust = TLSTrust()
 
     static func defaultDirectory(environment: (String) -> String? = System.environment) -> String? {
         if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/mpin" }
@@ -20,7 +22,7 @@ struct UserStore {
     }
 
     /// Creates the directory (and missing parents, with the default mode) when `create`.
-    static func open(_ explicit: String?, create: Bool) throws -> UserStore {
+    static func open(_ explicit: String?, create: Bool, trust: TLSTrust = TLSTrust()) throws -> UserStore {
         guard let dir = explicit ?? defaultDirectory() else {
             throw CLIError(status: .storage, message: "STORAGE_ERROR: neither XDG_DATA_HOME nor HOME is an absolute path")
         }
@@ -30,12 +32,12 @@ struct UserStore {
                 throw CLIError(status: .storage, message: "STORAGE_ERROR: \(error)")
             }
         }
-        return UserStore(directory: dir)
+        return UserStore(directory: dir, trust: trust)
     }
 
     var platform: LinuxPlatform {
         LinuxPlatform(storageDirectory: directory, requiredOwner: getuid(),
-                      http: .init(connectTimeout: .seconds(5), timeout: .seconds(30)))
+                      http: .init(caFile: trust.caFile, caDirectory: trust.caPath, connectTimeout: .seconds(5), timeout: .seconds(30)))
     }
 
     var accounts: AccountMap { AccountMap(storage: platform.nonSecureStorage) }
@@ -76,15 +78,19 @@ struct GlobalOptions {
         .option("store", help: "The store directory (default $XDG_DATA_HOME/mpin, else ~/.local/share/mpin)."),
         .option("rps-prefix", default: "rps", help: "The RPS path prefix of the backend."),
         .flag("pin-stdin", help: "Read the PIN (one line) from standard input instead of the terminal."),
+        .option("cacert", help: "A PEM file of the CAs that name the backend's certificate (default: cacert in /etc/mpin/mpin.conf when readable, else the system's CAs)."),
+        .option("capath", help: "A directory of hashed CA certificates, as --cacert (default: capath in /etc/mpin/mpin.conf when readable)."),
     ]
     let store: String?
     let rpsPrefix: String
     let pinStdin: Bool
+    let trust: TLSTrust
 
     init(_ line: ParsedCommandLine) {
         store = line.value("store")
         rpsPrefix = line.requiredValue("rps-prefix")
         pinStdin = line.flag("pin-stdin")
+        trust = TLSTrust(caFile: line.value("cacert"), caPath: line.value("capath"))
     }
 
     func readPIN(_ prompt: String) throws -> SecretBytes {
@@ -114,7 +120,7 @@ struct GlobalOptions {
     /// The registered identity to act as: `identity` if given, else the only one in the store,
     /// with an SDK whose backend is set to the identity's.
     func registered(_ identity: String?) throws -> (sdk: MPinSDK, user: MPinUser, backend: String) {
-        let store = try UserStore.open(store, create: false)
+        let store = try UserStore.open(store, create: false, trust: trust)
         let chosen = try store.chosenAccount(identity, advice: "; run `mpin register`").account
         let sdk = try store.sdk()
         try check(sdk.setBackend(chosen.backend, rpsPrefix: rpsPrefix))
@@ -123,4 +129,28 @@ struct GlobalOptions {
         }
         return (sdk, user, chosen.backend)
     }
+}
+
+/// What `mpin`'s https requests trust: `--cacert`/`--capath`; without either, what the host's
+/// /etc/mpin/mpin.conf names (`cacert`, `capath`) when this user can read the file and it is
+/// root's, as pam_mpin would read it; else the system's CAs. So a user on a host whose backend
+/// has its own CA (`mpin-server init --self-signed`) needs no option.
+struct TLSTrust {
+    var caFile: String?
+    var caPath: String?
+
+    init(caFile: String? = nil, caPath: String? = nil, hostConfig: String = LoginConfig.defaultPath) {
+        if caFile != nil || caPath != nil {
+            self.caFile = caFile
+            self.caPath = caPath
+            return
+        }
+        guard let text = try? ConfigFile.read(hostConfig), let config = try? LoginConfig.parse(text, file: hostConfig) else { return }
+        if !config.caFile.isEmpty, access(config.caFile, R_OK) == 0 { self.caFile = config.caFile }
+        if !config.caPath.isEmpty, access(config.caPath, R_OK | X_OK) == 0 { self.caPath = config.caPath }
+    }
+
+    /// What to add to an error from a TLS failure: the options that fix it.
+    static let advice = "; if the backend has a CA of its own (mpin-server init --self-signed prints its certificate), "
+        + "give --cacert FILE (or --capath DIR), or ask the admin to set cacert in /etc/mpin/mpin.conf"
 }

@@ -84,7 +84,7 @@ struct Refuse: CLICommand {
                 throw CLIError(status: .failed, message: "INCORRECT_ACCESS_NUMBER: a login code is 7 digits with a check digit")
             }
         }
-        let store = try UserStore.open(global.store, create: false)
+        let store = try UserStore.open(global.store, create: false, trust: global.trust)
         let mfa = MPinMFA(context: store.platform)
         try check(mfa.initialize())
         try check(mfa.setBackend(backend, rpsPrefix: global.rpsPrefix))

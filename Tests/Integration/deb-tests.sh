@@ -142,7 +142,7 @@ check "pam-auth-update has seen the profile" grep -qx mpin /var/lib/pam/seen
 # Compiled at package time (packaging/selinux); selinux-tests.sh checks what it allows.
 check "the SELinux policy module is installed, not loaded" semodule_unpackage /usr/share/selinux/packages/mpin.pp /dev/null /dev/null
 check_all "the manual pages are installed, gzipped" \
-  '[ -f /usr/share/man/man8/pam_mpin.8.gz ] && [ -f /usr/share/man/man8/mpinctl.8.gz ] && [ -f /usr/share/man/man5/mpin.conf.5.gz ] && [ -f /usr/share/man/man8/mpin-server.8.gz ] && zcat /usr/share/man/man8/pam_mpin.8.gz | cmp -s - "$ROOT/man/pam_mpin.8"'
+  '[ -f /usr/share/man/man8/pam_mpin.8.gz ] && [ -f /usr/share/man/man8/mpinctl.8.gz ] && [ -f /usr/share/man/man5/mpin.conf.5.gz ] && [ -f /usr/share/man/man8/mpin-server.8.gz ] && [ -f /usr/share/man/man1/mpin.1.gz ] && zcat /usr/share/man/man8/pam_mpin.8.gz | cmp -s - "$ROOT/man/pam_mpin.8"'
 check_all "the system user mpin-server exists (system uid, no login shell)" \
   '[ "$(getent passwd mpin-server | cut -d: -f3)" -lt 1000 ] && [ "$(getent passwd mpin-server | cut -d: -f7)" = /usr/sbin/nologin ]'
 check "/var/lib/mpin-server is 700 mpin-server:mpin-server" [ "$(mode_owner /var/lib/mpin-server)" = "700 mpin-server:mpin-server" ]

@@ -215,4 +215,18 @@ T1=$(millis)
 check_all "an unreachable backend is PAM_AUTHINFO_UNAVAIL within the budget" \
   '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && [ $((T1 - T0)) -lt 4000 ]'
 [ -n "${VERBOSE:-}" ] && echo "$OUT / $((T1 - T0)) ms" >&2
+
+# Issue 38, item 4: mpin trusts what it is told to. Against a backend with a CA of its own
+# (init --self-signed), mpin without --cacert fails with an error that names the option; with
+# --cacert it registers (https: the key the backend announces is pinned).
+start_tls_server || fail "mpin-server with its own TLS did not start"
+TLS_OUT=$(echo 2468 | env -u XDG_DATA_HOME HOME="$WORK/home-tls" "$BIN/mpin" register --backend "https://127.0.0.1:$TLSPORT" \
+  --identity tls@example.org --pin-stdin 2>&1)
+RC=$?
+check_all "mpin register against a backend with its own CA, without --cacert: refused (exit 6)" '[ "$RC" -eq 6 ]'
+check "... and the error names the fix (--cacert)" grep -q -- "give --cacert FILE" <<<"$TLS_OUT"
+echo 2468 | env -u XDG_DATA_HOME HOME="$WORK/home-tls" "$BIN/mpin" register --backend "https://127.0.0.1:$TLSPORT" \
+  --identity tls@example.org --cacert "$CACERT" --pin-stdin >/dev/null 2>&1
+check "mpin register --cacert: registered" [ "$?" -eq 0 ]
+check_all "mpin list shows it" 'env -u XDG_DATA_HOME HOME="$WORK/home-tls" "$BIN/mpin" list | grep -q "^tls@example.org"'
 summary

@@ -19,9 +19,10 @@ check "mpin-pam-helper: /usr/libexec/mpin, 755 root" [ "$(mode_owner "$DEST/usr/
 check "mpinctl, mpin, mpin-server: 755 root" \
   [ "$(for f in sbin/mpinctl bin/mpin bin/mpin-server; do mode_owner "$DEST/usr/local/$f"; done | sort -u)" = "755 root" ]
 check "the store: 700 root" [ "$(mode_owner "$DEST/var/lib/mpin")" = "700 root" ]
-check "mpin.conf and the four manual pages are installed" \
+check "mpin.conf and the five manual pages are installed" \
   test -f "$DEST/etc/mpin/mpin.conf" -a -f "$DEST/usr/local/share/man/man5/mpin.conf.5" -a -f "$DEST/usr/local/share/man/man8/pam_mpin.8" \
-       -a -f "$DEST/usr/local/share/man/man8/mpinctl.8" -a -f "$DEST/usr/local/share/man/man8/mpin-server.8"
+       -a -f "$DEST/usr/local/share/man/man8/mpinctl.8" -a -f "$DEST/usr/local/share/man/man8/mpin-server.8" \
+       -a -f "$DEST/usr/local/share/man/man1/mpin.1"
 check_all "the module and the helper are stripped" \
   '! readelf -S "$DEST$PAMDIR/pam_mpin.so" | grep -q "\.symtab" && ! readelf -S "$DEST/usr/libexec/mpin/mpin-pam-helper" | grep -q "\.symtab"'
 LDD=$(ldd "$DEST$PAMDIR/pam_mpin.so" "$DEST/usr/libexec/mpin/mpin-pam-helper" "$DEST/usr/local/sbin/mpinctl" \

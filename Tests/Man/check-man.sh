@@ -12,7 +12,7 @@
 # link man/ instead of repeating the reference.
 set -u
 cd "$(dirname "$0")/../.."
-PAGES="man/pam_mpin.8 man/mpin.conf.5 man/mpinctl.8 man/mpin-server.8"
+PAGES="man/pam_mpin.8 man/mpin.conf.5 man/mpinctl.8 man/mpin-server.8 man/mpin.1"
 failures=0
 fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
 
@@ -105,6 +105,17 @@ for tool in mpinctl mpin-server; do
     for o in $(grep -v -- "$other" "$page" | grep -ohE 'Fl -[a-z0-9-]+' | awk '{print $2}' | sed 's/^-//' | sort -u); do
         [ "$o" = help ] || grep -qx -- "$o" <<<"$options" || fail "$page: documents --$o, which $tool does not accept"
     done
+done
+
+# mpin (Sources/MPinUserCommands): every option and subcommand in mpin.1, and nothing else.
+mpin_options=$(swift_options Sources/MPinUserCommands) mpin_subcommands=$(swift_subcommands Sources/MPinUserCommands)
+[ -n "$mpin_options" ] && [ -n "$mpin_subcommands" ] || fail "could not read mpin's options or subcommands"
+for o in $mpin_options; do has man/mpin.1 "Fl -$o( |$|,)" || fail "mpin.1: option --$o is not documented"; done
+for s in $mpin_subcommands; do
+    grep -E '^\.(.* )?(Ic|Cm) ' man/mpin.1 | grep -qw -- "$s" || fail "mpin.1: subcommand $s is not documented"
+done
+for o in $(grep -v -- "mpinctl\|mpin-server" man/mpin.1 | grep -ohE 'Fl -[a-z0-9-]+' | awk '{print $2}' | sed 's/^-//' | sort -u); do
+    grep -qx -- "$o" <<<"$mpin_options" || fail "mpin.1: documents --$o, which mpin does not accept"
 done
 
 # mpinctl's exit statuses (ExitStatus, which it shares with mpin, with 64 for usage errors).
