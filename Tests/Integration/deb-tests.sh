@@ -59,6 +59,7 @@ cp -a /etc/pam.d "$WORK/pam.d.orig"
 cp -a /var/lib/pam "$WORK/varlibpam.orig"
 getent passwd mpin-server >/dev/null && HAD_SERVER_USER=1 || HAD_SERVER_USER=""
 getent group mpin-server >/dev/null && HAD_SERVER_GROUP=1 || HAD_SERVER_GROUP=""
+getent group mpin >/dev/null && HAD_MPIN_GROUP=1 || HAD_MPIN_GROUP=""
 # Paths the packages own or their purge deletes; an earlier `make install` may have made some.
 SAVED_PATHS="/etc/mpin /var/lib/mpin /var/lib/mpin-server"
 mkdir -m 700 "$WORK/saved"
@@ -74,6 +75,7 @@ restore() {
   purge_all
   if [ -z "$HAD_SERVER_USER" ] && getent passwd mpin-server >/dev/null; then userdel mpin-server; fi
   if [ -z "$HAD_SERVER_GROUP" ] && getent group mpin-server >/dev/null; then groupdel mpin-server; fi
+  if [ -z "$HAD_MPIN_GROUP" ] && getent group mpin >/dev/null; then groupdel mpin; fi
   # Only when the packages failed to put them back (the checks below have said so already).
   if [ "$(snapshot /etc/pam.d)" != "$(cat "$WORK/pam.d.before")" ]; then
     echo "# /etc/pam.d differs from the snapshot: restoring it from the copy taken before" >&2
@@ -83,8 +85,11 @@ restore() {
     echo "# /var/lib/pam differs from the snapshot: restoring it from the copy taken before" >&2
     rm -rf /var/lib/pam && cp -a "$WORK/varlibpam.orig" /var/lib/pam
   fi
+  # Purge keeps the store and the server's data (the checks below say so): what this run made
+  # goes, what was there before comes back.
   for p in $SAVED_PATHS; do
-    if [ -e "$WORK/saved$p" ]; then rm -rf "$p"; mv "$WORK/saved$p" "$p"; fi
+    rm -rf "$p"
+    if [ -e "$WORK/saved$p" ]; then mv "$WORK/saved$p" "$p"; fi
   done
   cleanup
 }
@@ -189,6 +194,15 @@ pam-auth-update --enable mpin </dev/null >"$WORK/pam-auth-update.out" 2>&1
 check "pam-auth-update --enable mpin puts pam_mpin.so into common-auth" \
   grep -qE '^auth[[:space:]].*[[:space:]]pam_mpin\.so nouserok' /etc/pam.d/common-auth
 [ -n "${VERBOSE:-}" ] && { cat "$WORK/pam-auth-update.out"; grep -v '^#' /etc/pam.d/common-auth; } >&2
+# Issue 38, item 1: enabling the profile locks nobody out. M-Pin is required of the members of
+# the group mpin (empty after install); root and everyone else without a registration go on to
+# pam_unix, which asks for the password (a refusal by pam_mpin would end the stack unasked).
+check "the package made the group mpin, empty" [ -n "$(getent group mpin)" -a -z "$(getent group mpin | cut -d: -f4)" ]
+check "the profile names require_group=mpin and nouserok_root" \
+  grep -qE '^auth[[:space:]].*pam_mpin\.so nouserok nouserok_root require_group=mpin' /etc/pam.d/common-auth
+ROOT_OUT=$(printf '\n' | timeout 30 pamtester "mpin-deb-root$$" root authenticate 2>&1)
+check_all "root, unregistered, goes on to pam_unix through the enabled profile (it asks for the password)" \
+  'grep -q "Password:" <<<"$ROOT_OUT" && ! grep -q "M-Pin PIN" <<<"$ROOT_OUT"'
 
 # pamtester with a service that has no file of its own: libpam falls back to /etc/pam.d/other,
 # which includes common-auth. (Naming the service "other" itself would read that file twice and
@@ -261,8 +275,14 @@ check "dpkg --purge purges both packages" [ "$?" -eq 0 ]
 check "after purge: /etc/pam.d is byte for byte the snapshot" diff "$WORK/pam.d.before" <(snapshot /etc/pam.d)
 check "after purge: pam-auth-update's state (/var/lib/pam) is the snapshot" diff "$WORK/varlibpam.before" <(snapshot /var/lib/pam)
 check_all "after purge: dpkg knows neither package" '! known libpam-mpin && ! known mpin-server'
-check_all "after purge: no module, profile, configuration, store or server data is left" \
-  '[ ! -e "$MODULE" ] && [ ! -e /usr/libexec/mpin ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e /var/lib/mpin ] && [ ! -e /var/lib/mpin-server ] && [ ! -e "$UNIT" ]'
+check_all "after purge: no module, profile or configuration is left" \
+  '[ ! -e "$MODULE" ] && [ ! -e /usr/libexec/mpin ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e "$UNIT" ]'
+# Issue 38, item 5: a purge keeps the keys and the tokens, and says where they are.
+check_all "after purge: the server's data (both master-secret shares, keys, database) is kept" \
+  '[ -f /var/lib/mpin-server/data/dta1.share ] && [ -f /var/lib/mpin-server/data/dta2.share ] && [ -f /var/lib/mpin-server/data/verdict.key ]'
+check_all "after purge: the token store is kept" '[ -n "$(ls -A /var/lib/mpin 2>/dev/null)" ]'
+check_all "the purge says where both are" \
+  'grep -q "/var/lib/mpin-server (master-secret shares, keys, database) is kept" "$WORK/dpkg-purge.log" && grep -q "token store /var/lib/mpin is kept" "$WORK/dpkg-purge.log"'
 check "after purge: deb-systemd-helper keeps no state for the units" \
   [ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name 'mpin-*' 2>/dev/null)" ]
 check_all "after purge: no unit file and no enablement link of the resident helper is left" \
