@@ -18,6 +18,10 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .dataDirectoryExists(let p): return "data directory already initialised: \(p)"
+        case .missingFile(let p) where p.hasSuffix("/config.json"):
+            // The usual first error: a command run on a data directory nobody initialised yet.
+            let dir = String(p.dropLast("/config.json".count))
+            return "missing file: \(p): run `mpin-server init --data \(dir)` first (mpin-server(8))"
         case .missingFile(let p): return "missing file: \(p)"
         case .corruptFile(let p): return "unreadable or corrupt file: \(p)"
         case .insecurePermissions(let p): return "file is readable by other users: \(p)"
