@@ -24,8 +24,9 @@ public struct LoginConfig: Sendable, Equatable {
     public var trustedDomains: [String] = []
     public var prompt = "M-Pin PIN: "
     /// How the PAM module authenticates: with a token in the store and a PIN typed here
-    /// (`token`), or by an approval from the user's own device (`device`, DeviceLogin).
-    public var mode: LoginMode = .token
+    /// (`token`), by an approval from the user's own device (`device`, DeviceLogin), or each
+    /// user as their registration says (`auto`, the default: a token here, or a link).
+    public var mode: LoginMode = .auto
     /// In `device` mode, how long to wait for the approval, in seconds.
     public var deviceTimeout: Double = 60
     /// How many digits a PIN has (`pin_length`, 4 to 8): enforced at registration, and what a
@@ -84,7 +85,7 @@ public struct LoginConfig: Sendable, Equatable {
             c.trustedDomains = v.split(separator: ",").map { String($0.trimmingSpaces) }.filter { !$0.isEmpty }; return nil
         },
         "mode": { c, v in
-            guard let m = LoginMode(rawValue: v) else { return "mode must be token or device" }
+            guard let m = LoginMode(rawValue: v) else { return "mode must be auto, token or device" }
             c.mode = m; return nil
         },
         "device_timeout": { c, v in
@@ -214,6 +215,14 @@ public enum LoginMode: String, Sendable, Equatable {
     case token
     /// An access number approved, with the PIN, on the user's own device (DeviceLogin).
     case device
+    /// `device` for a user the store links (`mpinctl link`), `token` for everyone else: a
+    /// user with a token here is never kept waiting for an approval they cannot give.
+    case auto
+
+    /// The mode of one login: `auto` resolved for a user the store does (`linked`) or does not link.
+    public func resolved(linked: Bool) -> LoginMode {
+        self == .auto ? (linked ? .device : .token) : self
+    }
 }
 
 /// A configuration problem, with its place when it comes from a file.

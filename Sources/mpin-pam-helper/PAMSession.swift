@@ -127,7 +127,7 @@ struct PAMSession {
     /// issue 24, finding 6), except for a member of a required group (EnforcementPolicy).
     func storeClosed(_ config: LoginConfig, user: String) -> String? {
         let euid = geteuid()
-        if euid != 0 && config.mode == .token {
+        if euid != 0 && config.mode != .device {
             return "the caller runs as uid \(euid), not root: the store is root's"
         }
         do {
@@ -174,7 +174,12 @@ struct PAMSession {
             return PAM_IGNORE
         }
         let unregistered = policy.unregistered(uid: account.uid, standing: standing)
-        if config.mode == .device {
+        // `mode = auto`: the store says which (a link, or a token); an unreadable store is the
+        // token login's to report.
+        let linked = config.mode == .auto
+            && ((try? AccountMap(storage: platform(config).nonSecureStorage).account(for: user))??.linked ?? false)
+        if config.mode.resolved(linked: linked) == .device {
+            if config.mode == .auto { allowTime(config, device: true) }
             return approveOnDevice(config: config, user: user, unregistered: unregistered, started: started)
         }
         // `enrol`: a user with no registration may enrol here (SelfEnrolment); a required member
@@ -287,8 +292,8 @@ struct PAMSession {
     /// (`timeout`; for `mode = device` the wait for the approval too) and a margin for the
     /// store's lock and the process's own start and exit. Time in the conversation does not
     /// count; past this the module stops the helper.
-    func allowTime(_ config: LoginConfig) {
-        let seconds = config.timeout + (config.mode == .device ? config.deviceTimeout : 0) + 3
+    func allowTime(_ config: LoginConfig, device: Bool = false) {
+        let seconds = config.timeout + (device || config.mode == .device ? config.deviceTimeout : 0) + 3
         channel.watchdog(milliseconds: UInt32(min(seconds * 1000, Double(UInt32.max))))
     }
 

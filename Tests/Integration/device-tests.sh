@@ -200,6 +200,25 @@ check "an unknown user is refused" [ "$RC" -ne 0 ]
 build_thread_check
 check_all "mode=device starts no thread (1 before, after and at the end)" '[ "$(threads_of device-short alice x)" = "rc=7 threads=1,1,1" ]'
 
+# Issue 38, item 8: mode = auto, the default (no mode line): alice, linked, is asked on her
+# device; dora, with a token here, types her PIN and waits for no approval.
+write_config "$WORK/auto.conf" "$BACKEND" "device_timeout = 2"
+service device-auto "auth required $MODULE config=$WORK/auto.conf" "account required pam_permit.so"
+echo 1234 | ctl register dora --identity dora@example.org --pin-stdin >/dev/null
+check "dora registers a token in the same store" [ "$?" -eq 0 ]
+T0=$(millis)
+AUTO_OUT=$(echo 1234 | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+  timeout 30 pamtester device-auto dora authenticate 2>&1)
+RC=$?; T1=$(millis)
+check_all "mode = auto: dora (a token here) logs in with her PIN at once ($((T1 - T0)) ms)" \
+  '[ "$RC" -eq 0 ] && grep -q "M-Pin PIN" <<<"$AUTO_OUT" && ! grep -q "access number" <<<"$AUTO_OUT" && [ $((T1 - T0)) -lt 2000 ]'
+pam_start device-auto alice
+N=$(access_number)
+pam_wait
+check "mode = auto: alice (linked) is shown an access number" [ -n "$N" ]
+check "mode = auto: without an approval she is refused after device_timeout" [ "$RC" -ne 0 ]
+ctl delete dora >/dev/null
+
 # Delete on both sides.
 check_all "mpinctl delete removes the link" 'ctl delete alice >/dev/null && ! ctl list | grep -q "^alice	"'
 check_all "mpin delete removes the device's identity" 'mpin_as bob delete >/dev/null && [ -z "$(mpin_as bob list)" ]'

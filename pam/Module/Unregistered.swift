@@ -9,7 +9,7 @@
 // - the configuration file passes the helper's own checks (ConfigFile.swift: regular, root's,
 //   not writable by group or others, under 64 KiB) and every line of it is one the helper
 //   accepts in a form read here (plain numbers, ASCII values; `verdict_key` in the form the
-//   helper checks when it reads the file: `04` and 128 hex digits); `mode = device`,
+//   helper checks when it reads the file: `04` and 128 hex digits; `mode` token or auto); `mode = device`,
 //   `enrol = yes`, `require_group`, `exempt_group`, `enrol_identity`, anything unknown,
 //   repeated or odd: helper;
 // - the user is known to the name service, not root, with a plain ASCII `pw_name`;
@@ -169,7 +169,8 @@ private struct ConfigSettings {
             store = (value.0, n)
             return n > 0 && v[0] == 47
         case .caFile, .caPath: return n > 0 && v[0] == 47
-        case .mode: return equals(v, n, "token")
+        // `auto` is `token` for a user the store does not name (LoginMode.resolved).
+        case .mode: return equals(v, n, "token") || equals(v, n, "auto")
         case .prompt: return n >= 1 && n <= 80
         case .pinLength: return n == 1 && v[0] >= 52 && v[0] <= 56  // 4 to 8
         case .enrol: return equals(v, n, "no")
