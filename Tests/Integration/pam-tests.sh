@@ -427,6 +427,14 @@ done
 { cat "$WORK/mpin.conf"; echo "connect_timeout = 1.5"; echo "# a comment"; echo "enrol = no"; echo "mode = token"; } > "$WORK/extra.conf"
 pamn fast-extra frank
 check "a configuration with only modelled keys is answered by the module" [ "$RC" -eq 0 ]
+{ cat "$WORK/mpin.conf"; echo "mode = auto"; } > "$WORK/extra.conf"
+pamn fast-extra frank
+check "mode = auto (token for a user the store does not name) is answered by the module" [ "$RC" -eq 0 ]
+# verdict_key in its form is modelled (the suite's mpin.conf has one); one that is not is passed on.
+{ grep -v '^verdict_key' "$WORK/mpin.conf"; echo "verdict_key = 04$(printf 'g%.0s' $(seq 128))"; } > "$WORK/extra.conf"
+pamn fast-extra frank
+check "a verdict_key that is not 04 and 128 hex digits is passed on (the helper refuses the file)" [ "$RC" -ne 0 ]
+cat "$WORK/mpin.conf" > "$WORK/extra.conf"
 chmod 664 "$WORK/extra.conf"; pamn fast-extra frank
 check "a group-writable configuration is passed on" [ "$RC" -ne 0 ]
 fast_service fast-lineopt "$WORK/mpin.conf" nouserok require_group=wheel

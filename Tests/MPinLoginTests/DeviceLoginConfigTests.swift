@@ -7,7 +7,11 @@ import XCTest
 final class DeviceLoginConfigTests: XCTestCase {
     func testModeAndDeviceTimeoutKeys() throws {
         let defaults = try LoginConfig.parse("backend = http://127.0.0.1:1\n", file: "t.conf")
-        XCTAssertEqual(defaults.mode, .token)
+        XCTAssertEqual(defaults.mode, .auto, "auto by default: device for linked users, token for the others")
+        XCTAssertEqual(LoginMode.auto.resolved(linked: true), .device)
+        XCTAssertEqual(LoginMode.auto.resolved(linked: false), .token)
+        XCTAssertEqual(LoginMode.token.resolved(linked: true), .token)
+        XCTAssertEqual(LoginMode.device.resolved(linked: false), .device)
         XCTAssertEqual(defaults.deviceTimeout, 60)
         let c = try LoginConfig.parse("backend = http://127.0.0.1:1\nmode = device\ndevice_timeout = 2.5\n", file: "t.conf")
         XCTAssertEqual(c.mode, .device)
