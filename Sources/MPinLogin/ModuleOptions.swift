@@ -24,6 +24,11 @@ public struct ModuleOptions: Sendable, Equatable {
     /// The resident helper's socket pam_mpin.so connects to first when it runs as root
     /// (`helper_socket=PATH`, or `none` for no resident helper); pam_mpin.so reads it.
     public var helperSocket: String?
+    /// `failmode=secure`: a backend that cannot be reached is a refusal (PAM_AUTH_ERR), as a
+    /// line's `authinfo_unavail=die` would make it; `failmode=safe` (the default) answers
+    /// PAM_AUTHINFO_UNAVAIL, which the line's control turns into the next method (the packaged
+    /// profile's `authinfo_unavail=ignore`) or a refusal.
+    public var failSecure = false
     /// Arguments that were not understood, for the log.
     public var unknown: [String] = []
 
@@ -33,7 +38,7 @@ public struct ModuleOptions: Sendable, Equatable {
         a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
             && a.nouserok == b.nouserok && a.nouserokRoot == b.nouserokRoot && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
             && a.debug == b.debug && a.helperPath == b.helperPath && a.helperSocket == b.helperSocket && a.unknown == b.unknown
-            && a.accountFailOpen == b.accountFailOpen
+            && a.accountFailOpen == b.accountFailOpen && a.failSecure == b.failSecure
     }
 
     /// Module-line names that map to config keys.
@@ -58,6 +63,8 @@ public struct ModuleOptions: Sendable, Equatable {
             case ("use_first_pass", nil): useFirstPass = true
             case ("debug", nil): debug = true
             case ("account_fail_open", nil): accountFailOpen = true
+            case ("failmode", "secure"): failSecure = true
+            case ("failmode", "safe"): failSecure = false
             case ("helper", let v?): helperPath = v
             case ("helper_socket", let v?): helperSocket = v
             case ("enrol", nil): overrides.append(("enrol", "yes"))

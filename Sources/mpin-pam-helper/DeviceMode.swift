@@ -66,7 +66,7 @@ extension PAMSession {
                    unregistered: unregistered)
         switch outcome {
         case .success: break
-        case .unavailable: tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
+        case .unavailable: tellUnavailable()
         case .unknownUser: break
         default: tell(PAM_ERROR_MSG, "The login was not approved.")
         }

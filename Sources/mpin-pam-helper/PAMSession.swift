@@ -227,7 +227,7 @@ struct PAMSession {
         case .wrongPIN: tell(PAM_ERROR_MSG, "Wrong PIN.")
         case .blocked: tell(PAM_ERROR_MSG, "Your M-Pin identity is blocked; ask an administrator.")
         case .revoked: tell(PAM_ERROR_MSG, "Your M-Pin identity has been revoked; ask an administrator.")
-        case .unavailable: tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
+        case .unavailable: tellUnavailable()
         default: break
         }
         return code
@@ -258,9 +258,20 @@ struct PAMSession {
         case .blocked: PAM_MAXTRIES
         case .revoked: PAM_PERM_DENIED
         case .unknownUser: code(unregistered)
-        case .unavailable: PAM_AUTHINFO_UNAVAIL
+        case .unavailable: unavailableCode
         case .failed: PAM_AUTH_ERR
         }
+    }
+
+    /// What a backend that cannot be reached answers: `failmode` (ModuleOptions.failSecure).
+    var unavailableCode: Int32 { options.failSecure ? PAM_AUTH_ERR : PAM_AUTHINFO_UNAVAIL }
+
+    /// Says why M-Pin was not asked, and what happens next, unless the call is silent: a user
+    /// who typed a PIN and is then asked for a password learns why.
+    func tellUnavailable() {
+        tell(PAM_TEXT_INFO, options.failSecure
+             ? "The M-Pin server cannot be reached: this login is refused (failmode=secure)."
+             : "The M-Pin server cannot be reached: M-Pin was not checked; the next method decides.")
     }
 
     /// The code for a user with no registration, as EnforcementPolicy decided.

@@ -66,8 +66,8 @@ extension PAMSession {
             return PAM_AUTH_ERR
         case .notAllowed: return code(unregistered)
         case .unavailable:
-            tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached.")
-            return PAM_AUTHINFO_UNAVAIL
+            tellUnavailable()
+            return unavailableCode
         case .failed: return PAM_AUTH_ERR
         }
     }

@@ -462,8 +462,18 @@ start=$(millis); pamt mpin alice 1234; took=$(( $(millis) - start ))
 kill -CONT "$SERVER_PID"
 check "a backend that never answers fails" [ "$RC" -ne 0 ]
 check "a backend that never answers is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentication service cannot retrieve authentication info' <<<"$OUT"
+check "... and the user is told why, and that the next method decides (failmode=safe)" \
+  grep -q 'M-Pin server cannot be reached: M-Pin was not checked; the next method decides' <<<"$OUT"
 check_all "a backend that never answers costs connect_timeout (2 s), inside the 3 s budget (${took} ms)" \
   '[ "$took" -ge 1500 ] && [ "$took" -lt 3500 ]'
+
+# failmode=secure (issue 38, item 7): the same backend down is a refusal, and says so.
+service mpin-secure "auth required $MODULE config=$WORK/mpin.conf failmode=secure" "account required pam_permit.so"
+kill -STOP "$SERVER_PID"
+pamt mpin-secure alice 1234
+kill -CONT "$SERVER_PID"
+check_all "failmode=secure: a backend that never answers is PAM_AUTH_ERR, and the user is told" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT" && grep -q "this login is refused (failmode=secure)" <<<"$OUT"'
 
 # Without TLS a SIGHUP has nothing to reload: logged, the server goes on.
 kill -HUP "$SERVER_PID"; sleep 0.3
