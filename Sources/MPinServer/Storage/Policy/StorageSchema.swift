@@ -25,5 +25,10 @@
             ]),
             .createIndex("seen_signatures_user", table: "seen_signatures", columns: ["user_id"]),
         ]),
+        // Issue 37: registrations are bounded per client address too, the oldest beyond the
+        // bound deleted on every store (`RegistrationPolicy.maxPendingPerSource`).
+        SharedMigration(sqliteIdentifier: "v11: registrations by source", changes: [
+            .createIndex("registrations_source", table: "registrations", columns: ["source", "created"]),
+        ]),
     ]
 }
