@@ -99,7 +99,7 @@ struct Verify: CLICommand {
         try check(status)
         guard valid else {
             print("INVALID")
-            throw CLIError(status: .failed, message: "INVALID: the backend does not accept the signature")
+            throw CLIError(status: .failed, message: "INVALID: invalid signature (the backend does not accept it)")
         }
         print("VALID signed by \(userId) at \(message.timestamp)")
     }

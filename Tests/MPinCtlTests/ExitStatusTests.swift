@@ -361,7 +361,9 @@ final class ExitStatusTests: XCTestCase {
 
     /// `mpinctl register-dvs`, `sign` and `verify` (docs/MFA.md §14.4): a file signed with the
     /// signing PIN verifies against the backend, also as a non-root user; a changed file, a
-    /// changed signature and a wrong signing PIN do not; three wrong signing PINs block the key.
+    /// changed signature and a wrong signing PIN do not; three wrong signing PINs block the key;
+    /// a changed signature is "invalid signature", counts toward nothing, and the signature made
+    /// before the block still verifies after it (issue 37).
     func testRegisterDVSSignAndVerify() throws {
         try requireRoot()
         let config = try startBackend()
@@ -422,18 +424,31 @@ final class ExitStatusTests: XCTestCase {
         let changedSignature = try verify(file, forgedPath)
         XCTAssertEqual(changedSignature.status, 1, changedSignature.stdout)
         XCTAssertEqual(changedSignature.stdout, "INVALID\n")
+        XCTAssertTrue(changedSignature.stderr.contains("invalid signature"), changedSignature.stderr)
+        XCTAssertFalse(changedSignature.stderr.contains("PIN"), changedSignature.stderr)
         let garbage = try verify(file, try dir.write("garbage.mpinsig", "{}", mode: 0o644))
         XCTAssertEqual(garbage.status, 1)
 
-        // Wrong signing PINs: counted with the forged one above; the third in a row blocks the key.
-        let wrong = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "1234\n")
-        XCTAssertEqual(wrong.status, 1)
-        XCTAssertTrue(wrong.stderr.contains("INCORRECT_PIN"), wrong.stderr)
+        // Wrong signing PINs: the forged copy above (a seen U) was not counted; the third in a row blocks the key.
+        for pin in ["1234", "1111"] {
+            let wrong = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: pin + "\n")
+            XCTAssertEqual(wrong.status, 1)
+            XCTAssertTrue(wrong.stderr.contains("INCORRECT_PIN"), wrong.stderr)
+        }
         let blocking = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "0000\n")
         XCTAssertTrue(blocking.stderr.contains("blocked"), blocking.stderr)
         let after = try ctl(["--config", config, "sign", "alice", file, "--pin-stdin"], input: "2468\n")
         XCTAssertTrue(after.stderr.contains("FLOW_ERROR"), "the blocked key is forgotten: \(after.stderr)")
-        XCTAssertEqual(try verify(file, file + ".mpinsig").status, 1, "a blocked key's signatures no longer verify")
+        let before = try verify(file, file + ".mpinsig")
+        XCTAssertEqual(before.status, 0, "a signature seen valid before the block still verifies: \(before.stderr)")
+        // A signature with a new U on the blocked key: not checked, and not called a wrong PIN.
+        var fresh = fields
+        fresh["u"] = fields["v"]
+        let freshPath = try dir.write("fresh.mpinsig", String(decoding: try JSONSerialization.data(withJSONObject: fresh), as: UTF8.self),
+                                      mode: 0o644)
+        let unchecked = try verify(file, freshPath)
+        XCTAssertEqual(unchecked.status, 1)
+        XCTAssertTrue(unchecked.stderr.contains("invalid signature: the signing key is blocked"), unchecked.stderr)
         // Logins are not affected.
         let login = try ctl(["--config", config, "auth", "alice", "--pin-stdin"], input: "1234\n")
         XCTAssertEqual(login.status, 0, login.stderr)

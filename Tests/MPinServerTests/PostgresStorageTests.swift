@@ -585,3 +585,9 @@ final class ConcurrentLoginPostgresTests: ConcurrentLoginTests {
     override func setUp() async throws { try await super.setUp(); try TestStorage.requirePostgres() }
     func testVariantKeepsItsStateInPostgreSQL() async throws { try await TestStorage.assertServerKeepsStateInPostgres() }
 }
+
+final class ServerReviewPostgresTests: ServerReviewTests {
+    override class var storage: TestStorage { .postgres }
+    override func setUp() async throws { try await super.setUp(); try TestStorage.requirePostgres() }
+    func testVariantKeepsItsStateInPostgreSQL() async throws { try await TestStorage.assertServerKeepsStateInPostgres() }
+}

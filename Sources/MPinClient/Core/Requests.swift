@@ -17,6 +17,9 @@ enum RequestContext {
     /// The platform's check of a fresh DVS signature (docs/MFA.md §14.3): 410 means the signing
     /// key is blocked, 404 that the platform knows no such key.
     case signatureCheck
+    /// A relying party's check of a signature it was given (`verifySignature`, `mpinctl verify`):
+    /// no PIN of its own is involved, so 410 says only that the key is blocked (issue 37).
+    case signatureVerification
 }
 
 /// The outcome of one request: a JSON body (an empty object for an empty 200 body) or a status.
@@ -125,7 +128,10 @@ extension MPinSDK {
         case (.authenticate, 403): return MPinStatus(.identityNotAuthorized, "the identity is not authorised (HTTP 403)")
         case (.authenticate, 409): return MPinStatus(.clientSecretExpired)
         case (.signatureCheck, 410): return MPinStatus(.incorrectPIN, "wrong signing PIN; the signing key is now blocked")
-        case (.signatureCheck, 404): return MPinStatus(.flowError, "the platform knows no such signing key")
+        case (.signatureCheck, 404), (.signatureVerification, 404):
+            return MPinStatus(.flowError, "the platform knows no such signing key")
+        case (.signatureVerification, 410):
+            return MPinStatus(.flowError, "invalid signature: the signing key is blocked, and the platform never saw this signature valid")
         default: break
         }
         switch code {

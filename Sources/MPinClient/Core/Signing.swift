@@ -193,7 +193,8 @@ extension MPinMFA {
         -> (status: MPinStatus, valid: Bool, userId: String) {
         let (status, view) = core.fetchSettings(server, rpsPrefix: rpsPrefix)
         guard status.isOK, let view else { return (status, false, "") }
-        switch core.request(.post, view.url("dvsVerifyURL", besideRegisterURL: "dvsVerify"), body: signature, context: .signatureCheck) {
+        switch core.request(.post, view.url("dvsVerifyURL", besideRegisterURL: "dvsVerify"), body: signature,
+                           context: .signatureVerification) {
         case .failed(let s, _): return (s, false, "")
         case .ok(let v, _):
             guard let answer = WireCoding.lenient(DVSVerifyResponse.self, from: v) else {

@@ -44,6 +44,8 @@ public enum ServerError: Error, Sendable, Equatable {
     case revoked
     /// A registration code that is unknown, used, expired or another user's (MFA.md §8).
     case regCodeRefused
+    /// A registration in `code` mode whose activation code is not the user's (nothing stored).
+    case activationCodeRefused
     /// A DVS registration token that is unknown, expired or used (docs/MFA.md §14.1).
     case dvsTokenRefused
     /// No signing key is enrolled under the signature's mpinId (docs/MFA.md §14.3).
@@ -104,6 +106,7 @@ public enum ServerError: Error, Sendable, Equatable {
         case .unauthorized(let reason): (401, reason)
         case .revoked: (403, "Identity not authorized")
         case .regCodeRefused: (403, "Invalid or expired registration code")
+        case .activationCodeRefused: (403, "Invalid activation code")
         case .dvsTokenRefused: (403, "Invalid or expired DVS registration token")
         case .signingKeyNotFound: (404, "No such signing key")
         case .signingKeyBlocked: (410, "Signing key blocked")

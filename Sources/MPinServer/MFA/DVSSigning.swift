@@ -59,10 +59,20 @@ extension RPS {
                                    mpinId: mpinIDHex)
     }
 
-    /// `POST /{p}/dvsVerify`: checks a signature against the enrolled key of its mpinId. The
-    /// answer is counted: an invalid signature counts toward blocking the key, as a wrong PIN
-    /// counts toward blocking a login identity, so that the endpoint is no PIN-guessing oracle
-    /// for someone holding a stolen signing token. A blocked key is 410; an unknown one 404.
+    /// `POST /{p}/dvsVerify`: checks a signature against the enrolled key of its mpinId. An
+    /// invalid signature counts toward blocking the key, as a wrong PIN counts toward blocking a
+    /// login identity, so that the endpoint is no PIN-guessing oracle for someone holding a
+    /// stolen signing token. A blocked key is 410; an unknown one 404.
+    ///
+    /// Issue 37: a signature whose U the platform has seen valid before (every signature is
+    /// checked here when it is made) is answered from that record, never counted, and answered
+    /// even once the key is blocked: valid when it is that signature, invalid when anything else
+    /// (hash, timestamp, V) changed. Such a request is no PIN guess: a guess needs the pairing
+    /// check, and a guesser who reuses a seen U (he need not know its x: V − (y' − y)·SEC' is the
+    /// signature of another message under a guessed PIN) gets "invalid" whatever the PIN. So a
+    /// third party holding a signed file, replaying or altering it, spends nothing, and blocks
+    /// no earlier signature; a replay does not reset the counter either (else a guesser could
+    /// interleave one between guesses).
     func verifySignature(_ req: DVSSignatureMessage) async throws(ServerError) -> DVSVerifyResponse {
         guard req.mpinId.utf8.count <= 2 * Self.maxMpinIDBytes, let mpinID = Hex.decode(req.mpinId), !mpinID.isEmpty else {
             throw ServerError.badRequest("BAD REQUEST. INVALID MPIN ID")
@@ -79,16 +89,22 @@ extension RPS {
         guard let key = try await run({ try await self.storage.signingKey(mpinID: mpinIDHex) }) else {
             throw ServerError.signingKeyNotFound
         }
-        if key.blocked { throw ServerError.signingKeyBlocked }
         // The enrolled key decides; a signature naming another Pa is not this key's (and is not
         // counted: it cannot be a PIN guess against it).
         guard Hex.canonical(req.publicKey) == key.publicKey else { return DVSVerifyResponse(valid: false, userId: "") }
+        let seen = Self.seenSignature(mpinIDHex: mpinIDHex, signature: signature, message: message)
+        if let digest = try await run({ try await self.storage.seenSignature(key: seen.key) }) {
+            let same = Secrets.equal(digest, seen.digest)
+            logger.info("signature verified", metadata: ["verdict": "\(same ? "seen" : "altered")"])
+            return same ? DVSVerifyResponse(valid: true, userId: key.userID) : DVSVerifyResponse(valid: false, userId: "")
+        }
+        if key.blocked { throw ServerError.signingKeyBlocked }
         guard let paBytes = Hex.decode(key.publicKey), let publicKey = try? DVSPublicKey(bytes: paBytes) else {
             throw ServerError.internal("Stored signing key unusable")
         }
         let valid = DVS.verify(signature, message: message, mpinID: mpinID, publicKey: publicKey, serverSecret: serverSecret)
         let verdict = try await run({ try await self.storage.recordSignatureVerdict(
-            mpinID: mpinIDHex, valid: valid, maxAttempts: self.config.maxInvalidLoginAttempts, now: Date()) })
+            mpinID: mpinIDHex, valid: valid, seen: seen, maxAttempts: self.config.maxInvalidLoginAttempts, now: Date()) })
         logger.info("signature verified", metadata: ["verdict": "\(verdict)"])
         switch verdict {
         case .valid: return DVSVerifyResponse(valid: true, userId: key.userID)
@@ -96,5 +112,12 @@ extension RPS {
         case .blocked: throw ServerError.signingKeyBlocked
         case .unknownKey: throw ServerError.signingKeyNotFound
         }
+    }
+
+    /// How a signature is remembered once seen valid: keyed by its signing mpinId and U, with a
+    /// digest of everything else the check reads (timestamp, message, V).
+    static func seenSignature(mpinIDHex: String, signature: DVSSignature, message: [UInt8]) -> SeenSignature {
+        SeenSignature(key: Secrets.hash(mpinIDHex + ":" + Hex.encode(signature.u)),
+                      digest: Secrets.hash("\(signature.timeValue):" + Hex.encode(message) + ":" + Hex.encode(signature.v)))
     }
 }

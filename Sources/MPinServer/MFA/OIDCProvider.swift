@@ -302,11 +302,14 @@ struct OIDCProvider: Sendable {
         do { idToken = try await key.sign(claims, alg: app.idTokenAlg) } catch {
             throw OAuthError.serverError(.internal("Signing failed"))
         }
-        // The access token is what the SDK API reference's StartRegistrationDVS takes: the relying party hands
-        // it to the user's app, which may enrol a signing key with it once (docs/MFA.md §14.1).
+        // The access token serves the userinfo endpoint only. It is kept beside the DVS
+        // registration tokens but under a hash of its own domain, so that it enrols no signing
+        // key: any relying party the user logs in to gets one, and a signing key must be the
+        // user's own act, a PIN proof at `dvsRegToken` (issue 37; docs/MFA.md §14.1).
         let accessToken = try Self.randomToken()
         _ = try await oauthRun({ try await self.storage.issueDVSToken(
-            tokenHash: Secrets.hash(accessToken), userID: grant.userID, expires: now.addingTimeInterval(TimeInterval(ttl))) })
+            tokenHash: Self.accessTokenHash(accessToken), userID: grant.userID,
+            expires: now.addingTimeInterval(TimeInterval(ttl))) })
         logger.info("id token issued", metadata: ["client": "\(clientID)"])
         return TokenResponse(access_token: accessToken, token_type: "Bearer", expires_in: ttl, id_token: idToken)
     }
@@ -339,10 +342,15 @@ struct OIDCProvider: Sendable {
         else { throw OAuthError.invalidToken(OAuthError.noBearerToken) }
         let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         guard (1...256).contains(token.utf8.count),
-              let user = try await oauthRun({ try await self.storage.dvsTokenUser(tokenHash: Secrets.hash(token), now: Date()) })
+              let user = try await oauthRun({ try await self.storage.dvsTokenUser(tokenHash: Self.accessTokenHash(token),
+                                                                                  now: Date()) })
         else { throw OAuthError.invalidToken("the access token is unknown or expired") }
         return UserInfoResponse(sub: user, email: Self.email(user))
     }
+
+    /// How an access token is kept: SHA-256 of it in a domain of its own, never equal to the
+    /// hash of a DVS registration token (SHA-256 of the token alone), which `dvsregister` looks up.
+    static func accessTokenHash(_ token: String) -> String { Secrets.hash("oidc-access-token:" + token) }
 
     /// The user id as an e-mail address, when it is one (one `@`).
     static func email(_ userID: String) -> String? { userID.filter { $0 == "@" }.count == 1 ? userID : nil }

@@ -33,6 +33,8 @@ final class RPS: Sendable {
     let issueHostLimit: AccessNumberRateLimit
     /// Signs the final verdicts of logins whose client sent a nonce (PROTOCOL.md §4.5.1).
     let verdictKey: VerdictKey
+    /// Wrong registration codes per source and overall (issue 37).
+    let regCodeLimit = RegCodeGuessLimit()
     /// Access numbers named in pass 2's WID, per identity and per address and minute, as
     /// codeStatus counts its look-ups of web logins' short codes.
     let widLookupLimit: AccessNumberRateLimit
@@ -114,22 +116,45 @@ final class RPS: Sendable {
         let activateKey = WireSignature.sign(WireSignature.activationMessage(mpinIDHex: mpinID, regOTT: ott), key: appKey)
         let expires = now.addingTimeInterval(TimeInterval(config.verifyUserExpireSeconds))
         let regCodeHash = try await checkMFARegistration(req, now: now)
-        let outcome = try await run { try await self.storage.saveRegistration(
-            mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
-            expires: expires, mode: self.config.verification,
-            activateCodeHash: req.activateCode.map(Secrets.hash), regCodeHash: regCodeHash,
-            maxRegCodeAttempts: self.config.maxInvalidLoginAttempts, details: RegistrationDetails(deviceName: req.deviceName, source: source), now: now) }
+        // A registration code is judged only within the limits on wrong codes per source and
+        // overall (issue 37): the try is counted first and given back when the code is right.
+        let guessSource = Pass1Store.sourceKey(source)
+        if regCodeHash != nil {
+            switch regCodeLimit.admit(guessSource, now: now) {
+            case .admitted: break
+            case .refused(let firstRefusal):
+                if firstRefusal {
+                    logger.notice("wrong registration codes throttled",
+                                  metadata: ["source": "\(source)", "limit": "\(regCodeLimit.describe(guessSource))"])
+                }
+                throw ServerError.tooManyRequests
+            }
+        }
+        let activateCodeHash = req.activateCode.flatMap { $0.isEmpty ? nil : Secrets.hash($0) }
+        let outcome: RegistrationOutcome
+        do {
+            outcome = try await run { try await self.storage.saveRegistration(
+                mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
+                expires: expires, mode: self.config.verification, activateCodeHash: activateCodeHash, regCodeHash: regCodeHash,
+                details: RegistrationDetails(deviceName: req.deviceName, source: source), now: now) }
+        } catch {
+            if regCodeHash != nil { regCodeLimit.giveBack(guessSource, now: now) }
+            throw error
+        }
+        if regCodeHash != nil, !outcome.isWrongRegCode { regCodeLimit.giveBack(guessSource, now: now) }
         switch outcome {
         case .refused:
             logger.info("registration refused", metadata: ["reason": "revoked"])
             throw ServerError.revoked
-        case .regCodeRefused(let voided):
-            logger.info("registration refused", metadata: ["reason": "registration code"])
-            if voided > 0 {
-                logger.notice("too many wrong registration codes: the user's codes are void",
-                              metadata: ["dropped": "\(voided)"])
-            }
+        case .regCodeRefused(let wrongCodes):
+            // The admin sees who guesses: the address and how many wrong codes now stand
+            // against the user's live codes (never the code, nor the user id).
+            logger.notice("registration refused", metadata: ["reason": "registration code", "source": "\(source)",
+                                                             "wrongCodesOnLiveCodes": "\(wrongCodes)"])
             throw ServerError.regCodeRefused
+        case .activationCodeRefused:
+            logger.info("registration refused", metadata: ["reason": "activation code", "source": "\(source)"])
+            throw ServerError.activationCodeRefused
         case .stored(let active):
             logger.info("registration stored", metadata: ["active": "\(active)"])
             metrics.recordRegistrationStarted()

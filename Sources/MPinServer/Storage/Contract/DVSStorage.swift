@@ -16,7 +16,31 @@ import Foundation
     /// Records a verification's outcome against the key's counter in one transaction: a valid
     /// signature resets it, an invalid one counts, and the `maxAttempts`-th in a row blocks the
     /// key. A blocked key's signatures are never valid again.
-    func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int, now: Date) async throws -> SignatureVerdict
+    ///
+    /// `seen`: the signature, to remember when it is valid (`seenSignature`); a signature whose
+    /// key is already remembered is not recorded again. Nil remembers nothing.
+    func recordSignatureVerdict(mpinID: String, valid: Bool, seen: SeenSignature?, maxAttempts: Int,
+                                now: Date) async throws -> SignatureVerdict
+    /// The digest of the valid signature remembered under `key` (issue 37), or nil. Deleted with
+    /// its user's signing keys (revoke, delete).
+    func seenSignature(key: String) async throws -> String?
+}
+
+extension DVSStorage {
+    /// A verdict that remembers no signature.
+    @_spi(StorageContract) public func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int,
+                                                              now: Date) async throws -> SignatureVerdict {
+        try await recordSignatureVerdict(mpinID: mpinID, valid: valid, seen: nil, maxAttempts: maxAttempts, now: now)
+    }
+}
+
+/// A signature the platform has seen valid, as it is remembered (docs/MFA.md §14.3): `key` is
+/// SHA-256 of the signing mpinId and U (a signature's one random part, which only its signer can
+/// make), `digest` SHA-256 of the rest (timestamp, hash, V). Both hex.
+@_spi(StorageContract) public struct SeenSignature: Sendable, Equatable {
+    public var key: String
+    public var digest: String
+    public init(key: String, digest: String) { self.key = key; self.digest = digest }
 }
 
 /// An enrolled signing key.

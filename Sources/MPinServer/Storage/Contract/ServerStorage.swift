@@ -19,13 +19,16 @@ import MPinWire
     /// Stores (or replaces) a registration record and decides, by `mode`, whether it is active.
     /// With `regCodeHash` it is active at once if that registration code of the user is live,
     /// and the code is used up; otherwise nothing is stored (`.regCodeRefused`) and the wrong
-    /// code is counted against the user's live codes in the same transaction, the
-    /// `maxRegCodeAttempts`-th in a row deleting them all (`WrongRegCodeCounter`).
+    /// code is counted against the user's live codes in the same transaction, voiding nothing
+    /// (`WrongRegCodeCounter`). In `.code` mode an activation code that is given and is not the
+    /// user's stores nothing (`.activationCodeRefused`). At most
+    /// `RegistrationPolicy.maxPendingPerUser` registrations are kept per user and
+    /// `maxPendingPerSource` per `details.source` (when not empty), the oldest dropped.
     /// A registration sent again (same mpinId) keeps its first `created` and its first
     /// expiry: re-sending cannot keep it alive. `details` says who asked, for the admin.
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          maxRegCodeAttempts: Int, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome
+                          details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome
     /// Activates the live registration with this activation key; false when there is none.
     func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool
     /// The signature step: consumes an active registration into an issued identity.
@@ -83,9 +86,11 @@ extension ServerStorage {
     case stored(active: Bool)
     /// The user is revoked.
     case refused
-    /// The registration code is not a live code of the user; `voided`: how many codes of the
-    /// user this wrong code deleted (0 unless it reached the limit).
-    case regCodeRefused(voided: Int)
+    /// The registration code is not a live code of the user; `wrongCodes`: the wrong codes now
+    /// counted on the user's live codes (0 when the user has none). Nothing is voided.
+    case regCodeRefused(wrongCodes: Int)
+    /// `.code` mode, and the activation code given is not the user's: nothing was stored.
+    case activationCodeRefused
 }
 
 /// Outcome of the signature step.

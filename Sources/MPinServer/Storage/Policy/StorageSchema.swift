@@ -16,5 +16,19 @@
         SharedMigration(sqliteIdentifier: "v9: wrong registration codes counted in the database", changes: [
             .addColumn(table: "reg_codes", SchemaColumn("failures", .integer, default: .integer(0))),
         ]),
+        // Issue 37: the signatures seen valid, so that a relying party's check of one (replayed
+        // or altered) is answered without counting toward blocking the key (DVSSigning).
+        SharedMigration(sqliteIdentifier: "v10: signatures seen valid", changes: [
+            .createTable("seen_signatures", columns: [
+                SchemaColumn("sig_key", .text), SchemaColumn("mpin_id", .text), SchemaColumn("user_id", .text),
+                SchemaColumn("digest", .text), SchemaColumn("created", .real),
+            ]),
+            .createIndex("seen_signatures_user", table: "seen_signatures", columns: ["user_id"]),
+        ]),
+        // Issue 37: registrations are bounded per client address too, the oldest beyond the
+        // bound deleted on every store (`RegistrationPolicy.maxPendingPerSource`).
+        SharedMigration(sqliteIdentifier: "v11: registrations by source", changes: [
+            .createIndex("registrations_source", table: "registrations", columns: ["source", "created"]),
+        ]),
     ]
 }

@@ -16,14 +16,16 @@ extension UserChange {
                     "DELETE FROM identities WHERE user_id = ?", "DELETE FROM sessions WHERE user_id = ?",
                     // A revoked user's signatures stop verifying (docs/MFA.md §14), and a DVS
                     // registration token issued before the revocation enrols nothing after it.
-                    "DELETE FROM signing_keys WHERE user_id = ?", "DELETE FROM dvs_tokens WHERE user_id = ?"]
+                    "DELETE FROM signing_keys WHERE user_id = ?", "DELETE FROM dvs_tokens WHERE user_id = ?",
+                    "DELETE FROM seen_signatures WHERE user_id = ?"]
         case .unblock:
             return ["UPDATE identities SET attempts = 0, blocked_at = NULL WHERE user_id = ?",
                     "UPDATE signing_keys SET attempts = 0, blocked_at = NULL WHERE user_id = ?"]
         case .delete:
             return ["DELETE FROM identities WHERE user_id = ?", "DELETE FROM registrations WHERE user_id = ?",
                     "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM signing_keys WHERE user_id = ?",
-                    "DELETE FROM dvs_tokens WHERE user_id = ?", "DELETE FROM users WHERE user_id = ?"]
+                    "DELETE FROM dvs_tokens WHERE user_id = ?", "DELETE FROM seen_signatures WHERE user_id = ?",
+                    "DELETE FROM users WHERE user_id = ?"]
         }
     }
 }

@@ -1,23 +1,16 @@
 /// Wrong registration codes tried for a user (docs/MFA.md §8), decided here once for both
-/// backends. Like wrong PINs, the `maxAttempts`-th wrong code in a row deletes every code the
-/// user still has: an invitation (`mpin-server user invite`) cannot be guessed at, only issued
-/// again. The count lives in the database, on the user's live codes (`reg_codes.failures`),
-/// so it survives a restart, is shared by every node, and no flood of other user ids can push
-/// it out (issue 28). A user without a live code has nothing to guess and nothing is counted.
+/// backends. The count lives in the database, on the user's live codes (`reg_codes.failures`),
+/// so it survives a restart and is shared by every node (issue 28); the admin and the log see it.
+///
+/// It voids nothing (issue 37): a wrong code is no evidence about any particular code, and
+/// voiding a user's codes after a few wrong ones let anyone who could name the user cancel an
+/// invitation without holding it. Guessing is bounded instead by the server's limits on wrong
+/// codes per source and overall (`RegCodeGuessLimit`): 10^12 values against a handful of live
+/// codes per user at a bounded rate. A user without a live code has nothing counted.
 enum WrongRegCodeCounter {
-    /// What to write after one more wrong code for a user whose live codes carry `failures`.
-    enum Update: Sendable, Equatable {
-        /// The user's live codes carry the new count.
-        case count(Int)
-        /// The limit is reached: every code of the user is deleted (the count goes with them).
-        case voidCodes
-    }
-
-    /// One more wrong code against a user with `liveCodes` live codes and the count as read
-    /// (the highest `failures` among them); nil when there is nothing to count.
-    static func decide(failures: Int, liveCodes: Int, maxAttempts: Int) -> Update? {
-        guard liveCodes > 0 else { return nil }
-        let counted = failures + 1
-        return counted >= maxAttempts ? .voidCodes : .count(counted)
+    /// The count to write on the user's live codes after one more wrong code, when the count
+    /// as read (the highest `failures` among them) is `failures`; nil when there is nothing to count.
+    static func counted(failures: Int, liveCodes: Int) -> Int? {
+        liveCodes > 0 ? failures + 1 : nil
     }
 }

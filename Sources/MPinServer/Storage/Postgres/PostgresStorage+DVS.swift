@@ -43,7 +43,14 @@ extension PostgresStorage {
         return SigningKey(userID: userID, publicKey: publicKey, blocked: blockedAt != nil)
     }
 
-    func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int, now: Date) async throws -> SignatureVerdict {
+    func seenSignature(key: String) async throws -> String? {
+        guard let row = try await run("SELECT digest FROM seen_signatures WHERE sig_key = \(key)", durable: false).first
+        else { return nil }
+        return try row.decode(String.self)
+    }
+
+    func recordSignatureVerdict(mpinID: String, valid: Bool, seen: SeenSignature?, maxAttempts: Int,
+                                now: Date) async throws -> SignatureVerdict {
         let logger = logger
         return try await transaction { c in
             guard let row = try await c.rows("""
@@ -54,6 +61,13 @@ extension PostgresStorage {
             if let update = decision.update {
                 try await c.rows("""
                     UPDATE signing_keys SET attempts = \(update.attempts), blocked_at = \(update.blockedAt) WHERE mpin_id = \(mpinID)
+                    """, logger)
+            }
+            if decision.verdict == .valid, let seen {
+                try await c.rows("""
+                    INSERT INTO seen_signatures (sig_key, mpin_id, user_id, digest, created)
+                    SELECT \(seen.key), mpin_id, user_id, \(seen.digest), \(now.timeIntervalSince1970) FROM signing_keys
+                    WHERE mpin_id = \(mpinID) ON CONFLICT DO NOTHING
                     """, logger)
             }
             return decision.verdict

@@ -380,8 +380,7 @@ final class PostgresStorage: StorageBackend {
     }
 
     func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
-                          expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          maxRegCodeAttempts: Int, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
+                          expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         let t = now.timeIntervalSince1970, logger = logger
         return try await transaction { c in
             // The user's row, locked: its state and activation code decide, and may change here.
@@ -397,7 +396,7 @@ final class PostgresStorage: StorageBackend {
                 // A registration code of this user, live and unused, stands for the identity's
                 // verification (MFA.md §8); used up here, in the registration's transaction.
                 // The user's codes are locked first: concurrent tries for one user are judged
-                // and counted one after the other, so no more than the limit are ever judged.
+                // and counted one after the other.
                 let live = try await c.rows("""
                     SELECT failures FROM reg_codes WHERE user_id = \(userID) AND expires > \(t) FOR UPDATE
                     """, logger).map { try $0.decode(Int.self) }
@@ -405,22 +404,18 @@ final class PostgresStorage: StorageBackend {
                     DELETE FROM reg_codes WHERE code_hash = \(regCodeHash) AND user_id = \(userID) AND expires > \(t) RETURNING 1
                     """, logger)
                 guard used.count == 1 else {
-                    switch WrongRegCodeCounter.decide(failures: live.max() ?? 0, liveCodes: live.count,
-                                                      maxAttempts: maxRegCodeAttempts) {
-                    case nil:
-                        return .regCodeRefused(voided: 0)
-                    case .count(let failures)?:
-                        try await c.rows("UPDATE reg_codes SET failures = \(failures) WHERE user_id = \(userID)", logger)
-                        return .regCodeRefused(voided: 0)
-                    case .voidCodes?:
-                        // Expired codes not yet purged go too; the count is of the live ones voided.
-                        try await c.rows("DELETE FROM reg_codes WHERE user_id = \(userID)", logger)
-                        return .regCodeRefused(voided: live.count)
+                    guard let failures = WrongRegCodeCounter.counted(failures: live.max() ?? 0, liveCodes: live.count) else {
+                        return .regCodeRefused(wrongCodes: 0)
                     }
+                    try await c.rows("UPDATE reg_codes SET failures = \(failures) WHERE user_id = \(userID)", logger)
+                    return .regCodeRefused(wrongCodes: failures)
                 }
                 // The right code: the count of wrong ones starts again on the user's other codes.
                 try await c.rows("UPDATE reg_codes SET failures = 0 WHERE user_id = \(userID)", logger)
                 mode = .auto
+            }
+            if RegistrationPolicy.refusesActivationCode(user: user, mode: mode, activateCodeHash: activateCodeHash) {
+                return .activationCodeRefused
             }
             let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
             switch userWrite {
@@ -448,6 +443,17 @@ final class PostgresStorage: StorageBackend {
                   expires = LEAST(registrations.expires, EXCLUDED.expires)
                 WHERE registrations.user_id = EXCLUDED.user_id
                 """, logger)
+            // The bounds per identity and per address: the oldest beyond them go.
+            try await c.rows("""
+                DELETE FROM registrations WHERE mpin_id IN (SELECT mpin_id FROM registrations WHERE user_id = \(userID)
+                                                            ORDER BY created DESC, mpin_id DESC OFFSET \(RegistrationPolicy.maxPendingPerUser))
+                """, logger)
+            if !details.source.isEmpty {
+                try await c.rows("""
+                    DELETE FROM registrations WHERE mpin_id IN (SELECT mpin_id FROM registrations WHERE source = \(details.source)
+                                                                ORDER BY created DESC, mpin_id DESC OFFSET \(RegistrationPolicy.maxPendingPerSource))
+                    """, logger)
+            }
             return .stored(active: active)
         }
     }

@@ -64,7 +64,12 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int, now: Date) async throws -> SignatureVerdict {
+    @_spi(StorageContract) public func seenSignature(key: String) async throws -> String? {
+        try await read { db in try String.fetchOne(db, sql: "SELECT digest FROM seen_signatures WHERE sig_key = ?", arguments: [key]) }
+    }
+
+    @_spi(StorageContract) public func recordSignatureVerdict(mpinID: String, valid: Bool, seen: SeenSignature?, maxAttempts: Int,
+                                                              now: Date) async throws -> SignatureVerdict {
         try await write { db in
             let counter = try Row.fetchOne(db, sql: "SELECT attempts, blocked_at FROM signing_keys WHERE mpin_id = ?",
                                            arguments: [mpinID]).map { (attempts: $0["attempts"] as Int, blockedAt: $0["blocked_at"] as Double?) }
@@ -72,6 +77,12 @@ extension SQLiteStorage {
             if let update = decision.update {
                 try db.execute(sql: "UPDATE signing_keys SET attempts = ?, blocked_at = ? WHERE mpin_id = ?",
                                arguments: [update.attempts, update.blockedAt, mpinID])
+            }
+            if decision.verdict == .valid, let seen {
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO seen_signatures (sig_key, mpin_id, user_id, digest, created)
+                    SELECT ?, mpin_id, user_id, ?, ? FROM signing_keys WHERE mpin_id = ?
+                    """, arguments: [seen.key, seen.digest, now.timeIntervalSince1970, mpinID])
             }
             return decision.verdict
         }

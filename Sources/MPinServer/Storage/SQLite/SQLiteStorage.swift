@@ -230,8 +230,7 @@ import MPinWire
 
     /// Stores (or replaces) a registration record and decides whether it is active.
     @_spi(StorageContract) public func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
-                          expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?,
-                          maxRegCodeAttempts: Int, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
+                          expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         try await write { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
                                         arguments: [userID]).map { RegistrationPolicy.User(state: $0["state"], activationCodeHash: $0["activation_code_hash"]) }
@@ -243,12 +242,14 @@ import MPinWire
                 try db.execute(sql: "DELETE FROM reg_codes WHERE code_hash = ? AND user_id = ? AND expires > ?",
                                arguments: [regCodeHash, userID, now.timeIntervalSince1970])
                 guard db.changesCount == 1 else {
-                    return .regCodeRefused(voided: try Self.countWrongRegCode(db, userID: userID, maxAttempts: maxRegCodeAttempts,
-                                                                              now: now))
+                    return .regCodeRefused(wrongCodes: try Self.countWrongRegCode(db, userID: userID, now: now))
                 }
                 // The right code: the count of wrong ones starts again on the user's other codes.
                 try db.execute(sql: "UPDATE reg_codes SET failures = 0 WHERE user_id = ?", arguments: [userID])
                 mode = .auto
+            }
+            if RegistrationPolicy.refusesActivationCode(user: user, mode: mode, activateCodeHash: activateCodeHash) {
+                return .activationCodeRefused
             }
             let (active, userWrite) = RegistrationPolicy.decide(user: user, mode: mode, activateCodeHash: activateCodeHash)
             switch userWrite {
@@ -276,28 +277,32 @@ import MPinWire
                 WHERE registrations.user_id = excluded.user_id
                 """, arguments: [mpinID, userID, regOTTHash, activateKeyHash, active, expires.timeIntervalSince1970,
                                  now.timeIntervalSince1970, details.deviceName, details.source])
+            // The bounds per identity and per address: the oldest beyond them go.
+            try db.execute(sql: """
+                DELETE FROM registrations WHERE mpin_id IN (SELECT mpin_id FROM registrations WHERE user_id = ?
+                                                            ORDER BY created DESC, rowid DESC LIMIT -1 OFFSET ?)
+                """, arguments: [userID, RegistrationPolicy.maxPendingPerUser])
+            if !details.source.isEmpty {
+                try db.execute(sql: """
+                    DELETE FROM registrations WHERE mpin_id IN (SELECT mpin_id FROM registrations WHERE source = ?
+                                                                ORDER BY created DESC, rowid DESC LIMIT -1 OFFSET ?)
+                    """, arguments: [details.source, RegistrationPolicy.maxPendingPerSource])
+            }
             return .stored(active: active)
         }
     }
 
     /// Counts a wrong registration code against the user's live codes (`WrongRegCodeCounter`),
-    /// in the refusing transaction; how many codes that deleted.
-    private static func countWrongRegCode(_ db: Database, userID: String, maxAttempts: Int, now: Date) throws -> Int {
+    /// in the refusing transaction; the count now standing (0 when the user has no live code).
+    private static func countWrongRegCode(_ db: Database, userID: String, now: Date) throws -> Int {
         let row = try Row.fetchOne(db, sql: """
             SELECT COALESCE(MAX(failures), 0) AS failures, COUNT(*) AS live FROM reg_codes WHERE user_id = ? AND expires > ?
             """, arguments: [userID, now.timeIntervalSince1970])
-        let live: Int = row?["live"] ?? 0
-        switch WrongRegCodeCounter.decide(failures: row?["failures"] ?? 0, liveCodes: live, maxAttempts: maxAttempts) {
-        case nil:
+        guard let failures = WrongRegCodeCounter.counted(failures: row?["failures"] ?? 0, liveCodes: row?["live"] ?? 0) else {
             return 0
-        case .count(let failures)?:
-            try db.execute(sql: "UPDATE reg_codes SET failures = ? WHERE user_id = ?", arguments: [failures, userID])
-            return 0
-        case .voidCodes?:
-            // Expired codes not yet purged go too; the count says how many live ones were voided.
-            try db.execute(sql: "DELETE FROM reg_codes WHERE user_id = ?", arguments: [userID])
-            return live
         }
+        try db.execute(sql: "UPDATE reg_codes SET failures = ? WHERE user_id = ?", arguments: [failures, userID])
+        return failures
     }
 
     /// RPA activation (`POST /user/{mpinId}`): true when a live registration with this key exists.
