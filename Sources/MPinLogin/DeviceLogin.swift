@@ -79,7 +79,8 @@ public struct DeviceLogin {
         var host: MPinSDK.HostKey? = nil
         if let pair = try? HostKeyStore.loadOrCreate(platform.secureStorage) {
             host = MPinSDK.HostKey(secretKey: pair.secretKey, publicKey: pair.publicKey,
-                                   certificate: HostKeyStore.certificate(for: account.backend, in: platform.nonSecureStorage))
+                                   certificate: HostKeyStore.certificate(for: account.backend, in: platform.nonSecureStorage),
+                                   user: unixUser)
         }
         let (status, issued) = sdk.requestAccessNumber(description: description, signed: !account.verdictKey.isEmpty, host: host)
         guard status.isOK, let issued else { return (Login.outcome(status), account.identity) }

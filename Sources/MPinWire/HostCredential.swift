@@ -30,9 +30,14 @@ public enum HostCredential {
         return out
     }
 
+    /// Longest `hostUser`, in UTF-8 bytes.
+    public static let maxUserBytes = 256
+
     /// What a host signs when it asks for an access number.
-    public static func requestMessage(hostKey: [UInt8], timeMillis: Int, description: String, verdictNonce: String) -> [UInt8] {
-        message("mpin-host-request-v1", [hostKey, Array(String(timeMillis).utf8), Array(description.utf8), Array(verdictNonce.utf8)])
+    public static func requestMessage(hostKey: [UInt8], timeMillis: Int, user: String, description: String,
+                                      verdictNonce: String) -> [UInt8] {
+        message("mpin-host-request-v1", [hostKey, Array(String(timeMillis).utf8), Array(user.utf8), Array(description.utf8),
+                                         Array(verdictNonce.utf8)])
     }
 
     /// What the server signs in a certificate.
@@ -40,15 +45,17 @@ public enum HostCredential {
         message("mpin-host-certificate-v1", [hostKey, Array(String(expires).utf8)])
     }
 
-    /// `request` with the host's key, the time and the signature over them (nothing else of the
-    /// request changes). `certificate` is the one kept for this backend, or empty.
+    /// `request` with the host's key, the time, the local `user` the login is for (the server
+    /// counts per host key and user) and the signature over them (nothing else of the request
+    /// changes). `certificate` is the one kept for this backend, or empty.
     public static func signed(_ request: AccessNumberRequest, secretKey: [UInt8], publicKey: [UInt8], certificate: String,
-                              timeMillis: Int) throws(MPinCryptoError) -> AccessNumberRequest {
+                              user: String, timeMillis: Int) throws(MPinCryptoError) -> AccessNumberRequest {
         var r = request
-        let m = requestMessage(hostKey: publicKey, timeMillis: timeMillis, description: request.description ?? "",
+        let m = requestMessage(hostKey: publicKey, timeMillis: timeMillis, user: user, description: request.description ?? "",
                                verdictNonce: request.verdictNonce ?? "")
         r.hostKey = Hex.encode(publicKey)
         r.hostTime = timeMillis
+        r.hostUser = user
         r.hostSignature = Hex.encode(try Schnorr.sign(m, secretKey: secretKey))
         r.hostCertificate = certificate.isEmpty ? nil : certificate
         return r
@@ -73,10 +80,11 @@ public enum HostCredential {
     /// Whether `request` carries a valid signature by the key it names, made within
     /// `freshnessSeconds` of `nowMillis`.
     public static func verifySignature(_ request: AccessNumberRequest, hostKey: [UInt8], nowMillis: Int) -> Bool {
-        guard let time = request.hostTime, let sigHex = request.hostSignature, sigHex.utf8.count == 2 * Schnorr.signatureSize,
+        guard let time = request.hostTime, let user = request.hostUser, user.utf8.count <= maxUserBytes,
+              let sigHex = request.hostSignature, sigHex.utf8.count == 2 * Schnorr.signatureSize,
               let signature = Hex.decode(sigHex),
               abs(Double(time) - Double(nowMillis)) <= Double(freshnessSeconds * 1000) else { return false }
-        return Schnorr.verify(signature, message: requestMessage(hostKey: hostKey, timeMillis: time,
+        return Schnorr.verify(signature, message: requestMessage(hostKey: hostKey, timeMillis: time, user: user,
                                                                  description: request.description ?? "",
                                                                  verdictNonce: request.verdictNonce ?? ""),
                               publicKey: hostKey)

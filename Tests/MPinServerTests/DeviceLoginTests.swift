@@ -210,10 +210,12 @@ class DeviceLoginTests: XCTestCase {
             let anonymous = try await accessNumber(server, description: description).status
             XCTAssertEqual(anonymous, 429)
 
-            func signed(_ key: (secretKey: [UInt8], publicKey: [UInt8]), certificate: String, time: Int? = nil) throws -> AccessNumberRequest {
-                try HostCredential.signed(AccessNumberRequest(description: description, verdictNonce: Hex.encode(try SystemRandom.bytes(32))),
+            func signed(_ key: (secretKey: [UInt8], publicKey: [UInt8]), certificate: String, user: String = "alice",
+                        remote: String = "", time: Int? = nil) throws -> AccessNumberRequest {
+                try HostCredential.signed(AccessNumberRequest(description: description + remote,
+                                                              verdictNonce: Hex.encode(try SystemRandom.bytes(32))),
                                           secretKey: key.secretKey, publicKey: key.publicKey, certificate: certificate,
-                                          timeMillis: time ?? Int(Date().timeIntervalSince1970 * 1000))
+                                          user: user, timeMillis: time ?? Int(Date().timeIntervalSince1970 * 1000))
             }
             func send(_ r: AccessNumberRequest) async throws -> Int {
                 try await client.send("POST", "/rps/getAccessNumber", body: try JSONEncoder().encode(r)).status
@@ -231,17 +233,16 @@ class DeviceLoginTests: XCTestCase {
             let forged = try await send(try signed(madeUp, certificate: try HostCredential.certificate(
                 hostKey: madeUp.publicKey, expires: now + 3600, secretKey: madeUp.secretKey)))
             XCTAssertEqual(forged, 429, "a certificate the server did not sign counts as anonymous")
-            // The host's own limits: 30 a minute per description (one used above).
+            // The host's own limits: 30 a minute per user (one used above), whatever remote host
+            // the descriptions name (a flood of logins at the host itself spends that user's only).
             var own: [Int] = []
             let ownStart = Date()
-            for _ in 0..<30 { own.append(try await send(try signed(host, certificate: certificate))) }
+            for i in 0..<30 { own.append(try await send(try signed(host, certificate: certificate, remote: ", from 203.0.113.\(i % 11)"))) }
             print(String(format: "# getAccessNumber: anonymous %.2f ms, certified host %.2f ms (signing and both checks) per request",
                          floodTime * 1000 / 330, Date().timeIntervalSince(ownStart) * 1000 / 30))
             XCTAssertEqual(own.filter { $0 == 200 }.count, 29)
             XCTAssertEqual(own.last, 429)
-            let otherUser = try await send(try HostCredential.signed(
-                AccessNumberRequest(description: "host h, user bob, service sshd"), secretKey: host.secretKey,
-                publicKey: host.publicKey, certificate: certificate, timeMillis: Int(Date().timeIntervalSince1970 * 1000)))
+            let otherUser = try await send(try signed(host, certificate: certificate, user: "bob"))
             XCTAssertEqual(otherUser, 200, "another user of the host has a budget of its own")
         } catch { await server.shutdown(); throw error }
         await server.shutdown()

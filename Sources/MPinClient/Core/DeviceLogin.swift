@@ -36,8 +36,10 @@ extension MPinSDK {
         public var publicKey: [UInt8]
         /// The backend's certificate of `publicKey`, or empty.
         public var certificate: String
-        public init(secretKey: [UInt8], publicKey: [UInt8], certificate: String) {
-            self.secretKey = secretKey; self.publicKey = publicKey; self.certificate = certificate
+        /// The local user the login is for: the backend counts per host key and user.
+        public var user: String
+        public init(secretKey: [UInt8], publicKey: [UInt8], certificate: String, user: String) {
+            self.secretKey = secretKey; self.publicKey = publicKey; self.certificate = certificate; self.user = user
         }
     }
 
@@ -64,7 +66,7 @@ extension MPinSDK {
             // by more than a minute is counted as anonymous, nothing worse.
             let millis = WallClock.nowMillis()
             do { body = try HostCredential.signed(body, secretKey: host.secretKey, publicKey: host.publicKey,
-                                                  certificate: host.certificate, timeMillis: millis) } catch {
+                                                  certificate: host.certificate, user: host.user, timeMillis: millis) } catch {
                 return (MPinStatus(.cryptoError, "could not sign the request with the host key"), nil)
             }
         }

@@ -7,7 +7,8 @@ import MPinWire
 /// requester's description, its lookup by the approving device, the per-address rate limit.
 extension RPS {
     /// `POST /{p}/getAccessNumber`, with the requester's optional description. A certified host
-    /// (§5.8) counts against its own limits, per host key and description and per host key;
+    /// (§5.8) counts against its own limits, per host key and user and per host key (not per
+    /// description, which carries the remote host a client names);
     /// any other request against the anonymous ones: per `client` and description, per
     /// `client`, and all of them together.
     func getAccessNumber(_ req: AccessNumberRequest?, client: String, now: Date = Date()) async throws(ServerError) -> AccessNumberResponse {
@@ -16,7 +17,7 @@ extension RPS {
             throw ServerError.badRequest("Invalid description: at most \(AccessNumberDescription.maxScalars) characters, no control characters")
         }
         if let req, let host = certifiedHost(req, now: now) {
-            guard issueKeyLimit.admit(host + "\n" + description, now: now), issueKeyHostLimit.admit(host, now: now) else {
+            guard issueKeyLimit.admit(host + "\n" + (req.hostUser ?? ""), now: now), issueKeyHostLimit.admit(host, now: now) else {
                 logger.notice("access number refused", metadata: ["reason": "rate limit of the host key"])
                 throw ServerError.tooManyRequests
             }

@@ -34,7 +34,7 @@ final class RPS: Sendable {
     /// Requests that name no certified host key (§5.8), from any address, together: at most
     /// a hundred times the limit, so that varied addresses cannot issue numbers without bound.
     let issueAnonymousLimit: AccessNumberRateLimit
-    /// Requests of certified hosts (§5.8): per host key and description, and per host key (ten
+    /// Requests of certified hosts (§5.8): per host key and user, and per host key (ten
     /// times the limit); nobody else's requests count against them.
     let issueKeyLimit: AccessNumberRateLimit
     let issueKeyHostLimit: AccessNumberRateLimit
