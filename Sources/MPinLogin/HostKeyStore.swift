@@ -1,6 +1,7 @@
 import MPinClient
 import MPinCrypto
 import MPinJSON
+import MPinWire
 
 /// This host's key for access numbers (PROTOCOL.md §5.8): a Schnorr key the host makes once,
 /// its secret in the secure storage (`host-key`, hex, 0600 in the root-owned store), never
