@@ -70,6 +70,8 @@ struct Register: CLICommand {
         try check(sdk.finishRegistration(mpinUser, pin: pin))
         let fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinUser.mpinIdHex) ?? ""
         try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
+        // This host's key for access numbers (PROTOCOL.md §5.8); a device login makes it otherwise.
+        _ = try? HostKeyStore.loadOrCreate(global.platform(config).secureStorage)
         if !mpinUser.verdictKeyHex.isEmpty { print("verdict key \(mpinUser.verdictKeyHex)") }
         print("REGISTERED \(user) as \(identity) on \(node)")
     }

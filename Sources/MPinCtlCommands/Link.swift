@@ -66,6 +66,9 @@ struct Link: CLICommand {
         }
         try accounts.set(.init(identity: identity, backend: config.backend, linked: true, mpinIdHash: fingerprint,
                                verdictKey: key.lowercased()), for: user)
+        // This host's key for access numbers (PROTOCOL.md §5.8), certified at the first approved
+        // login; a device login makes it otherwise.
+        _ = try? HostKeyStore.loadOrCreate(global.platform(config).secureStorage)
         print("LINKED \(user) to \(identity) on \(config.backend)")
     }
 }

@@ -73,7 +73,16 @@ public struct DeviceLogin {
         guard initialized.isOK else { return (Login.outcome(initialized), account.identity) }
         let set = sdk.setBackend(account.backend, rpsPrefix: config.rpsPrefix)
         guard set.isOK else { return (Login.outcome(set), account.identity) }
-        let (status, issued) = sdk.requestAccessNumber(description: description, signed: !account.verdictKey.isEmpty)
+        // This host's key (§5.8), so that the backend counts the request against this host's
+        // own limits once it has certified the key (at the first approved login); without it
+        // (the store is read-only, say) the request is anonymous, as the original SDK's.
+        var host: MPinSDK.HostKey? = nil
+        if let pair = try? HostKeyStore.loadOrCreate(platform.secureStorage) {
+            host = MPinSDK.HostKey(secretKey: pair.secretKey, publicKey: pair.publicKey,
+                                   certificate: HostKeyStore.certificate(for: account.backend, in: platform.nonSecureStorage),
+                                   user: unixUser)
+        }
+        let (status, issued) = sdk.requestAccessNumber(description: description, signed: !account.verdictKey.isEmpty, host: host)
         guard status.isOK, let issued else { return (Login.outcome(status), account.identity) }
         note?("access number \(issued.accessNumber) issued for \(account.identity)")
         show(issued.accessNumber, description)
@@ -92,8 +101,16 @@ public struct DeviceLogin {
         }
         guard let authOTT else { return (.failed("no approval"), account.identity) }
         let (verdict, approval) = sdk.completeAccessNumberLogin(issued, authOTT: authOTT, expectedUserId: account.identity,
-                                                                verdictKeyHex: account.verdictKey)
+                                                                verdictKeyHex: account.verdictKey, hostKey: host?.publicKey ?? [])
         guard verdict.isOK, let approval else { return (Login.outcome(verdict), account.identity) }
+        // A renewed certificate is kept (with a pinned verdict key, only one that key signed;
+        // a forged one would merely make the next request anonymous).
+        if let host, !approval.hostCertificate.isEmpty, approval.hostCertificate != host.certificate,
+           account.verdictKey.isEmpty || Hex.decode(account.verdictKey).flatMap({
+               HostCredential.certificateExpiry(approval.hostCertificate, hostKey: host.publicKey, serverKey: $0,
+                                                now: WallClock.nowMillis() / 1000) }) != nil {
+            try? HostKeyStore.setCertificate(approval.hostCertificate, for: account.backend, in: platform.nonSecureStorage)
+        }
         // Byte for byte: Swift's == would take canonically equivalent spellings as equal.
         guard Array(approval.userId.utf8) == Array(account.identity.utf8) else {
             return (.failed("approved by another identity: \(approval.userId)"), account.identity)

@@ -9,6 +9,15 @@ public struct AccessNumberRequest: Codable, Sendable, Equatable {
     /// A fresh 32-byte nonce (hex) from a requester that wants the approval's verdict signed
     /// (PROTOCOL.md §4.5.1): the server binds it to this access number (inside the webOTT).
     public var verdictNonce: String?
+    /// The host's credential (PROTOCOL.md §5.8, `HostCredential`): its public key (hex), the
+    /// time of the request (ms since the epoch), the local user the login is for, its signature
+    /// over them, the description and the nonce, and the certificate the server gave the key.
+    /// Without them, or when they do not verify, the request counts against the anonymous limits.
+    public var hostKey: String?
+    public var hostTime: Int?
+    public var hostUser: String?
+    public var hostSignature: String?
+    public var hostCertificate: String?
     public init(description: String? = nil, verdictNonce: String? = nil) {
         self.description = description; self.verdictNonce = verdictNonce
     }

@@ -281,8 +281,13 @@ public struct TokenAuthenticateRequest: Codable, Sendable, Equatable {
     /// The requester's webOTT of the access number the authOTT approved (device mode, §4.5.1):
     /// proves the requester and carries the nonce its verdict is signed over.
     public var webOTT: String?
-    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil, webOTT: String? = nil) {
+    /// The requester's host key (hex, PROTOCOL.md §5.8): with the webOTT of an approved number,
+    /// the answer certifies it.
+    public var hostKey: String?
+    public init(authOTT: String, logoutData: LogoutData? = nil, logoutURL: String? = nil, webOTT: String? = nil,
+                hostKey: String? = nil) {
         self.authOTT = authOTT; self.logoutData = logoutData; self.logoutURL = logoutURL; self.webOTT = webOTT
+        self.hostKey = hostKey
     }
 }
 
@@ -295,10 +300,13 @@ public struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
     public var OTP: String?
     /// The server's signature of the verdict (§4.5.1), when the request carried a nonce.
     public var verdictSignature: String?
+    /// The server's certificate of the requester's host key (§5.8), on an approved device login
+    /// whose requester sent one.
+    public var hostCertificate: String?
     public init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil,
-                verdictSignature: String? = nil) {
+                verdictSignature: String? = nil, hostCertificate: String? = nil) {
         self.userId = userId; self.mpinId = mpinId; self.status = status; self.message = message; OTP = otp
-        self.verdictSignature = verdictSignature
+        self.verdictSignature = verdictSignature; self.hostCertificate = hostCertificate
     }
 }
 

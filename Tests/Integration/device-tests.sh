@@ -90,7 +90,8 @@ check "mpinctl link maps alice without a token" [ "$?" -eq 0 ]
 ctl link carol --identity carol@example.org --registration "$CAROL_FP" >/dev/null
 check_all "mpinctl list shows the link" 'ctl list | grep -q "^alice	alice@example.org	$BACKEND	LINKED$"'
 check_all "mpinctl show shows the link" 'ctl show alice | grep -q "^state: LINKED$"'
-check_all "the host's store holds no token" '[ -z "$(ls "$WORK/store" | grep secure-)" ]'
+check_all "the host's store holds no token (only the host key)" '[ -z "$(ls "$WORK/store" | grep secure- | grep -vx secure-host-key)" ]'
+check_all "mpinctl link made the host key, 0600" '[ "$(stat -c %a "$WORK/store/secure-host-key")" = 600 ]'
 
 # Approved with the right PIN; the time from starting `mpin approve` to PAM_SUCCESS.
 pam_start device alice
@@ -142,6 +143,37 @@ check "no QR code without a terminal" bash -c '! grep -q "█" "$1"' _ "$WORK/pa
 echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
 pam_wait
 check "a login on a terminal approved from the device succeeds" [ "$RC" -eq 0 ]
+
+# Issue 37, point 4: 330 unauthenticated login starts under 11 made-up remote hosts spend the
+# anonymous budget of this address (30 a minute and description, 300 a minute); alice's next
+# login, signed with the host key the server certified at her first approved login, still
+# gets its number and succeeds (PROTOCOL.md §5.8).
+check_all "an approved login left the host a certificate of its key" \
+  'grep -qF "\"$BACKEND\"" "$WORK/store/state-host-certificates"'
+set_limit() {
+  python3 - "$WORK/server/config.json" "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["accessNumberRequestsPerMinute"] = int(sys.argv[2])
+json.dump(c, open(sys.argv[1], "w"))
+PY
+  stop_server; restart_server
+}
+set_limit 30
+FLOOD=$(for i in $(seq 0 329); do
+  curl -s -o /dev/null -w '%{http_code}\n' --max-time 5 -X POST \
+    -d "{\"description\": \"host $(hostname), user root, service sshd, from 203.0.113.$((i % 11))\"}" "$BACKEND/rps/getAccessNumber"
+done | sort | uniq -c | tr -s ' ')
+check_all "the flood spends the anonymous budget (300 numbers, then 429)" \
+  'grep -qx " 300 200" <<<"$FLOOD" && grep -qx " 30 429" <<<"$FLOOD"'
+ANON=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$BACKEND/rps/getAccessNumber")
+check "an anonymous request after the flood is 429" [ "$ANON" = 429 ]
+pam_start device alice
+N=$(access_number)
+check "a device login after the flood still gets an access number" [ -n "$N" ]
+echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check "a device login after the flood succeeds" [ "$RC" -eq 0 ]
+set_limit 1000
 
 # Another identity approves alice's login.
 pam_start device alice

@@ -162,4 +162,89 @@ class DeviceLoginTests: XCTestCase {
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }
+
+    /// Issue 37, point 4: 330 unauthenticated requests under 11 made-up remote hosts (the
+    /// description carries PAM_RHOST) spend the anonymous budget of the address; a host whose
+    /// key the server certified at an approved login still gets its numbers, and nobody can
+    /// spend its budget with a replay, a made-up key or its certificate under another key.
+    func testAnonymousFloodDoesNotStarveACertifiedHost() async throws {
+        let server = try await TestServer(storage: Self.storage) { $0.mobileWaitSeconds = 5 }
+        try await server.start()
+        do {
+            let client = server.client!
+            var alice = MPinTestClient(http: client)
+            try await alice.registerFully("alice@example.org", pin: "1111")
+            let host = try Schnorr.generateKeyPair()
+            let description = "host h, user alice, service sshd"
+
+            // The host's first login: anonymous; the approval certifies its key.
+            let an = try await accessNumber(server, description: description).decode(AccessNumberResponse.self)
+            let (p2, _) = try await alice.passes(pin: "1111", wid: an.accessNumber)
+            let device = Task { try await client.post("/rps/authenticate", AuthenticateRequest(mpinResponse: MPinResponse(p2))) }
+            var authOTT: String? = nil
+            for _ in 0..<50 where authOTT == nil {
+                let poll = try await client.post("/rps/accessnumber", AccessNumberPollRequest(webOTT: an.webOTT))
+                if poll.status == 200 { authOTT = try poll.decode(AccessNumberPollResponse.self).authOTT }
+                else { try await Task.sleep(nanoseconds: 50_000_000) }
+            }
+            let step = try await client.post("/authenticate", TokenAuthenticateRequest(
+                authOTT: try XCTUnwrap(authOTT), logoutData: LogoutData(userId: "alice@example.org", sessionToken: "00"),
+                webOTT: an.webOTT, hostKey: Hex.encode(host.publicKey)))
+            XCTAssertEqual(step.status, 200)
+            _ = try await device.value
+            let certificate = try XCTUnwrap(step.decode(TokenAuthenticateResponse.self).hostCertificate)
+            let settings = try await client.get("/rps/clientSettings").decode(ClientSettings.self)
+            let serverKey = try XCTUnwrap(Hex.decode(try XCTUnwrap(settings.verdictKey)))
+            let now = Int(Date().timeIntervalSince1970)
+            XCTAssertNotNil(HostCredential.certificateExpiry(certificate, hostKey: host.publicKey, serverKey: serverKey, now: now))
+
+            // The flood, as the review ran it.
+            var flood: [Int: Int] = [:]
+            let floodStart = Date()
+            for i in 0..<330 {
+                let status = try await accessNumber(server, description: "host h, user root, service sshd, from 203.0.113.\(i % 11)").status
+                flood[status, default: 0] += 1
+            }
+            let floodTime = Date().timeIntervalSince(floodStart)
+            XCTAssertEqual(flood[429], 31, "the anonymous budget of the address is spent: \(flood)")
+            let anonymous = try await accessNumber(server, description: description).status
+            XCTAssertEqual(anonymous, 429)
+
+            func signed(_ key: (secretKey: [UInt8], publicKey: [UInt8]), certificate: String, user: String = "alice",
+                        remote: String = "", time: Int? = nil) throws -> AccessNumberRequest {
+                try HostCredential.signed(AccessNumberRequest(description: description + remote,
+                                                              verdictNonce: Hex.encode(try SystemRandom.bytes(32))),
+                                          secretKey: key.secretKey, publicKey: key.publicKey, certificate: certificate,
+                                          user: user, timeMillis: time ?? Int(Date().timeIntervalSince1970 * 1000))
+            }
+            func send(_ r: AccessNumberRequest) async throws -> Int {
+                try await client.send("POST", "/rps/getAccessNumber", body: try JSONEncoder().encode(r)).status
+            }
+            let request = try signed(host, certificate: certificate)
+            let real = try await send(request)
+            XCTAssertEqual(real, 200, "the certified host still gets a number")
+            let replayed = try await send(request)
+            XCTAssertEqual(replayed, 429, "a replayed request counts as anonymous")
+            let stale = try await send(try signed(host, certificate: certificate, time: (now - 120) * 1000))
+            XCTAssertEqual(stale, 429, "a request signed two minutes ago counts as anonymous")
+            let madeUp = try Schnorr.generateKeyPair()
+            let stolen = try await send(try signed(madeUp, certificate: certificate))
+            XCTAssertEqual(stolen, 429, "another key with the host's certificate counts as anonymous")
+            let forged = try await send(try signed(madeUp, certificate: try HostCredential.certificate(
+                hostKey: madeUp.publicKey, expires: now + 3600, secretKey: madeUp.secretKey)))
+            XCTAssertEqual(forged, 429, "a certificate the server did not sign counts as anonymous")
+            // The host's own limits: 30 a minute per user (one used above), whatever remote host
+            // the descriptions name (a flood of logins at the host itself spends that user's only).
+            var own: [Int] = []
+            let ownStart = Date()
+            for i in 0..<30 { own.append(try await send(try signed(host, certificate: certificate, remote: ", from 203.0.113.\(i % 11)"))) }
+            print(String(format: "# getAccessNumber: anonymous %.2f ms, certified host %.2f ms (signing and both checks) per request",
+                         floodTime * 1000 / 330, Date().timeIntervalSince(ownStart) * 1000 / 30))
+            XCTAssertEqual(own.filter { $0 == 200 }.count, 29)
+            XCTAssertEqual(own.last, 429)
+            let otherUser = try await send(try signed(host, certificate: certificate, user: "bob"))
+            XCTAssertEqual(otherUser, 200, "another user of the host has a budget of its own")
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
 }

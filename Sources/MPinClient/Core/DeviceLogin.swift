@@ -24,12 +24,32 @@ extension MPinSDK {
     public struct Approval: Sendable, Equatable {
         public var userId: String
         public var mpinIdHex: String
+        /// The server's certificate of the host key sent with the final step (PROTOCOL.md
+        /// §5.8); empty when none was sent or the server gave none.
+        public var hostCertificate: String = ""
+    }
+
+    /// A requester's host key and the certificate the backend gave it (PROTOCOL.md §5.8); the
+    /// secret key is the caller's, never logged.
+    public struct HostKey: Sendable {
+        public var secretKey: [UInt8]
+        public var publicKey: [UInt8]
+        /// The backend's certificate of `publicKey`, or empty.
+        public var certificate: String
+        /// The local user the login is for: the backend counts per host key and user.
+        public var user: String
+        public init(secretKey: [UInt8], publicKey: [UInt8], certificate: String, user: String) {
+            self.secretKey = secretKey; self.publicKey = publicKey; self.certificate = certificate; self.user = user
+        }
     }
 
     /// `POST getAccessNumberURL {"description": …}`. With `signed`, a fresh nonce goes with it,
     /// which the server binds to the number (PROTOCOL.md §4.5.1) and the approval's verdict
     /// must then be signed over.
-    public func requestAccessNumber(description: String, signed: Bool = false) -> (status: MPinStatus, issued: IssuedAccessNumber?) {
+    /// With `host`, the request is signed with the host's key and carries its certificate, so
+    /// that the backend counts it against this host's limits (§5.8), not the anonymous ones.
+    public func requestAccessNumber(description: String, signed: Bool = false,
+                                    host: HostKey? = nil) -> (status: MPinStatus, issued: IssuedAccessNumber?) {
         guard let settings else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let url = settings.wire.getAccessNumberURL ?? ""
         guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend issues no access numbers"), nil) }
@@ -40,7 +60,16 @@ extension MPinSDK {
             }
         }
         let sent = AccessNumberDescription.sanitized(description)
-        let body = AccessNumberRequest(description: sent, verdictNonce: signed ? Hex.encode(nonce) : nil)
+        var body = AccessNumberRequest(description: sent, verdictNonce: signed ? Hex.encode(nonce) : nil)
+        if let host {
+            // The wall clock, which the server compares with its own; a host whose clock is off
+            // by more than a minute is counted as anonymous, nothing worse.
+            let millis = WallClock.nowMillis()
+            do { body = try HostCredential.signed(body, secretKey: host.secretKey, publicKey: host.publicKey,
+                                                  certificate: host.certificate, user: host.user, timeMillis: millis) } catch {
+                return (MPinStatus(.cryptoError, "could not sign the request with the host key"), nil)
+            }
+        }
         switch request(.post, url, body: body) {
         case .failed(let s, _): return (s, nil)
         case .ok(let v, _):
@@ -75,11 +104,14 @@ extension MPinSDK {
     /// signed with it over the nonce `issued` was requested with, this access number and its
     /// description (PROTOCOL.md §4.5.1); anything else is CRYPTO_ERROR, whoever answered.
     public func completeAccessNumberLogin(_ issued: IssuedAccessNumber, authOTT: String, expectedUserId: String,
-                                          verdictKeyHex: String = "") -> (status: MPinStatus, approval: Approval?) {
+                                          verdictKeyHex: String = "", hostKey: [UInt8] = []) -> (status: MPinStatus, approval: Approval?) {
         guard settings != nil else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let token = Hex.encode((try? SystemRandom.bytes(16)) ?? [])
+        // The webOTT proves this requester, for the verdict's signature and for the host key's
+        // certificate (§5.8).
         let body = TokenAuthenticateRequest(authOTT: authOTT, logoutData: LogoutData(userId: expectedUserId, sessionToken: token),
-                                            webOTT: verdictKeyHex.isEmpty ? nil : issued.webOTT)
+                                            webOTT: verdictKeyHex.isEmpty && hostKey.isEmpty ? nil : issued.webOTT,
+                                            hostKey: hostKey.isEmpty ? nil : Hex.encode(hostKey))
         switch request(.post, backend + "/authenticate", body: body, context: .authenticate) {
         case .failed(let s, _): return (s, nil)
         case .ok(let v, _):
@@ -94,7 +126,7 @@ extension MPinSDK {
                     return (MPinStatus(.cryptoError, Self.unsignedVerdict), nil)
                 }
             }
-            return (.ok, Approval(userId: r.userId, mpinIdHex: r.mpinId))
+            return (.ok, Approval(userId: r.userId, mpinIdHex: r.mpinId, hostCertificate: r.hostCertificate ?? ""))
         }
     }
 

@@ -37,3 +37,14 @@ public struct MonotonicInstant: Comparable, Sendable {
         .nanoseconds(a.nanoseconds &- b.nanoseconds)
     }
 }
+
+/// The wall clock (`CLOCK_REALTIME`), for what a server compares with its own clock (a host's
+/// signed request for an access number, PROTOCOL.md §5.8).
+public enum WallClock {
+    /// Milliseconds since the epoch.
+    public static func nowMillis() -> Int {
+        var t = timespec()
+        _ = clock_gettime(CLOCK_REALTIME, &t)
+        return Int(t.tv_sec) &* 1000 &+ Int(t.tv_nsec) / 1_000_000
+    }
+}

@@ -1,4 +1,6 @@
 import Foundation
+import MPinCrypto
+import MPinWire
 import Synchronization
 
 /// How many access numbers each client address may ask for per minute (`getAccessNumber`,
@@ -57,5 +59,30 @@ final class LookupRateLimit: Sendable {
     /// A refusal by the address's own limit does not use the others' budget.
     func admit(_ address: String, number: String, now: Date = Date()) -> Bool {
         perAddress.admit(address, now: now) && perNumber.admit(number, now: now) && overall.admit("", now: now)
+    }
+}
+
+/// The host signatures (PROTOCOL.md §5.8) counted in the last `HostCredential.freshnessSeconds`
+/// twice over: a signature is fresh for that long either side of the server's clock, so one
+/// seen once is refused for as long as it could still be fresh. Only requests of certified keys
+/// within their limits enter, so the table grows with real hosts' logins; when it is full
+/// nothing more enters, and those requests count as anonymous.
+final class HostSignatureReplay: Sendable {
+    private let seen = Mutex([[UInt8]: Double]())
+    private let capacity: Int
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    /// Records `signature`; false when it was seen already or the table is full.
+    func firstUse(_ signature: [UInt8], now: Date = Date()) -> Bool {
+        let t = now.timeIntervalSince1970
+        let keep = Double(2 * HostCredential.freshnessSeconds)
+        return seen.withLock { s in
+            if let at = s[signature], t - at < keep { return false }
+            if s.count >= capacity { s = s.filter { t - $0.value < keep } }
+            guard s.count < capacity else { return false }
+            s[signature] = t
+            return true
+        }
     }
 }

@@ -175,9 +175,11 @@ extension RPS {
         let v = try await evaluateDirect(authOTT: ott, logoutData: req.logoutData)
         let message = v.status == 200 ? "Authentication successful" : (v.status == 410 ? "Blocked." : "Wrong PIN.")
         let signature = try await verdictSignature(v, authOTT: ott, webOTT: req.webOTT)
+        var certificate: String? = nil
+        if req.hostKey != nil { certificate = try await hostCertificate(v, webOTT: req.webOTT, hostKey: req.hostKey) }
         return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
                                                                        status: v.status, message: message, otp: v.otp,
-                                                                       verdictSignature: signature))
+                                                                       verdictSignature: signature, hostCertificate: certificate))
     }
 
     /// The signature of a verdict the private `/authenticate` gives (§4.5.1). A token-mode

@@ -31,6 +31,15 @@ final class RPS: Sendable {
     /// And per client address, ten times that, so that varied descriptions cannot issue
     /// numbers without bound.
     let issueHostLimit: AccessNumberRateLimit
+    /// Requests that name no certified host key (§5.8), from any address, together: at most
+    /// a hundred times the limit, so that varied addresses cannot issue numbers without bound.
+    let issueAnonymousLimit: AccessNumberRateLimit
+    /// Requests of certified hosts (§5.8): per host key and user, and per host key (ten
+    /// times the limit); nobody else's requests count against them.
+    let issueKeyLimit: AccessNumberRateLimit
+    let issueKeyHostLimit: AccessNumberRateLimit
+    /// The host signatures already counted, so that a captured request cannot be replayed.
+    let hostSignatures = HostSignatureReplay()
     /// Signs the final verdicts of logins whose client sent a nonce (PROTOCOL.md §4.5.1).
     let verdictKey: VerdictKey
     /// Wrong registration codes per source and overall (issue 37).
@@ -49,6 +58,9 @@ final class RPS: Sendable {
         accessNumberLimit = LookupRateLimit(perMinute: perMinute)
         issueLimit = AccessNumberRateLimit(perMinute: perMinute)
         issueHostLimit = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 10).partialValue)
+        issueAnonymousLimit = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 100).partialValue)
+        issueKeyLimit = AccessNumberRateLimit(perMinute: perMinute)
+        issueKeyHostLimit = AccessNumberRateLimit(perMinute: perMinute.multipliedReportingOverflow(by: 10).partialValue)
         widLookupLimit = AccessNumberRateLimit(perMinute: perMinute)
         // Server secret = sum of both D-TAs' shares, requested with signed, expiring requests.
         let expires = WireTime.signatureExpires(Date().addingTimeInterval(60))

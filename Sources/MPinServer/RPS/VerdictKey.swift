@@ -9,11 +9,19 @@ import MPinWire
 /// then on believe an "OK" or a "blocked" only with this key's signature.
 struct VerdictKey: Sendable {
     private let secretKey: [UInt8]
+    let publicKey: [UInt8]
     let publicKeyHex: String
 
     init(secretKey: [UInt8]) throws(MPinCryptoError) {
         self.secretKey = secretKey
-        publicKeyHex = Hex.encode(try Schnorr.publicKey(secretKey: secretKey))
+        publicKey = try Schnorr.publicKey(secretKey: secretKey)
+        publicKeyHex = Hex.encode(publicKey)
+    }
+
+    /// A certificate of a host key (PROTOCOL.md §5.8) good until `expires` (seconds since the
+    /// epoch); nil when signing failed.
+    func certify(hostKey: [UInt8], expires: Int) -> String? {
+        try? HostCredential.certificate(hostKey: hostKey, expires: expires, secretKey: secretKey)
     }
 
     /// A key of its own, for servers built in tests without a data directory.
