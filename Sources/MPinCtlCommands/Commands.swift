@@ -297,14 +297,9 @@ func checkAnnouncedVerdictKey(_ announced: String, expected: String?, backend: S
                            + "it may not be your server; nothing was registered")
         }
     } else if !config.authenticatesByTLS(backend) {
-        throw CLIError(status: .failed, message: "FLOW_ERROR: nothing authenticates \(backendOrigin(backend)) (plain http, or https "
+        throw CLIError(status: .failed, message: "FLOW_ERROR: nothing authenticates \(URLHost.of(backend)) (plain http, or https "
                        + "without cacert or capath in mpin.conf), so the key it announces cannot be pinned: give --verdict-key "
                        + "(or verdict_key in mpin.conf) with what `mpin-server verdict-key` prints on the server; nothing was registered")
     }
 }
 
-/// `scheme://host[:port]` of a backend URL, for messages: never its path or user information.
-func backendOrigin(_ url: String) -> String {
-    guard case .success(let origin) = URLOrigin.parse(url) else { return "the backend" }
-    return origin.display
-}

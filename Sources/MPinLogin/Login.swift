@@ -284,10 +284,10 @@ struct BoundedTransport: HTTPTransport {
     }
 }
 
-enum URLHost {
+package enum URLHost {
     /// `scheme://host[:port]` of an absolute URL for messages and syslog: never its path,
     /// query or user information.
-    static func of(_ url: String) -> String {
+    package static func of(_ url: String) -> String {
         guard case .success(let origin) = URLOrigin.parse(url) else { return "the backend" }
         return origin.display
     }

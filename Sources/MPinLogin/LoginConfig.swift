@@ -159,9 +159,7 @@ public struct LoginConfig: Sendable, Equatable {
     /// (pam/Module/Unregistered.swift). Whether it is a point on the curve is checked where it
     /// is used: register, link and enrolment refuse a key that is not (Verdict.isPublicKey).
     public static func isVerdictKeyForm(_ v: String) -> Bool {
-        let b = Array(v.utf8)
-        guard b.count == 130, b[0] == UInt8(ascii: "0"), b[1] == UInt8(ascii: "4") else { return false }
-        return b.dropFirst(2).allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
+        v.utf8.count == 130 && v.hasPrefix("04") && Hex.decode(v) != nil
     }
 
     /// Whether TLS tells the host who answers at `url`: https, verified against the CA named

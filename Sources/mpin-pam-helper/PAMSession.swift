@@ -125,13 +125,14 @@ struct PAMSession {
     /// root's store; or, in any mode, a store that answers EACCES/EPERM. Then the module stays
     /// out of the way (PAM_IGNORE: the stack's next module, usually the password, decides;
     /// issue 24, finding 6), except for a member of a required group (EnforcementPolicy).
-    func storeClosed(_ config: LoginConfig, user: String) -> String? {
+    /// `account` gets the user's entry as read here, so that `mode = auto` needs no second read.
+    func storeClosed(_ config: LoginConfig, user: String, account: inout AccountMap.Account?) -> String? {
         let euid = geteuid()
         if euid != 0 && config.mode != .device {
             return "the caller runs as uid \(euid), not root: the store is root's"
         }
         do {
-            _ = try AccountMap(storage: platform(config).nonSecureStorage).account(for: user)
+            account = try AccountMap(storage: platform(config).nonSecureStorage).account(for: user)
         } catch where error.isPermissionDenied {
             return "the store refuses uid \(euid): \(error.description)"
         } catch {
@@ -165,7 +166,8 @@ struct PAMSession {
             log(LOG_NOTICE, "user=\(user) outcome=IGNORED (a member of exempt_group \(group): not asked for M-Pin)")
             return PAM_IGNORE
         }
-        if let why = storeClosed(config, user: user) {
+        var entry: AccountMap.Account? = nil
+        if let why = storeClosed(config, user: user, account: &entry) {
             guard policy.mayStepAside(standing: standing) else {
                 log(LOG_NOTICE, "user=\(user) outcome=AUTH_ERR (\(standing.described) must pass M-Pin, but \(why))")
                 return PAM_AUTH_ERR
@@ -176,8 +178,7 @@ struct PAMSession {
         let unregistered = policy.unregistered(uid: account.uid, standing: standing)
         // `mode = auto`: the store says which (a link, or a token); an unreadable store is the
         // token login's to report.
-        let linked = config.mode == .auto
-            && ((try? AccountMap(storage: platform(config).nonSecureStorage).account(for: user))??.linked ?? false)
+        let linked = config.mode == .auto && entry?.linked == true
         if config.mode.resolved(linked: linked) == .device {
             if config.mode == .auto { allowTime(config, device: true) }
             return approveOnDevice(config: config, user: user, unregistered: unregistered, started: started)
@@ -344,7 +345,8 @@ struct PAMSession {
             return code == PAM_SERVICE_ERR ? accountError("the user could not be resolved") : code
         }
         let user = account.name
-        if let why = storeClosed(config, user: user) {
+        var entry: AccountMap.Account? = nil
+        if let why = storeClosed(config, user: user, account: &entry) {
             log(LOG_NOTICE, "account user=\(user) outcome=IGNORED (\(why))")
             return PAM_IGNORE
         }

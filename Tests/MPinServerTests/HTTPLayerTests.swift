@@ -5,7 +5,7 @@ import Logging
 import MPinWire
 import XCTest
 
-@_spi(StorageContract) import MPinServer  // SQLiteStorage, PurgeService(storage:)
+import MPinServer  // SQLiteStorage, PurgeService(storage:)
 
 /// The HTTP layer: the error table, query and body reading, routing (404, 405, OPTIONS, 413),
 /// the request log and the purge service.

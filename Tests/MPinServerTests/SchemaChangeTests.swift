@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-@_spi(StorageContract) import MPinServer
+import MPinServer
 import XCTest
 
 // The schema changes written once (`SchemaChange`, issue 28) as each backend's SQL: the exact

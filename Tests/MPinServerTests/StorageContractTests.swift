@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import MPinCrypto
-@_spi(StorageContract) import MPinServer
+import MPinServer
 import MPinWire
 import XCTest
 

@@ -125,7 +125,7 @@ public struct Admin: Sendable {
     let storage: any AdminStorage & MFAStorage
     let maxAttempts: Int
 
-    @_spi(StorageContract) public init(storage: SQLiteStorage, config: ServerConfig) {
+    package init(storage: SQLiteStorage, config: ServerConfig) {
         self.storage = storage
         self.maxAttempts = config.maxInvalidLoginAttempts
     }

@@ -47,7 +47,7 @@ public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
 public struct AppAdmin: Sendable {
     let storage: any AdminStorage
 
-    @_spi(StorageContract) public init(storage: SQLiteStorage) { self.storage = storage }
+    package init(storage: SQLiteStorage) { self.storage = storage }
     public init(database: ServerDatabase) { self.storage = database.backend }
 
     /// Registers an application and returns its client id and secret; only the secret's

@@ -134,7 +134,7 @@ public struct DataDirectory: Sendable {
     }
 
     /// The SQLite database. `busyTimeout`: how long a transaction waits for another process's lock.
-    @_spi(StorageContract) public func openStorage(busyTimeout: Double = 10) throws -> SQLiteStorage {
+    package func openStorage(busyTimeout: Double = 10) throws -> SQLiteStorage {
         try SQLiteStorage(path: databasePath, busyTimeout: busyTimeout)
     }
 

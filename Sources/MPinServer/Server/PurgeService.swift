@@ -15,7 +15,7 @@ public struct PurgeService: Service {
     }
 
     /// A purge of an SQLite database on its own (the server builds its own from its storage).
-    @_spi(StorageContract) public init(storage: SQLiteStorage, interval: Duration, logger: Logger) {
+    package init(storage: SQLiteStorage, interval: Duration, logger: Logger) {
         self.init(storage: storage as any ServerStorage, interval: interval, logger: logger)
     }
 

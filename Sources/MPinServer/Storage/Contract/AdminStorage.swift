@@ -2,7 +2,7 @@ import Foundation
 
 /// The administrator's operations (`mpin-server user …` and `app …`) on the database. Same
 /// contract as `ServerStorage`: every method is one transaction, secrets arrive as hashes.
-@_spi(StorageContract) public protocol AdminStorage: Sendable {
+package protocol AdminStorage: Sendable {
     /// Every user, sorted by id; `maxAttempts` decides `blocked`.
     func listUsers(maxAttempts: Int) async throws -> [UserSummary]
     /// Creates the user (pending) with this activation-code hash, or gives an existing user the
@@ -29,7 +29,7 @@ import Foundation
 }
 
 /// What `mpin-server user activate|revoke|unblock|delete` does to a user.
-@_spi(StorageContract) public enum UserChange: Sendable, Equatable {
+package enum UserChange: Sendable, Equatable {
     /// The user becomes active; its pending registrations do not (each is activated by name:
     /// `activateRegistration`, issue 24 finding 2).
     case activate

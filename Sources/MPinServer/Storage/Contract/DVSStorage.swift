@@ -2,7 +2,7 @@ import Foundation
 
 /// What the DVS endpoints keep (docs/MFA.md §14): single-use registration tokens (as hashes)
 /// and the enrolled signing keys, each with its own wrong-PIN counter.
-@_spi(StorageContract) public protocol DVSStorage: Sendable {
+package protocol DVSStorage: Sendable {
     /// Stores a DVS registration token for `userID`; false if the hash is already taken.
     func issueDVSToken(tokenHash: String, userID: String, expires: Date) async throws -> Bool
     /// Uses up a live token; the user it was issued to, or nil (unknown, expired, used).
@@ -28,7 +28,7 @@ import Foundation
 
 extension DVSStorage {
     /// A verdict that remembers no signature.
-    @_spi(StorageContract) public func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int,
+    package func recordSignatureVerdict(mpinID: String, valid: Bool, maxAttempts: Int,
                                                               now: Date) async throws -> SignatureVerdict {
         try await recordSignatureVerdict(mpinID: mpinID, valid: valid, seen: nil, maxAttempts: maxAttempts, now: now)
     }
@@ -37,18 +37,18 @@ extension DVSStorage {
 /// A signature the platform has seen valid, as it is remembered (docs/MFA.md §14.3): `key` is
 /// SHA-256 of the signing mpinId and U (a signature's one random part, which only its signer can
 /// make), `digest` SHA-256 of the rest (timestamp, hash, V). Both hex.
-@_spi(StorageContract) public struct SeenSignature: Sendable, Equatable {
+package struct SeenSignature: Sendable, Equatable {
     public var key: String
     public var digest: String
     public init(key: String, digest: String) { self.key = key; self.digest = digest }
 }
 
 /// An enrolled signing key.
-@_spi(StorageContract) public struct SigningKey: Sendable, Equatable {
+package struct SigningKey: Sendable, Equatable {
     public var userID: String
     public var publicKey: String
     public var blocked: Bool
 }
 
 /// What a verification comes to once counted.
-@_spi(StorageContract) public enum SignatureVerdict: Sendable, Equatable { case valid, invalid, blocked, unknownKey }
+package enum SignatureVerdict: Sendable, Equatable { case valid, invalid, blocked, unknownKey }

@@ -4,7 +4,7 @@ import MPinWire
 /// The MFA platform's state (docs/MFA.md §11): applications, sessions started by `/authorize`
 /// with their access codes, and authorization codes. Same contract as `ServerStorage`: each
 /// method is one transaction, codes arrive and are kept as hashes.
-@_spi(StorageContract) public protocol MFAStorage: Sendable {
+package protocol MFAStorage: Sendable {
     /// The application with this client id, nil when there is none.
     func app(clientID: String) async throws -> StoredApp?
     /// Stores a new session; false if its access code or webOTT hash is already in use.
@@ -22,7 +22,7 @@ import MPinWire
 }
 
 /// A registered application as the server reads it.
-@_spi(StorageContract) public struct StoredApp: Sendable, Equatable {
+package struct StoredApp: Sendable, Equatable {
     public var clientID: String
     public var name: String
     public var logoURL: String
@@ -33,7 +33,7 @@ import MPinWire
 }
 
 /// A session `/authorize` creates.
-@_spi(StorageContract) public struct NewMFASession: Sendable {
+package struct NewMFASession: Sendable {
     public var accessCodeHash: String
     public var webOTTHash: String
     public var clientID: String
@@ -53,21 +53,21 @@ import MPinWire
 }
 
 /// The verbs of `codeStatus`.
-@_spi(StorageContract) public enum CodeStatusVerb: Sendable, Equatable {
+package enum CodeStatusVerb: Sendable, Equatable {
     case wid
     case user(String)
     case abort
 }
 
 /// What `codeStatus` shows of a session: its app and the identity hint.
-@_spi(StorageContract) public struct SessionView: Sendable, Equatable {
+package struct SessionView: Sendable, Equatable {
     public var prerollID: String
     public var appName: String
     public var appLogoURL: String
 }
 
 /// The browser's view of its session.
-@_spi(StorageContract) public enum SessionPoll: Sendable, Equatable {
+package enum SessionPoll: Sendable, Equatable {
     case pending
     /// The redirect carrying the authorization code, handed out once.
     case authenticated(redirectURL: String)
@@ -77,7 +77,7 @@ import MPinWire
 }
 
 /// An authorization code to issue in the verdict's transaction.
-@_spi(StorageContract) public struct NewAuthorizationCode: Sendable, Equatable {
+package struct NewAuthorizationCode: Sendable, Equatable {
     public var code: String
     public var codeHash: String
     public var expires: Date
@@ -88,13 +88,13 @@ import MPinWire
 }
 
 /// The result of an access-code login: the code and where the browser goes with it.
-@_spi(StorageContract) public struct IssuedAuthorization: Sendable, Equatable {
+package struct IssuedAuthorization: Sendable, Equatable {
     public var code: String
     public var redirectURL: String
 }
 
 /// What an authorization code grants at the token endpoint.
-@_spi(StorageContract) public struct AuthorizationGrant: Sendable, Equatable {
+package struct AuthorizationGrant: Sendable, Equatable {
     public var redirectURI: String
     public var codeChallenge: String
     public var nonce: String?
@@ -103,7 +103,7 @@ import MPinWire
 }
 
 /// The outcome of redeeming a code.
-@_spi(StorageContract) public enum Redemption: Sendable, Equatable {
+package enum Redemption: Sendable, Equatable {
     /// Unknown, expired, used, or issued to another client.
     case invalid
     case granted(AuthorizationGrant)

@@ -8,7 +8,7 @@ import MPinWire
 /// records) does so atomically against concurrent calls, on PostgreSQL also those of other
 /// nodes. A new method needs both implementations (and a schema change, written once in
 /// `StorageSchema.sharedMigrations`), and a test in `StorageContractTests`, which runs on both.
-@_spi(StorageContract) public protocol ServerStorage: MFAStorage, DVSStorage {
+package protocol ServerStorage: MFAStorage, DVSStorage {
     /// Throws when the database cannot answer a query (`/health`).
     func healthCheck() async throws
 
@@ -75,14 +75,14 @@ import MPinWire
 }
 
 extension ServerStorage {
-    @_spi(StorageContract) public func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> AuthVerdict? {
+    package func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date) async throws -> AuthVerdict? {
         try await evaluate(authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts, now: now,
                            session: nil, logoutData: nil)
     }
 }
 
 /// Outcome of storing a registration.
-@_spi(StorageContract) public enum RegistrationOutcome: Sendable, Equatable {
+package enum RegistrationOutcome: Sendable, Equatable {
     case stored(active: Bool)
     /// The user is revoked.
     case refused
@@ -94,13 +94,13 @@ extension ServerStorage {
 }
 
 /// Outcome of the signature step.
-@_spi(StorageContract) public enum ShareOutcome: Sendable, Equatable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
+package enum ShareOutcome: Sendable, Equatable { case notFound, regOTTMismatch, notActive, issued(userID: String) }
 
 /// Whether an identity may get time permits.
-@_spi(StorageContract) public enum PermitOutcome: Sendable, Equatable { case allowed, revoked }
+package enum PermitOutcome: Sendable, Equatable { case allowed, revoked }
 
 /// The verdict on an authOTT: 200, 401 (wrong PIN) or 410 (blocked).
-@_spi(StorageContract) public struct AuthVerdict: Sendable, Equatable {
+package struct AuthVerdict: Sendable, Equatable {
     public var status: Int
     public var userID: String
     public var mpinID: String
@@ -117,7 +117,7 @@ extension ServerStorage {
 }
 
 /// Which final step evaluates an authOTT.
-@_spi(StorageContract) public enum AuthFlow: Sendable, Equatable {
+package enum AuthFlow: Sendable, Equatable {
     /// RPA `/authenticate` (no access number): single use, the record is deleted.
     case direct
     /// Mobile `/{p}/authenticate` with an access number: the verdict is kept for the browser.
@@ -127,7 +127,7 @@ extension ServerStorage {
 
 /// A session to open in the verdict's transaction when it is 200 (the RPA's login): its token
 /// goes into the authOTT's logout data, which an access-number login's mobile reads.
-@_spi(StorageContract) public struct NewSession: Sendable, Equatable {
+package struct NewSession: Sendable, Equatable {
     public var token: String
     public var tokenHash: String
     public var expires: Date
@@ -138,14 +138,14 @@ extension ServerStorage {
 }
 
 /// The logout data an access-number login hands to the waiting mobile.
-@_spi(StorageContract) public struct MobileLogout: Sendable, Equatable {
+package struct MobileLogout: Sendable, Equatable {
     public var userID: String
     public var token: String
 }
 
 /// Who started a registration, as `mpin-server user pending` shows it to the admin who must
 /// choose which one to activate.
-@_spi(StorageContract) public struct RegistrationDetails: Sendable, Equatable {
+package struct RegistrationDetails: Sendable, Equatable {
     /// The device name the client sent (at most 64 characters kept), or "".
     public var deviceName: String
     /// The client's address.

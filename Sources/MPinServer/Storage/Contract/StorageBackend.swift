@@ -3,7 +3,7 @@ import ServiceLifecycle
 
 /// A data directory's database, opened and migrated: SQLite (`SQLiteStorage`) or PostgreSQL
 /// (`PostgresStorage`).
-@_spi(StorageContract) public protocol StorageBackend: ServerStorage, AdminStorage {
+package protocol StorageBackend: ServerStorage, AdminStorage {
     /// What must run in the server's service group while the backend is used (PostgreSQL's
     /// connection pool), nil when nothing must.
     var service: (any Service)? { get }
@@ -16,7 +16,7 @@ import ServiceLifecycle
 public final class ServerDatabase: Sendable {
     /// The opened backend itself, for the storage contract tests (`StorageContractTests`), which
     /// call its methods directly on both backends.
-    @_spi(StorageContract) public let backend: any StorageBackend
+    package let backend: any StorageBackend
     /// What `/health` and messages call it: the SQLite file or the PostgreSQL URL.
     public let name: String
     /// True for PostgreSQL.
@@ -27,7 +27,7 @@ public final class ServerDatabase: Sendable {
     }
 
     /// An SQLite database opened by its caller.
-    @_spi(StorageContract) public convenience init(sqlite: SQLiteStorage, name: String = "sqlite") {
+    package convenience init(sqlite: SQLiteStorage, name: String = "sqlite") {
         self.init(backend: sqlite, name: name, isShared: false)
     }
 

@@ -5,7 +5,7 @@
 /// SQLite registers as a GRDB migration under its `sqliteIdentifier` and PostgreSQL appends
 /// to its numbered versions. The two version numbers still differ (each backend's count of
 /// its own migrations); both refuse a database newer than the count they know.
-@_spi(StorageContract) public enum SchemaChange: Sendable, Equatable {
+package enum SchemaChange: Sendable, Equatable {
     /// A new table; the first column is its primary key.
     case createTable(String, columns: [SchemaColumn])
     case addColumn(table: String, SchemaColumn)
@@ -21,7 +21,7 @@
 }
 
 /// A column as both backends declare it.
-@_spi(StorageContract) public struct SchemaColumn: Sendable, Equatable {
+package struct SchemaColumn: Sendable, Equatable {
     /// The values a column holds, each mapped to one type per backend.
     public enum Kind: Sendable, Equatable {
         /// TEXT / text
@@ -53,17 +53,17 @@
 }
 
 /// The SQL a backend speaks.
-@_spi(StorageContract) public enum SQLDialect: Sendable { case sqlite, postgres }
+package enum SQLDialect: Sendable { case sqlite, postgres }
 
 /// A migration written once: its GRDB identifier on SQLite and its statements.
-@_spi(StorageContract) public struct SharedMigration: Sendable {
+package struct SharedMigration: Sendable {
     public var sqliteIdentifier: String
     public var changes: [SchemaChange]
 }
 
 extension SchemaChange {
     /// The statements of this change in `dialect`.
-    @_spi(StorageContract) public func sql(_ dialect: SQLDialect) -> [String] {
+    package func sql(_ dialect: SQLDialect) -> [String] {
         switch self {
         case .createTable(let table, let columns):
             let body = columns.enumerated().map { i, column in column.definition(dialect, primaryKey: i == 0) }

@@ -1,7 +1,7 @@
 /// What both backends' schemas share and the code reads: one list, so that a new table is
 /// named once, and the schema changes made since the backends' histories met, written once
 /// (`SchemaChange`; the tables before them are still created twice: issue 28).
-@_spi(StorageContract) public enum StorageSchema {
+package enum StorageSchema {
     /// The tables of short-lived records, each with an `expires` column (seconds since 1970):
     /// `purgeExpired` deletes their expired rows.
     static let expiringTables = ["registrations", "auth", "access_numbers", "sessions", "mfa_sessions", "authz_codes",

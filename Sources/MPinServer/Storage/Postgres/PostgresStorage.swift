@@ -816,7 +816,7 @@ extension PostgresConnection {
     }
 }
 
-@_spi(StorageContract) extension StorageBackend {
+extension StorageBackend {
     /// How many final steps this backend answered from its node's hint (PostgreSQL), nil for a
     /// backend without hints (SQLite decides inside its one transaction).
     public var finalStepHintVerdicts: Int? { (self as? PostgresStorage)?.hintVerdicts.load(ordering: .relaxed) }

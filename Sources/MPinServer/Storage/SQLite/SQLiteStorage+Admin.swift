@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage {
-    @_spi(StorageContract) public func listUsers(maxAttempts: Int) async throws -> [UserSummary] {
+    package func listUsers(maxAttempts: Int) async throws -> [UserSummary] {
         try await read { db in
             try Row.fetchAll(db, sql: UserSummary.listQuery).map { r in
                 UserSummary(userId: r["user_id"], state: r["state"], identities: r["identities"], pendingRegistrations: r["pending"],
@@ -11,7 +11,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func addUser(userID: String, activationCodeHash hash: String, now: Date) async throws {
+    package func addUser(userID: String, activationCodeHash hash: String, now: Date) async throws {
         try await write { db in
             let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
             if state == nil {
@@ -26,7 +26,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func changeUser(userID: String, _ change: UserChange) async throws -> Bool {
+    package func changeUser(userID: String, _ change: UserChange) async throws -> Bool {
         try await write { db in
             guard try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID]) != nil
             else { return false }
@@ -35,7 +35,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func pendingRegistrations(userID: String, now: Date) async throws -> [PendingRegistration] {
+    package func pendingRegistrations(userID: String, now: Date) async throws -> [PendingRegistration] {
         try await read { db in
             try Row.fetchAll(db, sql: """
                 SELECT mpin_id, created, expires, device_name, source, active FROM registrations
@@ -47,7 +47,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool {
+    package func activateRegistration(userID: String, mpinID: String, now: Date) async throws -> Bool {
         try await write { db in
             let state = try String.fetchOne(db, sql: "SELECT state FROM users WHERE user_id = ?", arguments: [userID])
             guard UserStatePolicy.mayAct(state) else { return false }
@@ -59,7 +59,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func identities(userID: String) async throws -> [IssuedIdentity] {
+    package func identities(userID: String) async throws -> [IssuedIdentity] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT mpin_id, created, attempts FROM identities WHERE user_id = ? ORDER BY created, mpin_id",
                              arguments: [userID]).map { r in
@@ -68,7 +68,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func unblockIdentity(userID: String, mpinID: String) async throws -> Bool {
+    package func unblockIdentity(userID: String, mpinID: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "UPDATE identities SET attempts = 0, blocked_at = NULL WHERE mpin_id = ? AND user_id = ?",
                            arguments: [mpinID, userID])
@@ -78,7 +78,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
+    package func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 idTokenAlg: String, now: Date) async throws {
         try await write { db in
             try db.execute(sql: """
@@ -88,7 +88,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func listApps() async throws -> [AppSummary] {
+    package func listApps() async throws -> [AppSummary] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY created, client_id").map { r in
                 AppSummary(clientId: r["client_id"], name: r["name"], redirectURI: r["redirect_uri"],
@@ -97,7 +97,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func deleteApp(clientID: String) async throws -> Bool {
+    package func deleteApp(clientID: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM apps WHERE client_id = ?", arguments: [clientID])
             guard db.changesCount > 0 else { return false }

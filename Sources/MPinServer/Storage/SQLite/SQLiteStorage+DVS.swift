@@ -21,7 +21,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func issueDVSToken(tokenHash: String, userID: String, expires: Date) async throws -> Bool {
+    package func issueDVSToken(tokenHash: String, userID: String, expires: Date) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO dvs_tokens (token_hash, user_id, expires) VALUES (?, ?, ?)",
                            arguments: [tokenHash, userID, expires.timeIntervalSince1970])
@@ -29,7 +29,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func useDVSToken(tokenHash: String, now: Date) async throws -> String? {
+    package func useDVSToken(tokenHash: String, now: Date) async throws -> String? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT user_id, expires FROM dvs_tokens WHERE token_hash = ?",
                                              arguments: [tokenHash]) else { return nil }
@@ -39,14 +39,14 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func dvsTokenUser(tokenHash: String, now: Date) async throws -> String? {
+    package func dvsTokenUser(tokenHash: String, now: Date) async throws -> String? {
         try await read { db in
             try String.fetchOne(db, sql: "SELECT user_id FROM dvs_tokens WHERE token_hash = ? AND expires > ?",
                                 arguments: [tokenHash, now.timeIntervalSince1970])
         }
     }
 
-    @_spi(StorageContract) public func saveSigningKey(mpinID: String, userID: String, publicKey: String, now: Date) async throws -> Bool {
+    package func saveSigningKey(mpinID: String, userID: String, publicKey: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.execute(sql: """
                 INSERT OR IGNORE INTO signing_keys (mpin_id, user_id, public_key, created) VALUES (?, ?, ?, ?)
@@ -55,7 +55,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func signingKey(mpinID: String) async throws -> SigningKey? {
+    package func signingKey(mpinID: String) async throws -> SigningKey? {
         try await read { db in
             try Row.fetchOne(db, sql: "SELECT user_id, public_key, blocked_at FROM signing_keys WHERE mpin_id = ?",
                              arguments: [mpinID]).map {
@@ -64,11 +64,11 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func seenSignature(key: String) async throws -> String? {
+    package func seenSignature(key: String) async throws -> String? {
         try await read { db in try String.fetchOne(db, sql: "SELECT digest FROM seen_signatures WHERE sig_key = ?", arguments: [key]) }
     }
 
-    @_spi(StorageContract) public func recordSignatureVerdict(mpinID: String, valid: Bool, seen: SeenSignature?, maxAttempts: Int,
+    package func recordSignatureVerdict(mpinID: String, valid: Bool, seen: SeenSignature?, maxAttempts: Int,
                                                               now: Date) async throws -> SignatureVerdict {
         try await write { db in
             let counter = try Row.fetchOne(db, sql: "SELECT attempts, blocked_at FROM signing_keys WHERE mpin_id = ?",

@@ -3,7 +3,7 @@ import GRDB
 
 extension SQLiteStorage {
     /// The description and expiry of a live access number no device has approved yet.
-    @_spi(StorageContract) public func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)? {
+    package func accessNumberDescription(wid: String, now: Date) async throws -> (description: String, expires: Date)? {
         try await read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT description, expires FROM access_numbers WHERE wid = ? AND expires > ? AND auth_ott IS NULL
@@ -15,7 +15,7 @@ extension SQLiteStorage {
 
     /// A web login's access number keeps `ac:` + its access code's hash where a device login's
     /// keeps the webOTT hash (which is hex, so never starts so).
-    @_spi(StorageContract) public func webLogin(accessNumber: String, now: Date) async throws -> String? {
+    package func webLogin(accessNumber: String, now: Date) async throws -> String? {
         try await read { db in
             guard let stored = try String.fetchOne(db, sql: """
                 SELECT web_ott_hash FROM access_numbers WHERE wid = ? AND expires > ?
@@ -25,7 +25,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String? {
+    package func webLoginDescription(accessCodeHash: String, now: Date) async throws -> String? {
         try await read { db in
             try String.fetchOne(db, sql: "SELECT description FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
                                 arguments: [AccessCode.storedPrefix + accessCodeHash, now.timeIntervalSince1970])

@@ -3,7 +3,7 @@ import GRDB
 import MPinWire
 
 extension SQLiteStorage {
-    @_spi(StorageContract) public func app(clientID: String) async throws -> StoredApp? {
+    package func app(clientID: String) async throws -> StoredApp? {
         try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE client_id = ?", arguments: [clientID]).map { r in
                 StoredApp(clientID: r["client_id"], name: r["name"], logoURL: r["logo_url"],
@@ -12,7 +12,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func createSession(_ s: NewMFASession) async throws -> Bool {
+    package func createSession(_ s: NewMFASession) async throws -> Bool {
         try await write { db in
             try db.execute(sql: """
                 INSERT OR IGNORE INTO mfa_sessions (access_code_hash, web_ott_hash, client_id, redirect_uri, oauth_state,
@@ -23,7 +23,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func codeStatus(accessCodeHash: String, verb: CodeStatusVerb, now: Date) async throws -> SessionView? {
+    package func codeStatus(accessCodeHash: String, verb: CodeStatusVerb, now: Date) async throws -> SessionView? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT s.preroll_id, s.state, a.name, a.logo_url FROM mfa_sessions s JOIN apps a ON a.client_id = s.client_id
@@ -48,7 +48,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func pollSession(webOTTHash: String, now: Date) async throws -> SessionPoll? {
+    package func pollSession(webOTTHash: String, now: Date) async throws -> SessionPoll? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT state, redirect_url FROM mfa_sessions WHERE web_ott_hash = ? AND expires > ?
@@ -63,7 +63,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption {
+    package func redeem(codeHash: String, clientID: String, now: Date) async throws -> Redemption {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM authz_codes WHERE code_hash = ?", arguments: [codeHash])
             else { return .invalid }
@@ -81,7 +81,7 @@ extension SQLiteStorage {
         }
     }
 
-    @_spi(StorageContract) public func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool {
+    package func issueRegCode(codeHash: String, userID: String, expires: Date, now: Date) async throws -> Bool {
         try await write { db in
             // With the count of wrong codes the user's live codes carry (`WrongRegCodeCounter`).
             try db.execute(sql: """

@@ -12,7 +12,7 @@ import MPinWire
 /// token (for the waiting mobile) and a pass-2 OTP (of an access-number login: a pass-2 result
 /// without one waits in memory, `PendingAuthStore`, unless that is full); the file, like its
 /// directory, is owner-only.
-@_spi(StorageContract) public final class SQLiteStorage: StorageBackend {
+package final class SQLiteStorage: StorageBackend {
     /// The file, in WAL mode: one writer connection and a few readers, so that a read never
     /// waits for a write (nor for another process's write lock).
     public let pool: DatabasePool
@@ -72,16 +72,16 @@ import MPinWire
 
     /// A read of the schema on a reader connection (`/health`): whether the file answers. A
     /// lock held elsewhere delays writes, not the probe.
-    @_spi(StorageContract) public func healthCheck() async throws {
+    package func healthCheck() async throws {
         _ = try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
     }
 
 
     /// Nothing runs beside an SQLite file.
-    @_spi(StorageContract) public var service: (any Service)? { nil }
+    package var service: (any Service)? { nil }
 
     /// Nothing to close: the pool closes the file when it goes.
-    @_spi(StorageContract) public func close() async {}
+    package func close() async {}
 
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -217,7 +217,7 @@ import MPinWire
     // MARK: Registration
 
     /// The stored registration's user and whether the given regOTT hash matches, or nil.
-    @_spi(StorageContract) public func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
+    package func registrationMatches(mpinID: String, regOTTHash: String, now: Date) async throws -> Bool? {
         try await read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT reg_ott_hash, expires FROM registrations WHERE mpin_id = ?",
                                              arguments: [mpinID]) else { return nil }
@@ -229,7 +229,7 @@ import MPinWire
     }
 
     /// Stores (or replaces) a registration record and decides whether it is active.
-    @_spi(StorageContract) public func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
+    package func saveRegistration(mpinID: String, userID: String, regOTTHash: String, activateKeyHash: String,
                           expires: Date, mode: VerificationMode, activateCodeHash: String?, regCodeHash: String?, details: RegistrationDetails, now: Date) async throws -> RegistrationOutcome {
         try await write { db in
             let user = try Row.fetchOne(db, sql: "SELECT state, activation_code_hash FROM users WHERE user_id = ?",
@@ -306,7 +306,7 @@ import MPinWire
     }
 
     /// RPA activation (`POST /user/{mpinId}`): true when a live registration with this key exists.
-    @_spi(StorageContract) public func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
+    package func activateRegistration(mpinID: String, activateKeyHash: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.execute(sql: """
                 UPDATE registrations SET active = 1 WHERE mpin_id = ? AND activate_key_hash = ? AND expires > ?
@@ -317,7 +317,7 @@ import MPinWire
 
     /// The signature step: checks the registration and, when it is active, consumes it and
     /// records the mpinId as an issued identity. A regOTT mismatch deletes the record.
-    @_spi(StorageContract) public func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
+    package func consumeRegistration(mpinID: String, regOTTHash: String, now: Date) async throws -> ShareOutcome {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT r.user_id, r.reg_ott_hash, r.active, r.expires, u.state FROM registrations r
@@ -346,7 +346,7 @@ import MPinWire
 
     /// Whether a time permit may be issued: the mpinId must be an issued identity of a user
     /// that exists and is not revoked.
-    @_spi(StorageContract) public func permitStatus(mpinID: String) async throws -> PermitOutcome {
+    package func permitStatus(mpinID: String) async throws -> PermitOutcome {
         try await read { db in
             let state = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT u.state FROM identities i JOIN users u ON u.user_id = i.user_id WHERE i.mpin_id = ?
@@ -360,7 +360,7 @@ import MPinWire
     /// Stores a pass-2 result under its authOTT hash. With an access number (`wid` non-empty)
     /// the result is stored only if that access number is live; returns whether it was stored.
     @discardableResult
-    @_spi(StorageContract) public func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
+    package func saveAuth(authOTTHash: String, mpinID: String, success: Bool, wid: String, otp: String?,
                   expires: Date, now: Date) async throws -> Bool {
         // Only the final step of this server reads a record without an access number: it waits
         // in memory (written to the file only if the memory is full).
@@ -394,7 +394,7 @@ import MPinWire
     /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
     /// transaction (so parallel attempts neither lose increments nor block twice).
     /// Returns nil when no usable record exists.
-    @_spi(StorageContract) public func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
+    package func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
         if case .direct = flow, let pending = pendingAuth.take(authOTTHash: authOTTHash, now: now) {
             // Read first: a right PIN on a clean counter with no session to open writes nothing,
@@ -494,7 +494,7 @@ import MPinWire
     }
 
     /// Whether the browser has completed the access-number login of this authOTT.
-    @_spi(StorageContract) public func browserReady(authOTTHash: String) async throws -> Bool {
+    package func browserReady(authOTTHash: String) async throws -> Bool {
         try await read { db in
             try Bool.fetchOne(db, sql: """
                 SELECT browser_ready FROM auth WHERE auth_ott_hash = ? AND logout_token IS NOT NULL
@@ -505,7 +505,7 @@ import MPinWire
 
     /// Ends an access-number login: deletes the auth record, the access number and returns the
     /// logout data recorded for it.
-    @_spi(StorageContract) public func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
+    package func finishMobile(authOTTHash: String) async throws -> MobileLogout? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 DELETE FROM auth WHERE auth_ott_hash = ? RETURNING wid, logout_user, logout_token
@@ -521,7 +521,7 @@ import MPinWire
     // MARK: Access numbers and sessions
 
     /// Stores a new access number; false if the number is already in use.
-    @_spi(StorageContract) public func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
+    package func createAccessNumber(wid: String, webOTTHash: String, expires: Date, now: Date, description: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM access_numbers WHERE expires <= ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "INSERT OR IGNORE INTO access_numbers (wid, web_ott_hash, expires, description) VALUES (?, ?, ?, ?)",
@@ -530,7 +530,7 @@ import MPinWire
         }
     }
 
-    @_spi(StorageContract) public func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
+    package func accessNumberRequester(wid: String) async throws -> (webOTTHash: String, description: String)? {
         try await read { db in
             try Row.fetchOne(db, sql: "SELECT web_ott_hash, description FROM access_numbers WHERE wid = ? AND expires > ?",
                              arguments: [wid, Date().timeIntervalSince1970]).map { ($0["web_ott_hash"], $0["description"]) }
@@ -538,7 +538,7 @@ import MPinWire
     }
 
     /// The authOTT of a successful mobile login for this webOTT, if there is one yet.
-    @_spi(StorageContract) public func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
+    package func pollAccessNumber(webOTTHash: String, now: Date) async throws -> String? {
         try await read { db in
             try String.fetchOne(db, sql: "SELECT auth_ott FROM access_numbers WHERE web_ott_hash = ? AND expires > ?",
                                 arguments: [webOTTHash, now.timeIntervalSince1970])
@@ -546,7 +546,7 @@ import MPinWire
     }
 
     /// Ends a session; false if there is none for this token and user.
-    @_spi(StorageContract) public func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
+    package func endSession(tokenHash: String, userID: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ? AND user_id = ? AND expires > ?",
                            arguments: [tokenHash, userID, now.timeIntervalSince1970])
@@ -555,7 +555,7 @@ import MPinWire
     }
 
     /// Deletes expired short-lived records.
-    @_spi(StorageContract) public func purgeExpired(now: Date) async throws {
+    package func purgeExpired(now: Date) async throws {
         pendingAuth.purgeExpired(now: now)
         let t = now.timeIntervalSince1970
         try await write { db in
