@@ -150,7 +150,8 @@ public struct Enrolment {
         }
         let fingerprint = MPinIdentity.fingerprint(mpinIdHex: user.mpinIdHex) ?? ""
         do {
-            try accounts.set(.init(identity: identity, backend: config.backend, mpinIdHash: fingerprint), for: unixUser)
+            try accounts.set(.init(identity: identity, backend: config.backend, mpinIdHash: fingerprint,
+                                   uid: try? UnixAccount.lookup(unixUser).uid), for: unixUser)
         } catch {
             _ = sdk.deleteUser(user)
             return (.failed(error.description), identity, nil)
