@@ -67,7 +67,13 @@ struct Register: CLICommand {
         // A stale, unfinished registration of the same identity is replaced.
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
-        try check(sdk.startRegistration(mpinUser, activateCode: activationCode ?? ""))
+        let started = sdk.startRegistration(mpinUser, activateCode: activationCode ?? "")
+        if started.code == .identityNotAuthorized, let code = activationCode, !code.isEmpty {
+            throw CLIError(status: .failed, message: "IDENTITY_NOT_AUTHORIZED: the backend refused the registration: the activation "
+                           + "code is wrong, expired or used. Nothing was registered here; ask the administrator for a new one "
+                           + "(mpin-server user add \(identity))")
+        }
+        try check(started)
         try confirm(sdk, mpinUser)
         let pin = try global.readNewPIN("M-Pin PIN", for: identity, length: config.pinLength)
         try check(sdk.finishRegistration(mpinUser, pin: pin))

