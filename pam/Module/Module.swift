@@ -42,6 +42,14 @@ public func pamSmAcctMgmt(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int3
     return runHelper(handle, call: UInt8(MPIN_PAM_CALL_ACCOUNT), flags: flags, argc: argc, argv: argv)
 }
 
+/// A registered user's new PIN (`passwd`); PAM_IGNORE for anyone else (the helper decides).
+@_cdecl("pam_sm_chauthtok")
+public func pamSmChauthtok(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let handle else { return PAM_SERVICE_ERR }
+    return runHelper(handle, call: UInt8(MPIN_PAM_CALL_CHAUTHTOK), flags: flags, argc: argc, argv: argv)
+}
+
 /// One call: as root, through the resident helper if one listens (Resident.swift); otherwise,
 /// or when it does not take the call, check and open the helper file, start it, send START,
 /// relay until its RESULT, reap it.
