@@ -249,6 +249,12 @@ struct PAMSession {
         if left == 1 { code = PAM_MAXTRIES }
         logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, unregistered: unregistered,
                    attemptsLeft: left)
+        // The way back from a blocked or revoked identity (`enrol`): a registration code from
+        // the administrator and a new PIN, in this same conversation; the old identity goes.
+        if outcome == .blocked || outcome == .revoked, config.enrol,
+           let enrolled = enrolIfUnregistered(config, user: user, unregistered: unregistered, started: started, replacing: outcome) {
+            return enrolled
+        }
         switch outcome {
         case .wrongPIN:
             switch left {

@@ -230,7 +230,7 @@ import pexpect, sys
 expected, pin, command = sys.argv[1], sys.argv[2], sys.argv[3:]
 c = pexpect.spawn(command[0], command[1:], timeout=20, encoding="utf-8")
 try:
-    if c.expect(["M-Pin PIN: ", pexpect.EOF]) == 1:
+    if c.expect([r"M-Pin PIN[^:\n]*: ", pexpect.EOF]) == 1:
         print("noprompt"); sys.exit()
     c.sendline(pin)
     i = c.expect([r"\$ ", "ran-as-" + expected, "incorrect|failure|denied", pexpect.EOF, pexpect.TIMEOUT])
@@ -299,7 +299,7 @@ c = pexpect.spawn("ssh", ["-p", port, "-i", key, "-o", "IdentitiesOnly=yes", "-o
                           "-o", "UserKnownHostsFile=/dev/null", "-o", "NumberOfPasswordPrompts=1", "-o", "BatchMode=no",
                           "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "ran-as-$(id -un)"], timeout=30, encoding="utf-8")
 try:
-    if c.expect(["M-Pin PIN: ", "Permission denied", pexpect.EOF]) != 0:
+    if c.expect([r"M-Pin PIN[^:\n]*: ", "Permission denied", pexpect.EOF]) != 0:
         print("noprompt"); sys.exit()
     c.sendline(pin)
     print(["in", "denied", "error"][c.expect([f"ran-as-{user}", "Permission denied", pexpect.EOF])])
@@ -339,7 +339,7 @@ if command -v pkexec >/dev/null && [ -x /usr/lib/polkit-1/polkitd ] && [ -f /usr
 import pexpect, sys
 c = pexpect.spawn("pkexec", ["/usr/bin/id", "-un"], timeout=20, encoding="utf-8")
 try:
-    if c.expect(["M-Pin PIN: ", pexpect.EOF]) != 0:
+    if c.expect([r"M-Pin PIN[^:\n]*: ", pexpect.EOF]) != 0:
         print("noprompt"); sys.exit()
     c.sendline(sys.argv[1])
     c.expect(pexpect.EOF)

@@ -159,6 +159,27 @@ pamt mpin alice 5678
 check "... and the PIN is still the new one" [ "$RC" -eq 0 ]
 # alice's PIN is 5678 from here on.
 
+# --- A forgotten PIN: blocked, then a registration code and a new PIN, the old identity gone ---
+cp "$WORK/mpin.conf" "$WORK/mpin-enrol.conf"
+printf 'enrol = yes\nenrol_identity = %%u@example.org\n' >> "$WORK/mpin-enrol.conf"
+service mpin-enrol "auth required $MODULE config=$WORK/mpin-enrol.conf" "account required pam_permit.so"
+echo 1111 | ctl register dora --identity dora@example.org --pin-stdin >/dev/null 2>&1
+OLD_FP=$(SRV user identities dora@example.org | cut -f1)
+pamt mpin-enrol dora 0001; pamt mpin-enrol dora 0002
+pamt mpin-enrol dora 0003 ""
+check_all "forgotten PIN: the blocking login offers enrolment; Enter without a code stops (blocked, nothing changed)" \
+  '[ "$RC" -ne 0 ] && grep -q "Your M-Pin identity is blocked. With a registration code" <<<"$OUT" && grep -q "outcome=BLOCKED" <<<"$OUT" \
+   && [ "$(SRV user identities dora@example.org | cut -f1)" = "$OLD_FP" ]'
+CODE=$(SRV user invite dora@example.org)
+pamt mpin-enrol dora 0004 "$CODE" 2580 2580
+check_all "forgotten PIN: a registration code and a new PIN enrol again and log in, in the same conversation" \
+  '[ "$RC" -eq 0 ] && grep -q "enrolment=ENROLLED" <<<"$OUT" && grep -q "outcome=OK" <<<"$OUT"'
+check_all "... the old identity is gone on the server, one new one stands" \
+  '[ "$(SRV user identities dora@example.org | wc -l)" = 1 ] && [ "$(SRV user identities dora@example.org | cut -f1)" != "$OLD_FP" ]'
+check_all "... and the server says which identity the registration replaced" 'grep -q "deleted=true.*registration replaces an identity" "$WORK/server.log"'
+pamt mpin dora 2580
+check_all "the new PIN logs in (plain prompt: the old marks are gone)" '[ "$RC" -eq 0 ] && ! grep -q "blocked\|attempt" <<<"$OUT"'
+
 # --- A reused account name inherits nothing ---------------------------------------------------
 echo 2468 | ctl register fred --identity fred@example.org --pin-stdin >/dev/null 2>&1
 check "fred registers" [ $? -eq 0 ]
