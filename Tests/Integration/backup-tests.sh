@@ -86,23 +86,23 @@ assert m["database"]["kind"] == "sqlite" and m["database"]["schemaVersion"] >= 1
 PY
 
 mkdir -p "$WORK/nonempty" && : > "$WORK/nonempty/x"
-"${SERVER[@]}" backup --data "$WORK/server" "$WORK/nonempty" >"$WORK/out" 2>&1
-check_all "backup refuses a directory that is not empty" '[ $? -ne 0 ] && grep -q "is not empty" "$WORK/out"'
+"${SERVER[@]}" backup --data "$WORK/server" "$WORK/nonempty" >"$WORK/out" 2>&1; RC=$?
+check_all "backup refuses a directory that is not empty" '[ $RC -ne 0 ] && grep -q "is not empty" "$WORK/out"'
 mkdir -p "$WORK/elsewhere" && ln -s "$WORK/elsewhere" "$WORK/link"
-"${SERVER[@]}" backup --data "$WORK/server" "$WORK/link" >"$WORK/out" 2>&1
+"${SERVER[@]}" backup --data "$WORK/server" "$WORK/link" >"$WORK/out" 2>&1; RC=$?
 check_all "backup refuses a symbolic link as its directory, writing nothing through it" \
-  '[ $? -ne 0 ] && [ -z "$(ls -A "$WORK/elsewhere")" ]'
+  '[ $RC -ne 0 ] && [ -z "$(ls -A "$WORK/elsewhere")" ]'
 
 # A restore while the server serves the directory.
-"${SERVER[@]}" restore --data "$WORK/server" --force "$WORK/backup" >"$WORK/out" 2>&1
+"${SERVER[@]}" restore --data "$WORK/server" --force "$WORK/backup" >"$WORK/out" 2>&1; RC=$?
 check_all "restore refuses while a server serves the data directory, and says how to stop it" \
-  '[ $? -ne 0 ] && grep -q "a server is serving this data directory: stop it first" "$WORK/out"'
+  '[ $RC -ne 0 ] && grep -q "a server is serving this data directory: stop it first" "$WORK/out"'
 stop_server
 
 # A restore over existing state without --force changes nothing.
 BEFORE=$(tree_sum "$WORK/server")
-"${SERVER[@]}" restore --data "$WORK/server" "$WORK/backup" >"$WORK/out" 2>&1
-check_all "restore over existing state without --force is refused" '[ $? -ne 0 ] && grep -q -- "--force" "$WORK/out"'
+"${SERVER[@]}" restore --data "$WORK/server" "$WORK/backup" >"$WORK/out" 2>&1; RC=$?
+check_all "restore over existing state without --force is refused" '[ $RC -ne 0 ] && grep -q -- "--force" "$WORK/out"'
 check "the refused restore left the data directory as it was" [ "$(tree_sum "$WORK/server")" = "$BEFORE" ]
 
 # Tampered backups are refused before anything is touched.
@@ -114,14 +114,14 @@ b = bytearray(open(p, "rb").read())
 b[0] = ord("0") if b[0] != ord("0") else ord("1")
 open(p, "wb").write(b)
 PY
-"${SERVER[@]}" restore --data "$WORK/fresh" "$WORK/tampered" >"$WORK/out" 2>&1
+"${SERVER[@]}" restore --data "$WORK/fresh" "$WORK/tampered" >"$WORK/out" 2>&1; RC=$?
 check_all "a backup with an altered share is refused (checksum)" \
-  '[ $? -ne 0 ] && grep -q "dta1.share does not match the manifest" "$WORK/out"'
-check "the refused restore wrote nothing" [ ! -e "$WORK/fresh/dta1.share" ]
+  '[ $RC -ne 0 ] && grep -q "dta1.share does not match the manifest" "$WORK/out"'
+check "the refused restore made no data directory" [ ! -e "$WORK/fresh" ]
 check "the refusal prints no share" bash -c '! grep -qF "$1" "$2"' _ "$SHARE1" "$WORK/out"
 cp -a "$WORK/backup" "$WORK/extra" && echo x > "$WORK/extra/planted.key"
-"${SERVER[@]}" restore --data "$WORK/fresh2" "$WORK/extra" >"$WORK/out" 2>&1
-check_all "a backup with a file its manifest does not list is refused" '[ $? -ne 0 ] && grep -q "planted.key is not in the backup" "$WORK/out"'
+"${SERVER[@]}" restore --data "$WORK/fresh2" "$WORK/extra" >"$WORK/out" 2>&1; RC=$?
+check_all "a backup with a file its manifest does not list is refused" '[ $RC -ne 0 ] && grep -q "planted.key is not in the backup" "$WORK/out"'
 
 # Wipe the data directory, restore, serve again: alice's old token logs in.
 rm -rf "$WORK/server"
@@ -139,6 +139,15 @@ check "after restore, a wrong PIN still fails" [ "$RC" -ne 0 ]
 pamt mpin alice 1234
 check "after restore, the right PIN again succeeds" [ "$RC" -eq 0 ]
 stop_server
+
+# Run as root into a directory of another user's (the package's /var/lib/mpin-server belongs to
+# mpin-server): the restored directory and files are that user's.
+if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null; then
+  mkdir -m 700 "$WORK/owned" && chown nobody: "$WORK/owned"
+  "${SERVER[@]}" restore --data "$WORK/owned/data" "$WORK/backup" >"$WORK/out" 2>&1; RC=$?
+  check_all "restore as root gives the new data directory and its files to the parent directory's owner" \
+    '[ $RC -eq 0 ] && [ "$(stat -c %U "$WORK/owned/data")" = nobody ] && [ -z "$(find "$WORK/owned/data" ! -user nobody)" ]'
+fi
 
 # --force keeps the state it replaces.
 "${SERVER[@]}" user add bob@example.org --data "$WORK/server" >/dev/null
@@ -203,22 +212,22 @@ stop_pg_server
 
 # The database still holds rows: refused without --force, even with the directory gone.
 mv "$PGDATA_DIR" "$WORK/pg-server.old"
-"${SERVER[@]}" restore --data "$PGDATA_DIR" "$WORK/pg-backup" >"$WORK/out" 2>&1
-check_all "restore into a database that holds rows is refused without --force" '[ $? -ne 0 ] && grep -q "holds rows" "$WORK/out"'
+"${SERVER[@]}" restore --data "$PGDATA_DIR" "$WORK/pg-backup" >"$WORK/out" 2>&1; RC=$?
+check_all "restore into a database that holds rows is refused without --force" '[ $RC -ne 0 ] && grep -q "holds rows" "$WORK/out"'
 
 # Another session on the database (a node not stopped) refuses the restore.
 "${PSQL[@]}" -c 'SELECT pg_sleep(30)' >/dev/null 2>&1 &
 PSQL_PID=$!
 PIDS+=("$PSQL_PID")
 sleep 0.5
-"${SERVER[@]}" restore --data "$PGDATA_DIR" --force "$WORK/pg-backup" >"$WORK/out" 2>&1
-check_all "restore refuses while another session uses the database" '[ $? -ne 0 ] && grep -q "other session(s) are connected" "$WORK/out"'
+"${SERVER[@]}" restore --data "$PGDATA_DIR" --force "$WORK/pg-backup" >"$WORK/out" 2>&1; RC=$?
+check_all "restore refuses while another session uses the database" '[ $RC -ne 0 ] && grep -q "other session(s) are connected" "$WORK/out"'
 kill "$PSQL_PID" 2>/dev/null; wait "$PSQL_PID" 2>/dev/null
 "${PSQL[@]}" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'mpin' AND pid <> pg_backend_pid()" >/dev/null
 
 # Wipe everything: the data directory and the schema itself.
 rm -rf "$PGDATA_DIR" "$WORK/pg-server.old"
-"${PSQL[@]}" -c 'DROP SCHEMA public CASCADE; CREATE SCHEMA public' >/dev/null
+"${PSQL[@]}" -c 'DROP SCHEMA public CASCADE; CREATE SCHEMA public' >/dev/null 2>"$WORK/psql.err"
 check "the schema is gone" [ "$("${PSQL[@]}" -c "SELECT to_regclass('users') IS NULL")" = t ]
 "${SERVER[@]}" restore --data "$PGDATA_DIR" "$WORK/pg-backup" >"$WORK/pg-restore.out" 2>&1
 check "restore into a wiped data directory and an empty database succeeds" [ "$?" -eq 0 ]
@@ -231,7 +240,7 @@ check "after restore on PostgreSQL, dora's old token logs in" [ "$RC" -eq 0 ]
 stop_pg_server
 
 # --force on PostgreSQL: the rows it replaces are exported beside the files it replaces.
-"${SERVER[@]}" user add erin@example.org --data "$PGDATA_DIR" >/dev/null
+"${SERVER[@]}" user add erin@example.org --data "$PGDATA_DIR" >/dev/null 2>"$WORK/user-add.err"
 "${SERVER[@]}" restore --data "$PGDATA_DIR" --force "$WORK/pg-backup" >"$WORK/out" 2>&1
 check "restore --force on PostgreSQL succeeds" [ "$?" -eq 0 ]
 ASIDE=$(sed -n 's/^the previous state is kept in //p' "$WORK/out")
