@@ -2,7 +2,7 @@
 /// shared on the directory itself for its lifetime (several nodes on one directory share
 /// it), `restore` takes it exclusive for its own, without waiting. The kernel drops a lock with
 /// its process, so a killed server leaves none behind, and no file is added to the directory.
-public final class DataDirectoryLock: Sendable {
+package final class DataDirectoryLock: Sendable {
     private let handle: DirectoryHandleBox
 
     private init(_ handle: DirectoryHandle) { self.handle = DirectoryHandleBox(handle) }
@@ -10,7 +10,7 @@ public final class DataDirectoryLock: Sendable {
     /// Taken by `serve` before it loads anything: fails, saying why, while a restore runs on the
     /// directory. Nil when the directory cannot be opened (the server's own start-up checks
     /// then say what is wrong with it).
-    public static func serving(_ path: String) throws -> DataDirectoryLock? {
+    package static func serving(_ path: String) throws -> DataDirectoryLock? {
         guard let directory = try? DirectoryHandle(path: path) else { return nil }
         guard try directory.tryLock(exclusive: false) else {
             throw BackupError("\(path): a restore is running on this data directory; start the server when it is done")
