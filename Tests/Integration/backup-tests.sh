@@ -9,6 +9,7 @@
 # aside), a restore while the server serves, and while another session uses the database.
 # README recipe covered here: "Back up and restore the server".
 # Needs the release builds of pam_mpin, mpin-pam-helper, mpinctl and mpin-server (make test-backup).
+# MPIN_SKIP_POSTGRES=1 runs the SQLite part alone (said as a skip).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
@@ -164,6 +165,16 @@ restart_server || exit 1
 pamt mpin alice 1234
 check "after restore --force, alice logs in" [ "$RC" -eq 0 ]
 stop_server
+
+# A server started while a restore holds the directory (flock(1) stands in for it) refuses to start.
+flock --exclusive "$WORK/server" sleep 3 &
+FLOCK_PID=$!
+PIDS+=("$FLOCK_PID")
+sleep 0.5
+timeout 10 "${SERVER[@]}" serve --data "$WORK/server" --host 127.0.0.1 --port "$PORT" >"$WORK/out" 2>&1; RC=$?
+check_all "serve refuses to start while a restore runs on the data directory" \
+  '[ $RC -ne 0 ] && [ $RC -ne 124 ] && grep -q "a restore is running on this data directory" "$WORK/out"'
+wait "$FLOCK_PID"
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 
