@@ -57,6 +57,9 @@ struct RestoreCommand: AsyncParsableCommand {
         let database = summary.manifest.database
         print("restored \(options.data) from \(backup) (taken \(summary.manifest.created)):"
               + " \(summary.manifest.files.count) files, database \(database.url ?? database.kind)")
-        if let aside = summary.aside { print("the previous state is kept in \(aside)") }
+        if let aside = summary.aside {
+            print("the previous state is kept in \(aside)")
+            if summary.asideRestorable { print("to put it back: mpin-server restore --data \(options.data) --force \(aside)") }
+        }
     }
 }

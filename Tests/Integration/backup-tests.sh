@@ -165,6 +165,10 @@ restart_server || exit 1
 pamt mpin alice 1234
 check "after restore --force, alice logs in" [ "$RC" -eq 0 ]
 stop_server
+check "restore --force says how to put the kept state back" grep -q "^to put it back: mpin-server restore --data $WORK/server --force $ASIDE" "$WORK/out"
+"${SERVER[@]}" restore --data "$WORK/server" --force "$ASIDE" >"$WORK/out" 2>&1; RC=$?
+check_all "restore --force of the kept state puts it back (bob, added after the backup, is there again)" \
+  '[ $RC -eq 0 ] && [ -f "$ASIDE/manifest.json" ] && "$BIN/mpin-server" user list --data "$WORK/server" | grep -q "^bob@example.org"'
 
 # A server started while a restore holds the directory (flock(1) stands in for it) refuses to start.
 flock --exclusive "$WORK/server" sleep 3 &
@@ -263,5 +267,8 @@ serve_pg || exit 1
 pamt mpin-pg dora 2468
 check "after restore --force on PostgreSQL, dora logs in" [ "$RC" -eq 0 ]
 stop_pg_server
+"${SERVER[@]}" restore --data "$PGDATA_DIR" --force "$ASIDE" >"$WORK/out" 2>&1; RC=$?
+check_all "restore --force of the kept PostgreSQL state puts it back (erin is there again)" \
+  '[ $RC -eq 0 ] && [ "$("${PSQL[@]}" -c "SELECT count(*) FROM users WHERE user_id = '"'erin@example.org'"'")" = 1 ]'
 
 summary

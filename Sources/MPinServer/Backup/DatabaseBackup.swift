@@ -49,6 +49,32 @@ enum SQLiteBackup {
         }
     }
 
+    /// Folds the WAL into the file (a TRUNCATE checkpoint); SQLite removes -wal and -shm when
+    /// this last connection closes. Best effort: a file that cannot be opened is kept as it is.
+    static func foldWAL(path: String) {
+        guard let queue = try? DatabaseQueue(path: path) else { return }
+        _ = try? queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try? queue.close()
+    }
+
+    /// The schema version in an SQLite file's header (`user_version`, bytes 60 to 63, big-endian),
+    /// read without opening it as a database; nil for a file too short to be one.
+    static func userVersion(of name: String, in directory: DirectoryHandle) throws -> Int? {
+        let fd = try directory.openForReading(name)
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 100)
+        var filled = 0
+        while filled < header.count {
+            let n = try header.withUnsafeMutableBytes { raw in
+                try readSome(fd, UnsafeMutableRawBufferPointer(rebasing: raw[filled...]), path: directory.child(name))
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        guard filled == header.count, header.starts(with: Array("SQLite format 3\u{0}".utf8)) else { return nil }
+        return header[60..<64].reduce(0) { $0 << 8 | Int($1) }
+    }
+
     /// Opens the restored file as the server will (migrating an older schema), and checks it.
     static func check(path: String) throws {
         do {

@@ -26,6 +26,8 @@ package enum ServerRestore {
         package var manifest: BackupManifest
         /// Where the state that was there before went, if there was any.
         package var aside: String?
+        /// It has a manifest: `restore --force` of that directory puts it back.
+        package var asideRestorable = false
     }
 
     package static func run(dataDirectory: String, backup: String, force: Bool,
@@ -63,6 +65,11 @@ package enum ServerRestore {
     private static func restore(manifest: BackupManifest, config: ServerConfig, input: DirectoryHandle, data: DirectoryHandle,
                                 owner: (uid: UInt32, gid: UInt32), force: Bool, logger: Logger) async throws -> Summary {
         try DataDirectoryLock.restoring(data)
+        // The SQLite file about to be kept aside, with its WAL folded in (nobody else has it
+        // open: the lock), so that the kept state is one file a later restore accepts.
+        if force, try data.status("mpin.sqlite-wal") != nil {
+            SQLiteBackup.foldWAL(path: data.child("mpin.sqlite"))
+        }
         let existing = try data.names().filter { name in (try? data.status(name))?.isDirectory == false }
 
         // 3. PostgreSQL: the schema this program makes, nobody else connected, rows already there.
@@ -149,6 +156,7 @@ package enum ServerRestore {
         // 5. What was there, aside; the staged files, in.
         var aside: DirectoryHandle? = nil
         var asideName = ""
+        var keptTables: [BackupManifest.Table] = []
         var moved: [String] = [], placed: [String] = []
         func undo() {
             for name in placed { data.remove(name) }
@@ -182,20 +190,22 @@ package enum ServerRestore {
             if let postgres {
                 let tables = manifest.database.tables ?? []
                 let asideHandle = aside
-                try await PostgresStorage.transaction(on: postgres.connection, logger: logger, durable: true) { c in
+                keptTables = try await PostgresStorage.transaction(on: postgres.connection, logger: logger, durable: true) { c in
                     let present = try await PostgresBackup.tables(c, logger: logger)
                     if !present.isEmpty {
                         try await c.rows(PostgresQuery(unsafeSQL: "LOCK TABLE " + present.map(\.name).joined(separator: ", ")
                                                        + " IN ACCESS EXCLUSIVE MODE"), logger)
                     }
                     // Checked again under the locks: a client may have written since the first look.
+                    var kept: [BackupManifest.Table] = []
                     if try await PostgresBackup.holdsRows(c, logger: logger) {
                         guard force, let asideHandle else {
                             throw BackupError("\(postgres.url) received rows while the restore ran: nothing was restored")
                         }
-                        _ = try await PostgresBackup.export(c, into: asideHandle, logger: logger)
+                        kept = try await PostgresBackup.export(c, into: asideHandle, logger: logger).tables
                     }
                     try await PostgresBackup.replaceRows(c, with: tables, from: input, logger: logger)
+                    return kept
                 }
             } else {
                 try SQLiteBackup.check(path: data.child("mpin.sqlite"))
@@ -214,7 +224,15 @@ package enum ServerRestore {
         dropStaging()
         try? data.setMode(0o700)
         data.sync()
-        return Summary(manifest: manifest, aside: aside?.path)
+        var restorable = false
+        if let aside {
+            restorable = describeKept(aside, source: data.path, tables: keptTables, target: postgres?.url)
+            if runningAsRoot {
+                try? aside.changeOwner(BackupManifest.fileName, owner: owner.uid, group: owner.gid)
+                for name in (try? aside.names()) ?? [] { try? aside.changeOwner(name, owner: owner.uid, group: owner.gid) }
+            }
+        }
+        return Summary(manifest: manifest, aside: aside?.path, asideRestorable: restorable)
     }
 
     /// Reads the manifest and checks every file against it; refuses files it does not list.
@@ -290,6 +308,45 @@ package enum ServerRestore {
         let handle = try DirectoryHandle(path: path)
         let status = try handle.ownStatus()
         return (handle, (status.owner, status.group), false)
+    }
+
+    /// Gives the kept state a manifest, so that `restore` takes it back as it takes a backup,
+    /// when it is whole: the four files a data directory needs, and its database (the SQLite
+    /// file alone, or the rows exported from `target`, the database its config.json names).
+    /// False, and no manifest, otherwise: the files are kept all the same.
+    static func describeKept(_ aside: DirectoryHandle, source: String, tables: [BackupManifest.Table], target: PostgresURL?) -> Bool {
+        do {
+            let names = try aside.names()
+            guard ["config.json", "app.key", "dta1.share", "dta2.share"].allSatisfy(names.contains),
+                  !names.contains(BackupManifest.fileName) else { return false }
+            let config = try DataDirectory(path: aside.path).loadConfig()
+            let database: BackupManifest.DatabaseCopy
+            if config.usesPostgres {
+                guard let target, config.database.flatMap(PostgresURL.init) == target else { return false }
+                database = BackupManifest.DatabaseCopy(kind: "postgresql", schemaVersion: PostgresStorage.schemaVersion,
+                                                       programSchemaVersion: PostgresStorage.schemaVersion,
+                                                       url: target.description, tables: tables)
+            } else {
+                guard names.contains("mpin.sqlite"), !names.contains(where: { $0.hasPrefix("mpin.sqlite-") }),
+                      let version = try SQLiteBackup.userVersion(of: "mpin.sqlite", in: aside) else { return false }
+                database = BackupManifest.DatabaseCopy(kind: "sqlite", schemaVersion: version,
+                                                       programSchemaVersion: SQLiteStorage.schemaVersion, file: "mpin.sqlite")
+            }
+            var files: [BackupManifest.File] = []
+            for name in names {
+                guard BackupManifest.isPlainName(name), let status = try aside.status(name), status.isRegularFile else { return false }
+                let (size, sha256) = try checksum(name, in: aside)
+                let mode = status.permissions & 0o644 == 0o644 && name.hasSuffix(".crt") ? "644" : "600"
+                files.append(BackupManifest.File(name: name, size: size, sha256: sha256, mode: mode))
+            }
+            let manifest = BackupManifest(format: BackupManifest.formatName, formatVersion: BackupManifest.currentFormatVersion,
+                                          created: BackupManifest.timestamp(), source: source, database: database, files: files)
+            _ = try writeNewFile(BackupManifest.fileName, try manifest.encoded(), in: aside)
+            aside.sync()
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// `before-restore-TIME` (UTC), 0700, in the data directory.
