@@ -31,7 +31,7 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                selinux-policy-dev selinux-policy-default setools checkpolicy semodule-utils
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install deb bench bench-mcl bench-scale ct-check demo demo-crypto fuzz test-fuzz install clean
+.PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-backup test-login test-hosts test-weblogin test-deb test-install deb bench bench-mcl bench-scale ct-check demo demo-crypto fuzz test-fuzz install clean
 
 # Where `make install` puts things.
 PREFIX      ?= /usr/local
@@ -111,7 +111,7 @@ $(MODULE_SO): $(MODULE_OBJ) pam/pam_mpin.map
 # Tests run on a release build: the pairing-heavy vector suites are slow unoptimised. The
 # tests use public API only, so testable imports stay off and the test build reuses the
 # release build instead of compiling every dependency a second time.
-test: deps test-man test-selinux test-unit test-vectors test-postgres test-pam test-login test-hosts test-weblogin test-deb test-install test-fuzz
+test: deps test-man test-selinux test-unit test-vectors test-postgres test-pam test-backup test-login test-hosts test-weblogin test-deb test-install test-fuzz
 
 # The manual pages render without a warning from groff (-ww) or mandoc's lint, and document
 # every option, key, return code and exit status the code has (Tests/Man/check-man.sh).
@@ -170,6 +170,17 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/enrol-tests.sh
 	bash Tests/Integration/resident-tests.sh
 	bash Tests/Integration/recovery-tests.sh
+
+# mpin-server backup and restore (Tests/Integration/backup-tests.sh): a backup taken while logins
+# run, the data directory (and the PostgreSQL schema) wiped, the restore, and the user's old token
+# logging in again through pam_mpin.so; tampered backups, existing state without and with --force,
+# a restore under a serving server or another database session. On SQLite, then on a throwaway
+# PostgreSQL cluster (postgres.sh, 127.0.0.1 only, stopped and deleted afterwards).
+test-backup: $(MODULE_STDLIB) module
+	$(call release_product,mpin-pam-helper)
+	$(call release_product,mpinctl)
+	$(call release_product,mpin-server)
+	bash Tests/Integration/backup-tests.sh
 
 # The OpenID provider's web login as a person does it (issue 29): `mpin approve` and `mpin refuse`
 # against the login page's codes, then headless Chromium (Debian's chromium) through the page to a

@@ -8,7 +8,8 @@ struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",
         abstract: "Milagro-MFA-compatible M-Pin backend on SQLite or PostgreSQL.",
-        subcommands: [Init.self, Serve.self, VerdictKeyCommand.self, User.self, App.self])
+        subcommands: [Init.self, Serve.self, VerdictKeyCommand.self, User.self, App.self, BackupCommand.self,
+                      RestoreCommand.self])
 }
 
 struct DataOption: ParsableArguments {
@@ -149,6 +150,12 @@ struct Serve: AsyncParsableCommand {
         // The soft descriptor limit up to the hard one (systemd's soft default is 1,024); the
         // connection cap stays an eighth below whatever is in force (ConnectionLimits).
         ConnectionLimits.raiseDescriptorLimit()
+        // Held until the process ends: `restore` refuses to run under it, and this refuses to
+        // start under a restore.
+        let lock: DataDirectoryLock?
+        do { lock = try DataDirectoryLock.serving(options.data) } catch let e as BackupError {
+            throw ValidationError("cannot start: \(e.description)")
+        }
         let server: MPinServer
         do {
             let tls = tlsCert.flatMap { cert in tlsKey.map { TLSFiles(certificatePath: cert, keyPath: $0) } }
@@ -162,6 +169,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("cannot start: \(e.message)")
         }
         try await server.serve()
+        withExtendedLifetime(lock) {}
         logger.info("mpin-server stopped")
     }
 }

@@ -260,6 +260,26 @@ check "ssh: the right PIN works again" [ "$(ssh_login 2468)" = in ]
 check "sshd accepted keyboard-interactive/pam" grep -q "Accepted keyboard-interactive/pam for $TESTUSER" "$WORK/sshd.log"
 kill "$SSHD_PID" 2>/dev/null
 
+# --- backup while the packaged server serves; restore, as root, into a wiped directory ----------
+# (README, "Back up and restore the server".)
+as_server /usr/bin/mpin-server backup --data /var/lib/mpin-server/data /var/lib/mpin-server/backup >"$WORK/backup.out" 2>&1
+check "the installed mpin-server backs up its data directory, as mpin-server, while it serves" [ "$?" -eq 0 ]
+check "the backup directory is 700 mpin-server:mpin-server" [ "$(mode_owner /var/lib/mpin-server/backup)" = "700 mpin-server:mpin-server" ]
+stop_server
+mv /var/lib/mpin-server/data "$WORK/data.wiped"
+/usr/bin/mpin-server restore --data /var/lib/mpin-server/data /var/lib/mpin-server/backup >"$WORK/restore.out" 2>&1
+check "mpin-server restore, as root, into the wiped data directory" [ "$?" -eq 0 ]
+check_all "the restored directory and files are mpin-server's, 700 and 600" \
+  '[ "$(mode_owner /var/lib/mpin-server/data)" = "700 mpin-server:mpin-server" ] && [ -z "$(find /var/lib/mpin-server/data -mindepth 1 \( ! -user mpin-server -o ! -group mpin-server -o ! -perm 600 \))" ]'
+rm -rf "$WORK/data.wiped"
+setpriv --reuid=mpin-server --regid=mpin-server --init-groups -- \
+  /usr/bin/mpin-server serve --data /var/lib/mpin-server/data --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+PIDS+=("$SERVER_PID")
+for _ in $(seq 1 100); do grep -q 'ready' "$WORK/server.log" && break; sleep 0.1; done
+check "the packaged mpin-server serves the restored directory" grep -q 'ready' "$WORK/server.log"
+check "after the restore, $TESTUSER's token logs in through the installed module" pamt 2468
+
 # --- remove, then purge -----------------------------------------------------------------------
 stop_server
 check_all "the server stopped on SIGTERM, no process of mpin-server is left" \
@@ -283,6 +303,12 @@ check_all "after purge: the server's data (both master-secret shares, keys, data
 check_all "after purge: the token store is kept" '[ -n "$(ls -A /var/lib/mpin 2>/dev/null)" ]'
 check_all "the purge says where both are" \
   'grep -q "/var/lib/mpin-server (master-secret shares, keys, database) is kept" "$WORK/dpkg-purge.log" && grep -q "token store /var/lib/mpin is kept" "$WORK/dpkg-purge.log"'
+# Reinstalled, the server finds its kept data: the same verdict key, the same users.
+dpkg -i "$PAM_DEB" "$SERVER_DEB" </dev/null >"$WORK/dpkg-reinstall.log" 2>&1
+check "dpkg -i after the purge installs both packages again" [ "$?" -eq 0 ]
+check_all "the reinstalled server signs with the verdict key from before the purge and knows $TESTUSER" \
+  '[ "$(as_server /usr/bin/mpin-server verdict-key --data /var/lib/mpin-server/data)" = "$VERDICT_KEY" ] && as_server /usr/bin/mpin-server user list --data /var/lib/mpin-server/data | grep -q "^$TESTUSER@example.org"'
+dpkg --purge $PACKAGES </dev/null >>"$WORK/dpkg-purge.log" 2>&1
 check "after purge: deb-systemd-helper keeps no state for the units" \
   [ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name 'mpin-*' 2>/dev/null)" ]
 check_all "after purge: no unit file and no enablement link of the resident helper is left" \
