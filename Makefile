@@ -328,13 +328,13 @@ test-fuzz:
 install: deps module
 	$(SWIFT) build -c release --product mpin-pam-helper --static-swift-stdlib
 	$(SWIFT) build -c release --product mpinctl --static-swift-stdlib
-	$(SWIFT) build -c release --product mpin --static-swift-stdlib
 	$(SWIFT) build -c release --product mpin-server --static-swift-stdlib
 	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(HELPERDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
 	install -m 0644 -s --strip-program=strip $(MODULE_SO) $(DESTDIR)$(PAMDIR)/pam_mpin.so
 	install -m 0755 -s --strip-program=strip .build/release/mpin-pam-helper $(DESTDIR)$(HELPERDIR)/mpin-pam-helper
 	install -m 0755 .build/release/mpinctl $(DESTDIR)$(PREFIX)/sbin/mpinctl
-	install -m 0755 .build/release/mpin $(DESTDIR)$(PREFIX)/bin/mpin
+	# mpin is mpinctl run by that name, one program as in the package (packaging/build-deb.sh).
+	ln -sfn ../sbin/mpinctl $(DESTDIR)$(PREFIX)/bin/mpin
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
 	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
 	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)

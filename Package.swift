@@ -117,7 +117,7 @@ let package = Package(
         ], swiftSettings: moduleSettings),
         // The user's own device, no root: tokens in the user's store, approvals of device logins.
         .target(name: "MPinUserCommands", dependencies: [
-            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
         ], swiftSettings: moduleSettings),
         // mpinctl, and mpin when run by that name: the package installs one program for both,
         // so that they carry one static Swift runtime (issue 30). Nothing in it imports Foundation

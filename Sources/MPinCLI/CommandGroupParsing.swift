@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MPinPOSIX
 
 /// What a program's command line asks for: a subcommand to run, or help to print.
 public enum CommandLineRequest {
@@ -57,14 +58,7 @@ extension CommandGroup {
     }
 }
 
-/// Writes all of `text` to `fd`, retrying short writes; stops on an error.
+/// Writes all of `text` to `fd`; an error (a closed pipe) leaves nothing else to do.
 private func writeAll(_ fd: Int32, _ text: String) {
-    let bytes = Array(text.utf8)
-    var written = 0
-    while written < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-        if n < 0, errno == EINTR { continue }
-        guard n > 0 else { return }
-        written += n
-    }
+    try? MPinPOSIX.writeAll(fd, Array(text.utf8))
 }

@@ -71,15 +71,8 @@ public enum System {
     public static func createFile(_ path: String, _ bytes: [UInt8], mode: mode_t) -> Bool {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { return false }
-        var written = fchmod(fd, mode) == 0 ? 0 : -1
-        while written >= 0, written < bytes.count {
-            let n: Int
-            do {
-                n = try retryingOnInterrupt { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) } }
-            } catch { break }
-            written += n
-        }
-        guard close(fd) == 0, written == bytes.count else { unlink(path); return false }
+        let written = fchmod(fd, mode) == 0 && (try? writeAll(fd, bytes)) != nil
+        guard close(fd) == 0, written else { unlink(path); return false }
         return true
     }
 

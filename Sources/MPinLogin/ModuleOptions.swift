@@ -78,15 +78,33 @@ public struct ModuleOptions: Sendable, Equatable {
     /// module-line overrides.
     public func loadConfig(readFile: (String) throws(ConfigError) -> String? = { p throws(ConfigError) in try ConfigFile.read(p) })
         throws(ConfigError) -> LoginConfig {
-        var config = LoginConfig()
-        if let text = try readFile(configPath) {
-            config = try LoginConfig.parse(text, file: configPath)
-        } else if configPath != LoginConfig.defaultPath {
+        var config = try fileConfig(try readFile(configPath))
+        try applyOverrides(to: &config)
+        return config
+    }
+
+    /// `loadConfig()`, and pam_mpin.so's verdict on the file (ConfigVerdict) made from the very
+    /// bytes parsed, for the caller to record in the store.
+    package func loadConfigAndVerdict() throws(ConfigError) -> (config: LoginConfig, verdict: ConfigVerdict) {
+        let file = try ConfigFile.readBytes(configPath)
+        var config = try fileConfig(file.map { String(decoding: $0, as: UTF8.self) })
+        let verdict = ConfigVerdict(path: configPath, file: file, fileConfig: config)
+        try applyOverrides(to: &config)
+        return (config, verdict)
+    }
+
+    /// The file alone: `text` parsed, or the defaults when the default file does not exist.
+    private func fileConfig(_ text: String?) throws(ConfigError) -> LoginConfig {
+        if let text { return try LoginConfig.parse(text, file: configPath) }
+        guard configPath == LoginConfig.defaultPath else {
             throw ConfigError(file: configPath, line: 0, message: "cannot read the configuration file")
         }
+        return LoginConfig()
+    }
+
+    private func applyOverrides(to config: inout LoginConfig) throws(ConfigError) {
         for (key, value) in overrides {
             if let problem = config.set(key, value) { throw ConfigError(file: "module arguments", line: 0, message: problem) }
         }
-        return config
     }
 }

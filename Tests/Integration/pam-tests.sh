@@ -308,18 +308,32 @@ check "unknown user is ignored with nouserok" [ "$RC" -eq 0 ]
 
 # Issue 27 item 2: a user with no registration under `nouserok` is answered by the module
 # itself, without the helper, when the store's index (state-accounts-index, which every write
-# of `accounts` refreshes) proves it and the line and the configuration are ones the module
-# models; on any doubt the helper decides, as before. The fast lines name a helper that does
-# not exist: a call the module passes on fails (PAM_SERVICE_ERR), one it answers is PAM_IGNORE.
+# of `accounts` refreshes) proves it, the line is one the module models, and the store holds a
+# verdict on the configuration file as it is now (state-config-verdict-*, written by what
+# validated the file: mpinctl, the helper; DESIGN.md §2); on any doubt the helper decides, as
+# before. The fast lines name a helper that does not exist: a call the module passes on fails
+# (PAM_SERVICE_ERR), one it answers is PAM_IGNORE. They name the suite's store (the module looks
+# for the verdict in the line's store, else in /var/lib/mpin; a later store= wins).
 # pamtester gets the test name service too (the module resolves the user as the helper does).
 ABSENT="$WORK/absent/mpin-pam-helper"
 fast_service() {  # fast_service NAME CONFIG [ARGS...]
   local name=$1 conf=$2; shift 2
-  service "$name" "auth [success=done ignore=ignore default=die] $PAM_SO helper=$ABSENT config=$conf $*" \
+  service "$name" "auth [success=done ignore=ignore default=die] $PAM_SO helper=$ABSENT config=$conf store=$WORK/store $*" \
                   "auth required pam_permit.so" \
-                  "account [success=done ignore=ignore default=die] $PAM_SO helper=$ABSENT config=$conf $*" \
+                  "account [success=done ignore=ignore default=die] $PAM_SO helper=$ABSENT config=$conf store=$WORK/store $*" \
                   "account required pam_permit.so"
 }
+# verdict_of CONF [STORE]: the file of the store's verdict on CONF (named by the FNV-1a checksum
+# of the path, as ConfigVerdict names it).
+verdict_of() {
+  python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+print("%s/state-config-verdict-%016x" % (sys.argv[2], h))' "$1" "${2:-$WORK/store}"
+}
+# validate CONF: mpinctl reads CONF as root (and so leaves its verdict in the file's store).
+validate() { LD_PRELOAD="${NSS_SO:-}" "$BIN/mpinctl" --config "$1" list >/dev/null 2>&1; }
 # pamn SERVICE USER [authenticate|acct_mgmt]: pamtester with the module seeing the test users.
 pamn() {
   OUT=$(echo 1234 | LD_PRELOAD="libpam_wrapper.so $NSS_SO" PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
@@ -330,6 +344,9 @@ INDEX="$WORK/store/state-accounts-index"
 fast_service fast "$WORK/mpin.conf" nouserok
 check_all "mpinctl wrote the index of registered users, root's and 0600" \
   '[ -f "$INDEX" ] && [ "$(stat -c %u:%a "$INDEX")" = 0:600 ] && grep -qx alice "$INDEX"'
+VERDICT=$(verdict_of "$WORK/mpin.conf")
+check_all "mpinctl wrote its verdict on mpin.conf beside it, root's and 0600, with the file's bytes" \
+  '[ -f "$VERDICT" ] && [ "$(stat -c %u:%a "$VERDICT")" = 0:600 ] && [ "$(tail -c "$(stat -c %s "$WORK/mpin.conf")" "$VERDICT" | md5sum)" = "$(md5sum < "$WORK/mpin.conf")" ]'
 pamn fast frank
 check_all "unregistered frank under nouserok: PAM_IGNORE from the module, no helper run" '[ "$RC" -eq 0 ]'
 check "... with the helper's own log line" grep -q 'user=frank identity=- outcome=USER_UNKNOWN .*(nouserok: no registration)' <<<"$OUT"
@@ -413,30 +430,87 @@ chown nobody "$WORK/store"; pamn fast frank; chown root "$WORK/store"
 check "a store directory owned by another user is not believed" [ "$RC" -ne 0 ]
 ln -s "$WORK/store" "$WORK/store-link"
 sed "s|^store = .*|store = $WORK/store-link|" "$WORK/mpin.conf" > "$WORK/linked.conf"
-fast_service fast-linked "$WORK/linked.conf" nouserok
+validate "$WORK/linked.conf"
+fast_service fast-linked "$WORK/linked.conf" nouserok "store=$WORK/store-link"
 pamn fast-linked frank
 check "a store reached through a symbolic link is passed on" [ "$RC" -ne 0 ]
 # Configurations whose answer for frank the module does not model, or that the helper refuses.
 for extra in "require_group = wheel" "exempt_group = wheel" "mode = device" "enrol = yes" "timeout = 5" "no_such_key = 1" "prompt" "pin_length = 9"; do
   { grep -v '^timeout' "$WORK/mpin.conf"; echo "$extra"; } > "$WORK/extra.conf"
   [ "$extra" = "timeout = 5" ] && { cat "$WORK/mpin.conf"; echo "$extra"; } > "$WORK/extra.conf"
+  validate "$WORK/extra.conf"
   fast_service fast-extra "$WORK/extra.conf" nouserok
   pamn fast-extra frank
   check "a configuration with \"$extra\" (${extra/ =*/} or an error) is passed on" [ "$RC" -ne 0 ]
 done
 { cat "$WORK/mpin.conf"; echo "connect_timeout = 1.5"; echo "# a comment"; echo "enrol = no"; echo "mode = token"; } > "$WORK/extra.conf"
+validate "$WORK/extra.conf"
 pamn fast-extra frank
 check "a configuration with only modelled keys is answered by the module" [ "$RC" -eq 0 ]
 { cat "$WORK/mpin.conf"; echo "mode = auto"; } > "$WORK/extra.conf"
+validate "$WORK/extra.conf"
 pamn fast-extra frank
 check "mode = auto (token for a user the store does not name) is answered by the module" [ "$RC" -eq 0 ]
 # verdict_key in its form is modelled (the suite's mpin.conf has one); one that is not is passed on.
 { grep -v '^verdict_key' "$WORK/mpin.conf"; echo "verdict_key = 04$(printf 'g%.0s' $(seq 128))"; } > "$WORK/extra.conf"
+validate "$WORK/extra.conf"
 pamn fast-extra frank
 check "a verdict_key that is not 04 and 128 hex digits is passed on (the helper refuses the file)" [ "$RC" -ne 0 ]
 cat "$WORK/mpin.conf" > "$WORK/extra.conf"
+validate "$WORK/extra.conf"
 chmod 664 "$WORK/extra.conf"; pamn fast-extra frank
 check "a group-writable configuration is passed on" [ "$RC" -ne 0 ]
+chmod 644 "$WORK/extra.conf"
+
+# The verdict (state-config-verdict-*): the module holds no model of mpin.conf, only compares the
+# file with the copy that mpinctl or the helper validated. A file changed after its verdict was
+# written, in any way, is the helper's; so is a verdict the module cannot trust.
+{ cat "$WORK/mpin.conf"; echo "enrol = no "; } > "$WORK/extra.conf"
+validate "$WORK/extra.conf"
+pamn fast-extra frank
+check "(a configuration mpinctl validated: answered by the module)" [ "$RC" -eq 0 ]
+SHAPE=$(stat -c %s:%u:%a "$WORK/extra.conf")
+sed -i 's/^enrol = no $/enrol = yes/' "$WORK/extra.conf"
+pamn fast-extra frank
+check_all "mpin.conf changed after its verdict was written (enrol = yes, same size, owner and mode): the stale verdict is not used" \
+  '[ "$RC" -ne 0 ] && [ "$(stat -c %s:%u:%a "$WORK/extra.conf")" = "$SHAPE" ]'
+validate "$WORK/extra.conf"
+pamn fast-extra frank
+check_all "... nor once it is validated again (enrol = yes asks the helper): no verdict for it" '[ "$RC" -ne 0 ] && [ ! -e "$(verdict_of "$WORK/extra.conf")" ]'
+sed -i 's/^enrol = yes$/enrol = no /' "$WORK/extra.conf"
+pamn fast-extra frank
+check "the file as it was, byte for byte, is still passed on once its verdict was removed" [ "$RC" -ne 0 ]
+# The helper validates the file it reads as well: after one call through it, the module answers.
+{ cat "$WORK/mpin.conf"; echo "# validated by the helper"; } > "$WORK/helper.conf"
+service mpin-helperconf "auth [success=done ignore=ignore default=die] $MODULE config=$WORK/helper.conf nouserok" \
+                        "auth required pam_permit.so" "account required pam_permit.so"
+fast_service fast-helperconf "$WORK/helper.conf" nouserok
+pamn fast-helperconf frank
+check "a configuration nothing validated yet is passed on" [ "$RC" -ne 0 ]
+pamn mpin-helperconf frank
+check "the helper answers for it (PAM_IGNORE)" [ "$RC" -eq 0 ]
+pamn fast-helperconf frank
+check_all "... and leaves its verdict: the next call is the module's" '[ "$RC" -eq 0 ] && [ -f "$(verdict_of "$WORK/helper.conf")" ]'
+# The verdict as an attacker might leave it: each is passed on to the helper.
+pamn fast frank; check "(mpin.conf's verdict as mpinctl left it: answered by the module)" [ "$RC" -eq 0 ]
+chown nobody "$VERDICT"; pamn fast frank; chown root "$VERDICT"
+check "a verdict owned by another user is not believed" [ "$RC" -ne 0 ]
+chmod 640 "$VERDICT"; pamn fast frank; chmod 600 "$VERDICT"
+check "a verdict readable by its group is not believed" [ "$RC" -ne 0 ]
+mv "$VERDICT" "$VERDICT.real" && ln -s "$VERDICT.real" "$VERDICT"; pamn fast frank; rm -f "$VERDICT"; mv "$VERDICT.real" "$VERDICT"
+check "a symbolic link in place of the verdict is not followed" [ "$RC" -ne 0 ]
+cp -p "$VERDICT" "$WORK/verdict.saved"
+printf '#' >> "$VERDICT"; pamn fast frank; cp -p "$WORK/verdict.saved" "$VERDICT"
+check "a verdict edited by hand (a byte added) is not believed" [ "$RC" -ne 0 ]
+cp -p "$WORK/mpin.conf" "$WORK/mpin.conf2" && cp -p "$VERDICT" "$(verdict_of "$WORK/mpin.conf2")"
+fast_service fast-lookalike "$WORK/mpin.conf2" nouserok
+pamn fast-lookalike frank
+check "mpin.conf's verdict copied to the name of a look-alike file's (same bytes) is not believed" [ "$RC" -ne 0 ]
+ln -s "$WORK/mpin.conf" "$WORK/link.conf" && cp -p "$VERDICT" "$(verdict_of "$WORK/link.conf")"
+fast_service fast-linkconf "$WORK/link.conf" nouserok
+pamn fast-linkconf frank
+check "a configuration reached through a symbolic link is not judged by the target's verdict" [ "$RC" -ne 0 ]
+pamn fast frank; check "(mpin.conf's own verdict still answers)" [ "$RC" -eq 0 ]
 fast_service fast-lineopt "$WORK/mpin.conf" nouserok require_group=wheel
 pamn fast-lineopt frank
 check "a group on the line is passed on" [ "$RC" -ne 0 ]

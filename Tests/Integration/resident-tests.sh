@@ -64,7 +64,7 @@ pamt() {
 }
 
 service resident "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf" "account required pam_permit.so"
-service resident-nouser "auth [success=done ignore=ignore default=die] $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf nouserok" \
+service resident-nouser "auth [success=done ignore=ignore default=die] $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf store=$WORK/store nouserok" \
                         "auth required pam_permit.so" "account required pam_permit.so"
 service fallback "auth required $PAM_SO helper=$HELPER helper_socket=$SOCK config=$WORK/mpin.conf" "account required pam_permit.so"
 
