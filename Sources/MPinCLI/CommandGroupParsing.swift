@@ -4,7 +4,7 @@ import Glibc
 import MPinPOSIX
 
 /// What a program's command line asks for: a subcommand to run, or help to print.
-public enum CommandLineRequest {
+package enum CommandLineRequest {
     case run(any CLICommand)
     /// Help asked for (`--help`, `help [SUBCOMMAND]`, or nothing at all): printed on stdout, status 0.
     case help(String)
@@ -15,7 +15,7 @@ public enum CommandLineRequest {
 extension CommandGroup {
     /// Reads the words after the program's name: `SUBCOMMAND [OPTIONS] [ARGUMENTS]`, `help [SUBCOMMAND]`,
     /// `-h`/`--help`, or nothing (the program's help).
-    public func request(_ words: [String]) -> CommandLineRequest {
+    package func request(_ words: [String]) -> CommandLineRequest {
         guard let first = words.first, first != "-h", first != "--help" else { return .help(help) }
         if first == "help" {
             guard words.count > 1 else { return .help(help) }
@@ -41,7 +41,7 @@ extension CommandGroup {
 
     /// Parses `words` and either prints help (status 0) or a usage error (status 64), or returns
     /// the subcommand to run.
-    public func parseOrExit(_ words: [String]) -> any CLICommand {
+    package func parseOrExit(_ words: [String]) -> any CLICommand {
         switch request(words) {
         case .run(let command): return command
         case .help(let text): writeAll(STDOUT_FILENO, text); exit(0)

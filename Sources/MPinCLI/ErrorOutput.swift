@@ -5,6 +5,6 @@ import MPinPOSIX
 
 /// Writes `program: text` and a newline to stderr, the way both commands report a failure:
 /// straight to file descriptor 2, unbuffered.
-public func printError(_ text: String, program: String) {
+package func printError(_ text: String, program: String) {
     try? writeAll(STDERR_FILENO, Array("\(program): \(text)\n".utf8))
 }

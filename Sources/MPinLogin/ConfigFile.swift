@@ -7,9 +7,9 @@ import MPinPOSIX
 /// backend, and a backend of their choosing would accept any PIN. So the file must be a
 /// regular file owned by root and not writable by group or others (as pam_u2f requires of
 /// its files), at most 64 KiB, and opening it never blocks (a FIFO is refused, not waited on).
-public enum ConfigFile {
+package enum ConfigFile {
     /// The text, nil when the file does not exist, or a ConfigError saying what is wrong.
-    public static func read(_ path: String, requiredOwner: uid_t = 0) throws(ConfigError) -> String? {
+    package static func read(_ path: String, requiredOwner: uid_t = 0) throws(ConfigError) -> String? {
         try readBytes(path, requiredOwner: requiredOwner).map { String(decoding: $0, as: UTF8.self) }
     }
 

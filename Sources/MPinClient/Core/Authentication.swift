@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+public import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// Authentication (PROTOCOL.md §4–§6).
 extension MPinSDK {
@@ -195,6 +195,7 @@ extension MPinSDK {
         return (r.status, WireCoding.lenient(AuthorizationCodeResponse.self, from: r.result)?.code ?? "")
     }
 
+    /// `CanLogout(user)`: whether the last authentication left a logout URL to call.
     public func canLogout(_ user: MPinUser) -> Bool { !user.logoutURL.isEmpty }
 
     /// `Logout(user)`: posts the kept logout data; true only on HTTP 200.
