@@ -151,8 +151,9 @@ test-postgres: $(MODULE_STDLIB)
 	bash Tests/Integration/postgres.sh run $(SWIFT) test -c release --disable-swift-testing \
 		--disable-testable-imports --filter 'PostgresTests|SchemaVersionTests|MultiNodeTests'
 
-# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
-# token mode and in device mode (approved by the per-user `mpin` command); then the attacks of
+# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1 (the
+# logins, TLS, users with no registration, the helper: one suite each), in token mode and in
+# device mode (approved by the per-user `mpin` command); then the attacks of
 # issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
 # someone else and a flood of pass 1s (activation-tests.sh); self-enrolment with a code from
 # `mpin-server user invite` (enrol-tests.sh, issue 26); the resident helper and the listeners
@@ -163,6 +164,9 @@ test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-server)
 	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
+	bash Tests/Integration/pam-tls-tests.sh
+	bash Tests/Integration/pam-unregistered-tests.sh
+	bash Tests/Integration/pam-helper-tests.sh
 	bash Tests/Integration/device-tests.sh
 	bash Tests/Integration/impostor-tests.sh
 	bash Tests/Integration/activation-tests.sh
