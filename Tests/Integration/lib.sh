@@ -197,7 +197,8 @@ service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
 # pam_env COMMAND...: COMMAND (pamtester, or one of the suites' PAM applications) under
 # libpam-wrapper: the services of $SERVICES (PAM_SERVICES=DIR: another directory), syslog lines
 # on stderr (PAM_DEBUGLEVEL, 2 unless set), and PAM_PRELOAD's libraries preloaded too (the test
-# name service, for a module that resolves the user itself).
+# name service, for a module that resolves the user itself). For the foreground, or a subshell
+# of its own: run in the background, $! would be the subshell's, not COMMAND's.
 pam_env() {
   env LD_PRELOAD="libpam_wrapper.so${PAM_PRELOAD:+ $PAM_PRELOAD}" PAM_WRAPPER=1 \
     PAM_WRAPPER_SERVICE_DIR="${PAM_SERVICES:-$SERVICES}" PAM_WRAPPER_DEBUGLEVEL="${PAM_DEBUGLEVEL:-2}" "$@"
@@ -285,7 +286,8 @@ PubkeyAuthentication $([ "${SSHD_AUTH_METHODS:-}" ] && echo yes || echo no)
 AuthenticationMethods ${SSHD_AUTH_METHODS:-keyboard-interactive}
 StrictModes no
 CONF
-  PAM_SERVICES="$pamdir" PAM_DEBUGLEVEL=0 pam_env \
+  # (Not pam_env: a function in the background is a subshell, and $! must be sshd itself.)
+  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$pamdir" \
     /usr/sbin/sshd -D -e -f "$WORK/$name.config" > "$WORK/$name.log" 2>&1 &
   SSHD_PID=$!
   PIDS+=("$SSHD_PID")
