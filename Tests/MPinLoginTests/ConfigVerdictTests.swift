@@ -4,7 +4,7 @@ import MPinTestSupport
 import XCTest
 
 /// The verdict pam_mpin.so compares a configuration file with (ConfigVerdict; the module's side
-/// is pam/Module/Unregistered.swift, exercised in Tests/Integration/pam-tests.sh).
+/// is pam/Module/Unregistered.swift, exercised in Tests/Integration/pam-unregistered-tests.sh).
 final class ConfigVerdictTests: XCTestCase {
     private func verdict(_ text: String, path: String = "/etc/mpin/mpin.conf") throws -> ConfigVerdict {
         ConfigVerdict(path: path, file: Array(text.utf8), fileConfig: try LoginConfig.parse(text, file: path))
