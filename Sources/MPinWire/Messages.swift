@@ -71,13 +71,18 @@ package struct RegisterRequest: Codable, Sendable, Equatable {
     /// register`, pam_mpin's self-enrolment): the server writes it into the mpinId, and a proof
     /// made with such a token then approves no access number or web login (`MPinIdentity.hostScope`).
     package var scope: String?
+    /// mpin-server: the mpinId (hex) of the user's earlier identity this registration replaces
+    /// (a forgotten PIN, a blocked identity). Heeded only with a registration code that is
+    /// right for the same user: the server then deletes that identity, so the old token stops
+    /// working for good.
+    package var replaces: String?
 
     package init(userId: String, mobile: Int? = 1, deviceName: String? = nil, userData: String? = nil,
                 activateCode: String? = nil, regOTT: String? = nil, wid: String? = nil, regCode: String? = nil,
-                scope: String? = nil) {
+                scope: String? = nil, replaces: String? = nil) {
         self.userId = userId; self.mobile = mobile; self.deviceName = deviceName
         self.userData = userData; self.activateCode = activateCode; self.regOTT = regOTT
-        self.wid = wid; self.regCode = regCode; self.scope = scope
+        self.wid = wid; self.regCode = regCode; self.scope = scope; self.replaces = replaces
     }
 }
 
@@ -303,14 +308,26 @@ package struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
     /// The server's certificate of the requester's host key (§5.8), on an approved device login
     /// whose requester sent one.
     package var hostCertificate: String?
+    /// On a wrong PIN (401): the wrong PINs the identity may still take, and its signature
+    /// (Verdict.attemptsLeftContext), when the request carried a nonce.
+    package var attemptsLeft: Int?
+    package var attemptsLeftSignature: String?
     package init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil,
-                verdictSignature: String? = nil, hostCertificate: String? = nil) {
+                verdictSignature: String? = nil, hostCertificate: String? = nil, attempts: SignedAttemptsLeft? = nil) {
         self.userId = userId; self.mpinId = mpinId; self.status = status; self.message = message; OTP = otp
         self.verdictSignature = verdictSignature; self.hostCertificate = hostCertificate
+        attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
     }
 }
 
 /// Demo-RPA `POST {authenticateURL}` response body.
+/// A wrong PIN's count of attempts left and the server's signature of it (Verdict.attemptsLeftContext).
+package struct SignedAttemptsLeft: Sendable, Equatable {
+    package var left: Int
+    package var signature: String
+    package init(left: Int, signature: String) { self.left = left; self.signature = signature }
+}
+
 package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     package var someUserData: String
     /// The OTP's lifetime (ms since the epoch) when the authentication issued one (§6), so
@@ -322,7 +339,12 @@ package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     /// with the blocked answer (410) too, so that a host deletes a token only on the word of
     /// the server it pinned.
     package var verdictSignature: String?
-    package init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil) {
+    /// On a wrong PIN (401): as TokenAuthenticateResponse's.
+    package var attemptsLeft: Int?
+    package var attemptsLeftSignature: String?
+    package init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil,
+                attempts: SignedAttemptsLeft? = nil) {
+        attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
         self.someUserData = someUserData
         expireTime = otpTiming?.expireTime
         ttlSeconds = otpTiming?.ttlSeconds

@@ -89,6 +89,11 @@ public final class MPinSDK {
     /// fails (a relay could have taken the request's mark off).
     package var registersHostTokens = false
 
+    /// The mpinId (hex) of an earlier identity of the same user that the next registration with
+    /// a registration code replaces (`RegisterRequest.replaces`): pam_mpin's enrolment of a
+    /// user whose identity is blocked or revoked. Empty: none.
+    package var replacesMpinIdHex = ""
+
     // MARK: Backend
 
     /// Fetches client settings from `server` without keeping them.
