@@ -151,8 +151,9 @@ test-postgres: $(MODULE_STDLIB)
 	bash Tests/Integration/postgres.sh run $(SWIFT) test -c release --disable-swift-testing \
 		--disable-testable-imports --filter 'PostgresTests|SchemaVersionTests|MultiNodeTests'
 
-# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1, in
-# token mode and in device mode (approved by the per-user `mpin` command); then the attacks of
+# pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1 (the
+# logins, TLS, users with no registration, the helper: one suite each), in token mode and in
+# device mode (approved by the per-user `mpin` command); then the attacks of
 # issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
 # someone else and a flood of pass 1s (activation-tests.sh); self-enrolment with a code from
 # `mpin-server user invite` (enrol-tests.sh, issue 26); the resident helper and the listeners
@@ -163,6 +164,9 @@ test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-server)
 	$(call release_product,mpin)
 	bash Tests/Integration/pam-tests.sh
+	bash Tests/Integration/pam-tls-tests.sh
+	bash Tests/Integration/pam-unregistered-tests.sh
+	bash Tests/Integration/pam-helper-tests.sh
 	bash Tests/Integration/device-tests.sh
 	bash Tests/Integration/impostor-tests.sh
 	bash Tests/Integration/activation-tests.sh
@@ -340,13 +344,13 @@ test-fuzz:
 install: deps module
 	$(SWIFT) build -c release --product mpin-pam-helper --static-swift-stdlib
 	$(SWIFT) build -c release --product mpinctl --static-swift-stdlib
-	$(SWIFT) build -c release --product mpin --static-swift-stdlib
 	$(SWIFT) build -c release --product mpin-server --static-swift-stdlib
 	install -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(HELPERDIR) $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(CONFDIR)
 	install -m 0644 -s --strip-program=strip $(MODULE_SO) $(DESTDIR)$(PAMDIR)/pam_mpin.so
 	install -m 0755 -s --strip-program=strip .build/release/mpin-pam-helper $(DESTDIR)$(HELPERDIR)/mpin-pam-helper
 	install -m 0755 .build/release/mpinctl $(DESTDIR)$(PREFIX)/sbin/mpinctl
-	install -m 0755 .build/release/mpin $(DESTDIR)$(PREFIX)/bin/mpin
+	# mpin is mpinctl run by that name, one program as in the package (packaging/build-deb.sh).
+	ln -sfn ../sbin/mpinctl $(DESTDIR)$(PREFIX)/bin/mpin
 	install -m 0755 .build/release/mpin-server $(DESTDIR)$(PREFIX)/bin/mpin-server
 	[ -e $(DESTDIR)$(CONFDIR)/mpin.conf ] || install -m 0644 Config/mpin.conf $(DESTDIR)$(CONFDIR)/mpin.conf
 	install -d -m 0700 -o root -g root $(DESTDIR)$(STOREDIR)

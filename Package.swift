@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import Foundation
 import PackageDescription
 
@@ -12,10 +12,13 @@ import PackageDescription
 //   MPinClient + MPinLinux + MPinPOSIX  <-  MPinCLI  <-  MPinCtlCommands, MPinUserCommands (+ MPinLogin)
 //     <-  mpinctl (both; `mpin` by name), mpin (MPinUserCommands alone)
 //   MPinCrypto + MPinJSON + MPinWire + MPinPOSIX  <-  MPinServer (SQLite or PostgreSQL)  <-  mpin-server
-// Products are what ships: the four programs. No library is a product: every library target
-// builds with unsafeFlags (below) or depends on one that does, which SwiftPM refuses in a
-// package used as a dependency. The tools (mpin-bench, mpin-server-bench, mpin-vectors,
-// mpin-demo, test helpers) stay executable targets: `swift build --product NAME` builds them.
+// Products are what ships: the four programs, and MPinClient, the Swift M-Pin SDK for Linux (the
+// Milagro SDK Core API in its two flavours, MPinSDK and MPinMFA, with DVS, over platform
+// protocols), whose API is the only `public` one: everything else any library declares for the
+// other targets is `package`. The SDK's targets build with unsafeFlags (below), which SwiftPM
+// accepts in a dependency from tools version 6.2 on. The tools (mpin-bench, mpin-server-bench,
+// mpin-vectors, mpin-demo, test helpers) stay executable targets: `swift build --product NAME`
+// builds them.
 // The client side links without Foundation so that mpin-pam-helper stays small and starts fast.
 // The modules linked into mpin-pam-helper do not import _StringProcessing (Swift's regex and
 // string-algorithm module) implicitly: statically linked, it and its regex parser cost the
@@ -36,6 +39,9 @@ let package = Package(
         .executable(name: "mpinctl", targets: ["mpinctl"]),
         .executable(name: "mpin", targets: ["mpin"]),
         .executable(name: "mpin-server", targets: ["mpin-server"]),
+        // The SDK: MPinSDK, MPinMFA, DVS, users and statuses, and the platform protocols an
+        // application implements (HTTPTransport, Storage, SecureStorage, PlatformContext).
+        .library(name: "MPinClient", targets: ["MPinClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -117,7 +123,7 @@ let package = Package(
         ], swiftSettings: moduleSettings),
         // The user's own device, no root: tokens in the user's store, approvals of device logins.
         .target(name: "MPinUserCommands", dependencies: [
-            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON",
+            "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
         ], swiftSettings: moduleSettings),
         // mpinctl, and mpin when run by that name: the package installs one program for both,
         // so that they carry one static Swift runtime (issue 30). Nothing in it imports Foundation

@@ -5,25 +5,25 @@
 // declarations (`.option("NAME"`, `.flag("NAME"`) to check that man/ documents every option.
 
 /// An option (`--name VALUE` or `--name=VALUE`) or a flag (`--name`) of a command.
-public struct OptionDeclaration: Sendable {
-    public enum Kind: Sendable {
+package struct OptionDeclaration: Sendable {
+    package enum Kind: Sendable {
         /// Takes a value; `required` ones must be given, others fall back to `defaultValue` (or none).
         case value(required: Bool, defaultValue: String?)
         case flag
     }
 
     /// The name without its dashes, as typed: `activation-code`.
-    public let name: String
-    public let kind: Kind
-    public let help: String
+    package let name: String
+    package let kind: Kind
+    package let help: String
 
     /// An option that takes a value: required, or with a default (shown in the help), or neither.
-    public static func option(_ name: String, required: Bool = false, default defaultValue: String? = nil, help: String) -> OptionDeclaration {
+    package static func option(_ name: String, required: Bool = false, default defaultValue: String? = nil, help: String) -> OptionDeclaration {
         OptionDeclaration(name: name, kind: .value(required: required, defaultValue: defaultValue), help: help)
     }
 
     /// An option without a value: present or not.
-    public static func flag(_ name: String, help: String) -> OptionDeclaration {
+    package static func flag(_ name: String, help: String) -> OptionDeclaration {
         OptionDeclaration(name: name, kind: .flag, help: help)
     }
 
@@ -31,24 +31,24 @@ public struct OptionDeclaration: Sendable {
 }
 
 /// A positional argument of a command; every one is required.
-public struct ArgumentDeclaration: Sendable {
+package struct ArgumentDeclaration: Sendable {
     /// The name shown in the help, without its angle brackets: `user`.
-    public let name: String
-    public let help: String
+    package let name: String
+    package let help: String
 
-    public static func argument(_ name: String, help: String = "") -> ArgumentDeclaration {
+    package static func argument(_ name: String, help: String = "") -> ArgumentDeclaration {
         ArgumentDeclaration(name: name, help: help)
     }
 }
 
 /// What one subcommand accepts and says about itself.
-public struct CommandDeclaration: Sendable {
-    public let name: String
-    public let abstract: String
-    public let arguments: [ArgumentDeclaration]
-    public let options: [OptionDeclaration]
+package struct CommandDeclaration: Sendable {
+    package let name: String
+    package let abstract: String
+    package let arguments: [ArgumentDeclaration]
+    package let options: [OptionDeclaration]
 
-    public init(_ name: String, abstract: String, arguments: [ArgumentDeclaration] = [], options: [OptionDeclaration] = []) {
+    package init(_ name: String, abstract: String, arguments: [ArgumentDeclaration] = [], options: [OptionDeclaration] = []) {
         self.name = name
         self.abstract = abstract
         self.arguments = arguments
@@ -59,7 +59,7 @@ public struct CommandDeclaration: Sendable {
 }
 
 /// A subcommand: its declaration, how it takes its parsed command line, and what it does.
-public protocol CLICommand {
+package protocol CLICommand {
     static var declaration: CommandDeclaration { get }
     /// Reads the values out of a command line already checked against `declaration`; throws
     /// `UsageError` for a value of the wrong form (a number that is not one).
@@ -68,13 +68,13 @@ public protocol CLICommand {
 }
 
 /// A program made of subcommands (`mpinctl`, `mpin`): its name, its overview and its commands.
-public struct CommandGroup {
-    public let name: String
-    public let abstract: String
-    public let discussion: String
-    public let subcommands: [any CLICommand.Type]
+package struct CommandGroup {
+    package let name: String
+    package let abstract: String
+    package let discussion: String
+    package let subcommands: [any CLICommand.Type]
 
-    public init(name: String, abstract: String, discussion: String, subcommands: [any CLICommand.Type]) {
+    package init(name: String, abstract: String, discussion: String, subcommands: [any CLICommand.Type]) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

@@ -1,9 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MPinPOSIX
 
 /// What a program's command line asks for: a subcommand to run, or help to print.
-public enum CommandLineRequest {
+package enum CommandLineRequest {
     case run(any CLICommand)
     /// Help asked for (`--help`, `help [SUBCOMMAND]`, or nothing at all): printed on stdout, status 0.
     case help(String)
@@ -14,7 +15,7 @@ public enum CommandLineRequest {
 extension CommandGroup {
     /// Reads the words after the program's name: `SUBCOMMAND [OPTIONS] [ARGUMENTS]`, `help [SUBCOMMAND]`,
     /// `-h`/`--help`, or nothing (the program's help).
-    public func request(_ words: [String]) -> CommandLineRequest {
+    package func request(_ words: [String]) -> CommandLineRequest {
         guard let first = words.first, first != "-h", first != "--help" else { return .help(help) }
         if first == "help" {
             guard words.count > 1 else { return .help(help) }
@@ -40,7 +41,7 @@ extension CommandGroup {
 
     /// Parses `words` and either prints help (status 0) or a usage error (status 64), or returns
     /// the subcommand to run.
-    public func parseOrExit(_ words: [String]) -> any CLICommand {
+    package func parseOrExit(_ words: [String]) -> any CLICommand {
         switch request(words) {
         case .run(let command): return command
         case .help(let text): writeAll(STDOUT_FILENO, text); exit(0)
@@ -57,14 +58,7 @@ extension CommandGroup {
     }
 }
 
-/// Writes all of `text` to `fd`, retrying short writes; stops on an error.
+/// Writes all of `text` to `fd`; an error (a closed pipe) leaves nothing else to do.
 private func writeAll(_ fd: Int32, _ text: String) {
-    let bytes = Array(text.utf8)
-    var written = 0
-    while written < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-        if n < 0, errno == EINTR { continue }
-        guard n > 0 else { return }
-        written += n
-    }
+    try? MPinPOSIX.writeAll(fd, Array(text.utf8))
 }

@@ -37,7 +37,7 @@ private func entry(_ name: String, _ description: String) -> String {
 
 extension CommandDeclaration {
     /// `mpinctl register [--config <config>] ... <user> --identity <identity> ...`
-    public func usage(program: String) -> String {
+    package func usage(program: String) -> String {
         var words = ["\(program) \(name)"]
         for option in options {
             switch option.kind {
@@ -50,7 +50,7 @@ extension CommandDeclaration {
     }
 
     /// What `PROGRAM NAME --help` prints.
-    public func help(program: String) -> String {
+    package func help(program: String) -> String {
         var out = "OVERVIEW: " + wrapped(abstract, width: lineWidth - 10).joined(separator: "\n") + "\n\n"
         out += "USAGE: \(usage(program: program))\n\n"
         if !arguments.isEmpty {
@@ -71,7 +71,7 @@ extension CommandDeclaration {
 
 extension CommandGroup {
     /// What `PROGRAM`, `PROGRAM --help` and `PROGRAM help` print.
-    public var help: String {
+    package var help: String {
         var out = "OVERVIEW: \(abstract)\n\n" + wrapped(discussion, width: lineWidth).joined(separator: "\n") + "\n\n"
         out += "USAGE: \(name) <subcommand>\n\nOPTIONS:\n" + entry("-h, --help", "Show help information.") + "\nSUBCOMMANDS:\n"
         for command in subcommands { out += entry(command.declaration.name, command.declaration.abstract) }

@@ -1,6 +1,6 @@
 /// Exit statuses of `mpinctl` and `mpin` (mpinctl(8), README.md). `mpin` runs as the user and
 /// has no configuration file, so it never exits with `config` or `notRoot`.
-public enum ExitStatus: Int32, Sendable {
+package enum ExitStatus: Int32, Sendable {
     case ok = 0
     /// The operation ran and failed: wrong PIN, blocked, refused by the server, wrong access
     /// number, ...
@@ -15,18 +15,18 @@ public enum ExitStatus: Int32, Sendable {
 
 /// Ends the program with `status` and no further message: what the command had to say, it
 /// has printed (`mpinctl doctor`'s report, `mpinctl auth`'s outcome).
-public struct ExitWithStatus: Error, Sendable {
-    public let status: ExitStatus
-    public init(_ status: ExitStatus) { self.status = status }
+package struct ExitWithStatus: Error, Sendable {
+    package let status: ExitStatus
+    package init(_ status: ExitStatus) { self.status = status }
 }
 
 /// A failure with its exit status; the message goes to stderr with the status name.
-public struct CLIError: Error, CustomStringConvertible, Sendable {
-    public let status: ExitStatus
-    public let message: String
-    public var description: String { message }
+package struct CLIError: Error, CustomStringConvertible, Sendable {
+    package let status: ExitStatus
+    package let message: String
+    package var description: String { message }
 
-    public init(status: ExitStatus, message: String) {
+    package init(status: ExitStatus, message: String) {
         self.status = status
         self.message = message
     }

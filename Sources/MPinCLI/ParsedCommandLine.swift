@@ -1,41 +1,41 @@
 /// A command line wrong in form: an unknown option or subcommand, a missing value or argument,
 /// an option given twice, a value that is not a number. The program prints it with the
 /// command's usage and exits with 64 (EX_USAGE), as mpinctl(8) says.
-public struct UsageError: Error, Equatable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
-    public init(_ message: String) { self.message = message }
+package struct UsageError: Error, Equatable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
+    package init(_ message: String) { self.message = message }
 }
 
 /// One subcommand's command line, checked against its declaration: every option known, every
 /// required one and every argument present, none given twice.
-public struct ParsedCommandLine {
+package struct ParsedCommandLine {
     let declaration: CommandDeclaration
     let values: [String: String]
     let flags: Set<String>
     let positional: [String]
 
     /// The option's value as given, else its default, else nil.
-    public func value(_ name: String) -> String? {
+    package func value(_ name: String) -> String? {
         if let given = values[name] { return given }
         guard case .value(_, let defaultValue)? = declaration.option(named: name)?.kind else { return nil }
         return defaultValue
     }
 
     /// A required option's value (the parser has checked that it is there) or one with a default.
-    public func requiredValue(_ name: String) -> String { value(name) ?? "" }
+    package func requiredValue(_ name: String) -> String { value(name) ?? "" }
 
     /// The option's value as a whole number (given or default), or a usage error naming it.
-    public func integer(_ name: String) throws -> Int {
+    package func integer(_ name: String) throws -> Int {
         let text = requiredValue(name)
         guard let number = Int(text) else { throw UsageError("The value '\(text)' is invalid for '--\(name) <\(name)>'") }
         return number
     }
 
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
+    package func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// The positional argument declared as `name`.
-    public func argument(_ name: String) -> String {
+    package func argument(_ name: String) -> String {
         guard let index = declaration.arguments.firstIndex(where: { $0.name == name }), index < positional.count else { return "" }
         return positional[index]
     }
@@ -46,7 +46,7 @@ extension CommandDeclaration {
     /// order; `--` ends the options (what follows is positional even if it starts with `-`).
     /// A value starting with `-` must be given as `--name=VALUE`, so that a forgotten value
     /// does not swallow the next option. Throws `HelpRequest` for `-h`/`--help` before `--`.
-    public func parse(_ words: [String]) throws -> ParsedCommandLine {
+    package func parse(_ words: [String]) throws -> ParsedCommandLine {
         var values: [String: String] = [:], flags: Set<String> = [], positional: [String] = []
         var index = 0, optionsEnded = false
         while index < words.count {
@@ -89,4 +89,4 @@ extension CommandDeclaration {
 }
 
 /// `-h` or `--help` among a command's options: its help is printed instead of running it.
-public struct HelpRequest: Error, Equatable {}
+package struct HelpRequest: Error, Equatable {}

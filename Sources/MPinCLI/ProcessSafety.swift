@@ -8,7 +8,7 @@ import MPinLinux
 /// that is not valid UTF-8 (Swift would decode it with replacement characters, and two
 /// different names, Latin-1 `jos\xe8` and `jos\xe9`, would become the same text; finding 4).
 /// Exits with the usage status (64) for such an argument.
-public func prepareProcess(program: String) {
+package func prepareProcess(program: String) {
     if let failure = ProcessHardening.apply() {
         printError("warning: process hardening incomplete: \(failure.steps.joined(separator: "; "))", program: program)
     }

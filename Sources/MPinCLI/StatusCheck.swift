@@ -1,7 +1,7 @@
 import MPinClient
 
 /// Throws for a non-OK status, with the exit status that fits its code.
-public func check(_ status: MPinStatus) throws {
+package func check(_ status: MPinStatus) throws {
     guard !status.isOK else { return }
     let exit: ExitStatus
     switch status.code {

@@ -5,21 +5,21 @@ import MPinPOSIX
 
 /// The few system services `mpinctl` and `mpin` need, on Glibc alone. They used Foundation for
 /// these; statically linked, Foundation and ICU's data made each program about 60 MB (issue 30).
-public enum System {
+package enum System {
     /// The value of the environment variable `name`, if it is set.
-    public static func environment(_ name: String) -> String? {
+    package static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 
     /// Whether `path` names anything (following symbolic links, as FileManager.fileExists did).
-    public static func fileExists(_ path: String) -> Bool {
+    package static func fileExists(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0
     }
 
     /// The names in directory `path`, without `.` and `..`, in no particular order; nil when it
     /// cannot be opened.
-    public static func directoryEntries(_ path: String) -> [String]? {
+    package static func directoryEntries(_ path: String) -> [String]? {
         guard let dir = opendir(path) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []
@@ -34,7 +34,7 @@ public enum System {
 
     /// The bytes of the regular file `path`, at most `limit` of them; nil when it cannot be
     /// opened, is not a regular file, is larger than `limit`, or a read fails.
-    public static func readFile(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
+    package static func readFile(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -53,7 +53,7 @@ public enum System {
 
     /// Reads the file `path` block by block, handing each block to `body`; false when it cannot
     /// be opened or a read fails.
-    public static func forEachBlock(ofFile path: String, _ body: (ArraySlice<UInt8>) -> Void) -> Bool {
+    package static func forEachBlock(ofFile path: String, _ body: (ArraySlice<UInt8>) -> Void) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -68,25 +68,18 @@ public enum System {
 
     /// Creates the file `path`, which must not exist, with exactly `mode` (whatever the umask)
     /// and writes `bytes` to it; false on any failure, after which no file is left behind.
-    public static func createFile(_ path: String, _ bytes: [UInt8], mode: mode_t) -> Bool {
+    package static func createFile(_ path: String, _ bytes: [UInt8], mode: mode_t) -> Bool {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { return false }
-        var written = fchmod(fd, mode) == 0 ? 0 : -1
-        while written >= 0, written < bytes.count {
-            let n: Int
-            do {
-                n = try retryingOnInterrupt { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) } }
-            } catch { break }
-            written += n
-        }
-        guard close(fd) == 0, written == bytes.count else { unlink(path); return false }
+        let written = fchmod(fd, mode) == 0 && (try? writeAll(fd, bytes)) != nil
+        guard close(fd) == 0, written else { unlink(path); return false }
         return true
     }
 
     /// Creates directory `path` and its missing parents with mode 0777 less the umask (as
     /// `mkdir -p`); existing directories are left as they are. Failures are not reported: the
     /// caller's next step on the directory says what is wrong.
-    public static func createDirectories(_ path: String) {
+    package static func createDirectories(_ path: String) {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
@@ -96,7 +89,7 @@ public enum System {
 
     /// The directory part of `path` (everything before its last `/`), as NSString's
     /// deletingLastPathComponent gives it: `/a/b` -> `/a`, `/a` -> `/`, `a` -> ``.
-    public static func parentDirectory(_ path: String) -> String {
+    package static func parentDirectory(_ path: String) -> String {
         var p = Substring(path)
         while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
         guard let slash = p.lastIndex(of: "/") else { return "" }
@@ -104,17 +97,17 @@ public enum System {
     }
 
     /// Seconds on a clock that no one sets (CLOCK_MONOTONIC), for deadlines.
-    public static func monotonicSeconds() -> Double {
+    package static func monotonicSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Seconds since 1970 (the wall clock).
-    public static func unixTime() -> Int64 { Int64(time(nil)) }
+    package static func unixTime() -> Int64 { Int64(time(nil)) }
 
     /// Sleeps `seconds`, going on sleeping after a signal interrupts it.
-    public static func sleep(seconds: Double) {
+    package static func sleep(seconds: Double) {
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
         var remaining = timespec()
         while nanosleep(&request, &remaining) == -1, errno == EINTR { request = remaining }
@@ -123,7 +116,7 @@ public enum System {
     /// An RFC 7231 date such as `Sun, 22 Nov 2026 07:00:00 GMT`, as seconds since 1970; nil for
     /// anything else. Names of days and months are English whatever the locale (parsed here,
     /// not by strptime).
-    public static func httpDate(_ text: String) -> Int64? {
+    package static func httpDate(_ text: String) -> Int64? {
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)

@@ -4,12 +4,12 @@ import Glibc
 import MPinLinux
 
 /// Reading a PIN without echo, or one line of standard input.
-public enum Terminal {
+package enum Terminal {
     /// The longest PIN line kept; the rest of a longer line is read and dropped.
-    public static let maxPINBytes = 256
+    package static let maxPINBytes = 256
 
     /// Reads one line from /dev/tty with echo off, restoring the terminal afterwards.
-    public static func readSecret(_ prompt: String) throws -> [UInt8] {
+    package static func readSecret(_ prompt: String) throws -> [UInt8] {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw CLIError(status: .failed, message: "PIN_INPUT_CANCELED: no terminal; use --pin-stdin") }
         defer { close(fd) }
@@ -29,7 +29,7 @@ public enum Terminal {
     /// is left in freed memory. A signal arriving while it waits (SIGWINCH when the terminal is
     /// resized, SIGCHLD) does not end the line: the read is repeated. End of input or a read
     /// error ends it.
-    public static func readLine(fd: Int32) -> [UInt8] {
+    package static func readLine(fd: Int32) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(maxPINBytes)
         var byte: UInt8 = 0

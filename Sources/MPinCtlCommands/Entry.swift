@@ -30,7 +30,7 @@ func reorderedArguments(_ args: [String]) -> [String] {
 
 /// What `mpinctl` does: parses the command line (global options may come first) and runs the
 /// subcommand; exits with the subcommand's status.
-public func mpinctlMain() -> Never {
+package func mpinctlMain() -> Never {
     prepareProcess(program: "mpinctl")
     let command = mpinctlCommands.parseOrExit(reorderedArguments(Array(CommandLine.arguments.dropFirst())))
     do {

@@ -5,7 +5,7 @@
 /// module. Read from Linux-PAM's documented pam.conf(5) semantics.
 
 /// The return codes whose handling decides whether pam_mpin fails open; libpam's token names.
-public enum PAMCode: String, CaseIterable, Sendable {
+package enum PAMCode: String, CaseIterable, Sendable {
     case success
     case authErr = "auth_err"
     case ignore
@@ -16,7 +16,7 @@ public enum PAMCode: String, CaseIterable, Sendable {
 }
 
 /// What libpam does with a module's return code (pam.conf(5) `value=action`).
-public enum PAMAction: Equatable, Sendable {
+package enum PAMAction: Equatable, Sendable {
     case ignore, ok, done, bad, die, reset
     /// Skip the next N modules of the same level (a substack counts as one).
     case jump(Int)
@@ -37,15 +37,15 @@ public enum PAMAction: Equatable, Sendable {
 }
 
 /// The control field of a line: a keyword or a bracketed `[value=action ...]` list.
-public struct PAMControl: Equatable, Sendable {
-    public let written: String
+package struct PAMControl: Equatable, Sendable {
+    package let written: String
     var actions: [PAMCode: PAMAction]
 
-    public func action(for code: PAMCode) -> PAMAction { actions[code] ?? .bad }
+    package func action(for code: PAMCode) -> PAMAction { actions[code] ?? .bad }
 
     /// `required`, `requisite`, `sufficient`, `optional` or a bracketed list; nil for anything
     /// else. libpam treats a list it cannot parse as `bad` for every code, and so does this.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         written = text
         func fill(_ pairs: [PAMCode: PAMAction], default d: PAMAction) -> [PAMCode: PAMAction] {
             var all: [PAMCode: PAMAction] = [:]
@@ -78,31 +78,31 @@ public struct PAMControl: Equatable, Sendable {
 }
 
 /// One `auth` module line.
-public struct PAMModuleLine: Equatable, Sendable {
+package struct PAMModuleLine: Equatable, Sendable {
     /// `FILE:LINE` in the pam.d directory.
-    public let place: String
-    public let control: PAMControl
+    package let place: String
+    package let control: PAMControl
     /// The module path as written.
-    public let module: String
-    public let arguments: [String]
+    package let module: String
+    package let arguments: [String]
 
     /// The module's name without directory and `.so` (`pam_unix`, `pam_mpin`).
-    public var name: String {
+    package var name: String {
         let base = module.split(separator: "/").last.map(String.init) ?? module
         return base.hasSuffix(".so") ? String(base.dropLast(3)) : base
     }
 
     /// Whether this line loads pam_mpin (as PAMReferences recognises it; a build tree's
     /// libpam_mpin.so too).
-    public var isMPin: Bool { name.hasPrefix("pam_mpin") || name.hasPrefix("libpam_mpin") }
+    package var isMPin: Bool { name.hasPrefix("pam_mpin") || name.hasPrefix("libpam_mpin") }
 
-    public func has(_ argument: String) -> Bool { arguments.contains(argument) }
-    public func hasArgument(prefix: String) -> Bool { arguments.contains { $0.hasPrefix(prefix) } }
+    package func has(_ argument: String) -> Bool { arguments.contains(argument) }
+    package func hasArgument(prefix: String) -> Bool { arguments.contains { $0.hasPrefix(prefix) } }
 }
 
 /// The flattened stack, as libpam keeps it: each element with its substack depth.
-public struct PAMStack: Sendable {
-    public enum Element: Equatable, Sendable {
+package struct PAMStack: Sendable {
+    package enum Element: Equatable, Sendable {
         case module(PAMModuleLine)
         /// The `substack` line itself: libpam runs nothing for it; its lines follow one level down.
         case substack(place: String)
@@ -110,12 +110,12 @@ public struct PAMStack: Sendable {
         /// deep): it fails the stack as libpam's "must fail" handler does.
         case broken(place: String, problem: String)
     }
-    public var elements: [(element: Element, level: Int)] = []
+    package var elements: [(element: Element, level: Int)] = []
 
-    public var modules: [PAMModuleLine] {
+    package var modules: [PAMModuleLine] {
         elements.compactMap { if case .module(let m) = $0.element { m } else { nil } }
     }
-    public var problems: [String] {
+    package var problems: [String] {
         elements.compactMap { if case .broken(let place, let problem) = $0.element { "\(place): \(problem)" } else { nil } }
     }
 
@@ -125,7 +125,7 @@ public struct PAMStack: Sendable {
     /// The `auth` stack of `service`. `read(name)` gives a pam.d file's text (`name` as written
     /// after `@include`/`include`/`substack`, relative to the directory or absolute), nil if
     /// it does not exist.
-    public static func auth(service: String, read: (String) -> String?) -> PAMStack {
+    package static func auth(service: String, read: (String) -> String?) -> PAMStack {
         var stack = PAMStack()
         guard let text = read(service) else { return stack }
         stack.append(file: service, text: text, level: 0, depth: 0, read: read)

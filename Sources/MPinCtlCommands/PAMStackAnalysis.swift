@@ -9,7 +9,7 @@ import MPinCLI
 /// the password alone getting past a wrong PIN, or past root's missing registration, defeats
 /// the PIN. The other modules are modelled by name (ModuleKind); a module this does not know is
 /// taken to check a credential, which never invents a warning, only may miss one.
-public enum PAMStackAnalysis {
+package enum PAMStackAnalysis {
     /// How a module behaves for a login in this model.
     enum ModuleKind {
         case mpin
@@ -45,32 +45,32 @@ public enum PAMStackAnalysis {
     }
 
     /// A fail-open combination, with what to change.
-    public struct Finding: Equatable, Sendable {
-        public let message: String
-        public let fix: String
+    package struct Finding: Equatable, Sendable {
+        package let message: String
+        package let fix: String
     }
 
-    public struct Report: Sendable {
-        public let service: String
+    package struct Report: Sendable {
+        package let service: String
         /// One line: what a login does when the backend is down and when the user has no registration.
-        public let summary: String
-        public let findings: [Finding]
+        package let summary: String
+        package let findings: [Finding]
         /// Lines libpam cannot use (missing includes, unknown controls).
-        public let problems: [String]
+        package let problems: [String]
         /// Accounts this stack refuses outright although they know their password: root, or the
         /// administrator running doctor, without a registration (a lockout waiting to happen).
-        public var lockouts: [Finding] = []
+        package var lockouts: [Finding] = []
     }
 
     /// Someone who must still get in through a stack: root, or the administrator running doctor,
     /// with no registration; `answer` is what pam_mpin answers them on a line (its policy:
     /// nouserok, nouserok_root, require_group).
-    public struct Unregistered {
-        public let who: String
-        public let answer: (PAMModuleLine) -> PAMCode
+    package struct Unregistered {
+        package let who: String
+        package let answer: (PAMModuleLine) -> PAMCode
         /// Whether this account logs in through the service at all (root and sudo: no).
-        public let authenticates: (String) -> Bool
-        public init(who: String, answer: @escaping (PAMModuleLine) -> PAMCode, authenticates: @escaping (String) -> Bool) {
+        package let authenticates: (String) -> Bool
+        package init(who: String, answer: @escaping (PAMModuleLine) -> PAMCode, authenticates: @escaping (String) -> Bool) {
             self.who = who; self.answer = answer; self.authenticates = authenticates
         }
     }
@@ -80,7 +80,7 @@ public enum PAMStackAnalysis {
     /// sshd with PermitRootLogin other than yes, not sudo).
     /// `exemptsByConfig`: whether the configuration a pam_mpin line reads (its `config=`, else
     /// /etc/mpin/mpin.conf) sets `exempt_group`, which an exempt member skips as if the line said so.
-    public static func analyse(service: String, read: (String) -> String?, rootAuthenticates: Bool = true,
+    package static func analyse(service: String, read: (String) -> String?, rootAuthenticates: Bool = true,
                                exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false },
                                mustGetIn: [Unregistered] = []) -> Report? {
         let stack = PAMStack.auth(service: service, read: read)
@@ -208,13 +208,13 @@ public enum PAMStackAnalysis {
 
     /// pam.d files that only other files include, named as Debian, Fedora and Arch name them:
     /// not services of their own, so not reported by themselves.
-    public static func isBuildingBlock(_ name: String) -> Bool {
+    package static func isBuildingBlock(_ name: String) -> Bool {
         name.hasPrefix("common-") || ["system-auth", "password-auth", "smartcard-auth", "fingerprint-auth", "postlogin",
                                       "system-login", "system-local-login", "system-remote-login", "system-services"].contains(name)
     }
 
     /// The reports for every service in `directory` whose auth stack loads pam_mpin.
-    public static func analyse(directory: String, rootAuthenticates: (String) -> Bool,
+    package static func analyse(directory: String, rootAuthenticates: (String) -> Bool,
                                readFile: (String) -> String?,
                                exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false },
                                mustGetIn: [Unregistered] = []) -> [Report] {

@@ -3,15 +3,15 @@
 /// `die` ending the current level, jumps counting a substack as one module, and a stack that
 /// ends undecided failing. A module that may answer more than one code (pam_succeed_if) makes
 /// the run branch, so the result is every way the stack can end.
-public struct PAMStackRun: Sendable {
+package struct PAMStackRun: Sendable {
     /// One module the run called and what it answered.
-    public struct Step: Sendable {
-        public let line: PAMModuleLine
-        public let code: PAMCode
-        public var action: PAMAction { line.control.action(for: code) }
+    package struct Step: Sendable {
+        package let line: PAMModuleLine
+        package let code: PAMCode
+        package var action: PAMAction { line.control.action(for: code) }
     }
-    public let granted: Bool
-    public let steps: [Step]
+    package let granted: Bool
+    package let steps: [Step]
 
     /// Branches explored at most; a stack with more is cut short (no real pam.d file comes near).
     static let maxRuns = 4096
@@ -25,7 +25,7 @@ public struct PAMStackRun: Sendable {
     }
 
     /// Every way `stack` can end when each module answers one of `answers(line)`.
-    public static func all(_ stack: PAMStack, answers: (PAMModuleLine) -> [PAMCode]) -> [PAMStackRun] {
+    package static func all(_ stack: PAMStack, answers: (PAMModuleLine) -> [PAMCode]) -> [PAMStackRun] {
         var runs: [PAMStackRun] = []
         var pending: [(index: Int, state: State, forced: PAMCode?)] = [(0, State(), nil)]
         let elements = stack.elements

@@ -6,18 +6,18 @@ import Glibc
 /// UsePAM, shows pam_mpin's prompts only through keyboard-interactive, and lets a public key
 /// (or host-based or GSSAPI) login skip PAM's auth stack altogether unless AuthenticationMethods
 /// requires keyboard-interactive as well.
-public struct SSHDCheck: Sendable {
-    public struct Result: Equatable, Sendable {
-        public let ok: Bool
-        public let detail: String
-        public let fix: String
+package struct SSHDCheck: Sendable {
+    package struct Result: Equatable, Sendable {
+        package let ok: Bool
+        package let detail: String
+        package let fix: String
     }
 
     /// `sshd -T` output: lower-case keyword, space, value; a keyword given more than once keeps
     /// every value.
-    public let settings: [String: [String]]
+    package let settings: [String: [String]]
 
-    public init(output: String) {
+    package init(output: String) {
         var settings: [String: [String]] = [:]
         for line in output.split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
@@ -27,14 +27,14 @@ public struct SSHDCheck: Sendable {
         self.settings = settings
     }
 
-    public func value(_ key: String) -> String? { settings[key]?.first }
+    package func value(_ key: String) -> String? { settings[key]?.first }
 
     /// Whether root logs in through PAM's auth stack: only with PermitRootLogin yes (with
     /// prohibit-password root may use keys only, which skip the auth stack).
-    public var rootUsesPAM: Bool { value("permitrootlogin") == "yes" }
+    package var rootUsesPAM: Bool { value("permitrootlogin") == "yes" }
 
     /// The three checks, in order: UsePAM, KbdInteractiveAuthentication, AuthenticationMethods.
-    public var results: [Result] {
+    package var results: [Result] {
         var results: [Result] = []
         let usePAM = value("usepam") == "yes"
         results.append(Result(ok: usePAM, detail: "UsePAM \(value("usepam") ?? "(not shown)")" + (usePAM ? "" : ": sshd never runs pam_mpin"),
@@ -70,13 +70,13 @@ public struct SSHDCheck: Sendable {
     }
 
     /// Where sshd is installed, if it is.
-    public static func installedSSHD() -> String? {
+    package static func installedSSHD() -> String? {
         ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"].first { access($0, X_OK) == 0 }
     }
 
     /// `sshd -T` for a root login from localhost (a Match block needs a connection to apply),
     /// with `config` instead of /etc/ssh/sshd_config if given.
-    public static func effectiveSettings(sshd: String, config: String?) -> (output: String, status: Int32, error: String) {
+    package static func effectiveSettings(sshd: String, config: String?) -> (output: String, status: Int32, error: String) {
         var arguments = ["-T", "-C", "user=root,host=localhost,addr=127.0.0.1"]
         if let config { arguments += ["-f", config] }
         return ChildProcess.run(sshd, arguments)

@@ -31,12 +31,15 @@ struct GlobalOptions {
     /// The configuration: the file if present (required when named), then --store.
     func loadConfig(backend: String? = nil) throws -> LoginConfig {
         var c = LoginConfig()
+        let verdict: ConfigVerdict
         do {
-            c = try ModuleOptions(arguments: ["config=\(config)"]).loadConfig()
+            (c, verdict) = try ModuleOptions(arguments: ["config=\(config)"]).loadConfigAndVerdict()
         } catch {
             throw CLIError(status: .config, message: "CONFIG_ERROR: \(error.description)")
         }
         if let store, let problem = c.set("store", store) { throw CLIError(status: .config, message: "CONFIG_ERROR: \(problem)") }
+        // The file as just validated, for pam_mpin.so (ConfigVerdict); only root can write the store.
+        if geteuid() == 0 { verdict.record(in: platform(c).nonSecureStorage) }
         if let backend {
             if let problem = c.set("backend", backend) { throw CLIError(status: .config, message: "CONFIG_ERROR: \(problem)") }
         }

@@ -1,12 +1,12 @@
 /// Decodes `Decodable` types from JSON without Foundation.
-public enum JSONDecoding {
+package enum JSONDecoding {
     /// Parses `bytes` (with the parser's limits) and decodes a `T`.
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>,
+    package static func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>,
                                             parser: JSONParser = JSONParser()) throws -> T {
         try decode(type, from: try parser.parse(bytes))
     }
 
-    public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try T(from: ValueDecoder(value: value, codingPath: [], lenient: false))
     }
 
@@ -15,7 +15,7 @@ public enum JSONDecoding {
     /// empty one, and a wrongly typed optional `nil`. Never throws for a well-formed document
     /// whose top level is an object. For readers that must accept what peers they do not
     /// control send (see MPinWire's `WireReading`); everything else decodes strictly.
-    public static func decodeLeniently<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+    package static func decodeLeniently<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try T(from: ValueDecoder(value: value, codingPath: [], lenient: true))
     }
 }
@@ -218,14 +218,14 @@ private struct SingleValue: SingleValueDecodingContainer {
 
 extension JSONValue: Codable {
     /// A `JSONValue` field takes the raw JSON as it is (for fields whose shape varies).
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         guard let d = decoder as? ValueDecoder else {
             throw JSONError.typeMismatch(path: pathString(decoder.codingPath), expected: "MPinJSON decoder", found: "other")
         }
         self = d.value
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         guard let e = encoder as? ValueEncoder else {
             throw JSONError.typeMismatch(path: pathString(encoder.codingPath), expected: "MPinJSON encoder", found: "other")
         }

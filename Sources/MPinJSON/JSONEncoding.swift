@@ -1,13 +1,13 @@
 /// Encodes `Encodable` types to JSON without Foundation. Keys keep the order in which
 /// `encode(to:)` writes them; optional nil values are left out (as Foundation's encoder does).
-public enum JSONEncoding {
-    public static func value<T: Encodable>(_ v: T) throws -> JSONValue {
+package enum JSONEncoding {
+    package static func value<T: Encodable>(_ v: T) throws -> JSONValue {
         let root = Node()
         try v.encode(to: ValueEncoder(node: root, codingPath: []))
         return root.resolved
     }
 
-    public static func encode<T: Encodable>(_ v: T) throws -> [UInt8] { try value(v).serialized }
+    package static func encode<T: Encodable>(_ v: T) throws -> [UInt8] { try value(v).serialized }
 }
 
 /// A mutable tree the containers write into; resolved into a `JSONValue` at the end.

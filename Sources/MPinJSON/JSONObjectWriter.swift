@@ -6,18 +6,18 @@
 /// it, which for the server's login answers cost more than the bytes themselves (issue 27 item
 /// 3). A message with a fixed shape writes itself with this instead (`MPinWire`'s
 /// `DirectJSONEncodable`); a test compares the two writers' bytes.
-public struct JSONObjectWriter {
+package struct JSONObjectWriter {
     private var out: [UInt8]
     private var first = true
 
-    public init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         out = []
         out.reserveCapacity(capacity)
         out.append(UInt8(ascii: "{"))
     }
 
     /// Closes the object and returns its bytes; write nothing more after.
-    public mutating func finish() -> [UInt8] {
+    package mutating func finish() -> [UInt8] {
         out.append(UInt8(ascii: "}"))
         return out
     }
@@ -28,19 +28,19 @@ public struct JSONObjectWriter {
         out.append(UInt8(ascii: ":"))
     }
 
-    public mutating func member(_ name: String, _ value: String?) {
+    package mutating func member(_ name: String, _ value: String?) {
         guard let value else { return }
         key(name)
         JSONValue.writeString(value, into: &out)
     }
 
-    public mutating func member<I: FixedWidthInteger>(_ name: String, _ value: I?) {
+    package mutating func member<I: FixedWidthInteger>(_ name: String, _ value: I?) {
         guard let value else { return }
         key(name)
         out.append(contentsOf: String(value).utf8)
     }
 
-    public mutating func member(_ name: String, _ value: Bool?) {
+    package mutating func member(_ name: String, _ value: Bool?) {
         guard let value else { return }
         key(name)
         out.append(contentsOf: (value ? "true" : "false").utf8)

@@ -1,18 +1,18 @@
 /// A strict RFC 8259 parser with limits on size and depth, for untrusted input.
-public struct JSONParser {
-    public var maxDepth = 64
-    public var maxBytes = 1 << 20
+package struct JSONParser {
+    package var maxDepth = 64
+    package var maxBytes = 1 << 20
     /// Whether an object that names a member twice is a syntax error. RFC 8259 leaves such a
     /// document's meaning to the reader (this parser keeps both members, and lookups take the
     /// first), so a server that reads requests refuses them (issue 37): two readers of one
     /// request must not see two different values. Off by default for the client's reading of
     /// servers' answers and of its own files, which are read as they always were.
-    public var rejectsDuplicateKeys = false
+    package var rejectsDuplicateKeys = false
 
-    public init() {}
+    package init() {}
 
     /// Parses a whole document; trailing non-space bytes are an error.
-    public func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONValue {
+    package func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONValue {
         guard bytes.count <= maxBytes else { throw .tooLarge(limit: maxBytes) }
         var reader = Reader(bytes: Array(bytes), maxDepth: maxDepth, rejectsDuplicateKeys: rejectsDuplicateKeys)
         let value = try reader.value(depth: 0)
@@ -21,7 +21,7 @@ public struct JSONParser {
         return value
     }
 
-    public func parse(_ text: String) throws(JSONError) -> JSONValue { try parse(Array(text.utf8)) }
+    package func parse(_ text: String) throws(JSONError) -> JSONValue { try parse(Array(text.utf8)) }
 }
 
 private struct Reader {
@@ -199,13 +199,13 @@ private struct Reader {
 
 extension JSONValue {
     /// Compact UTF-8 serialisation (members in their stored order).
-    public var serialized: [UInt8] {
+    package var serialized: [UInt8] {
         var out = [UInt8]()
         write(into: &out)
         return out
     }
 
-    public var serializedString: String { String(decoding: serialized, as: UTF8.self) }
+    package var serializedString: String { String(decoding: serialized, as: UTF8.self) }
 
     func write(into out: inout [UInt8]) {
         switch self {

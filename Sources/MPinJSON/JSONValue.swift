@@ -1,6 +1,6 @@
 /// A JSON document, kept without Foundation so that the PAM module can link it statically
 /// and stay small. Object members keep their order, so re-encoding is stable.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A number, kept as its literal text so that integers of any size survive exactly.
@@ -9,7 +9,7 @@ public enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([(key: String, value: JSONValue)])
 
-    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+    package static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): true
         case let (.bool(x), .bool(y)): x == y
@@ -23,19 +23,19 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// The member named `key` of an object (the first, if repeated).
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
-    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
-    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
-    public var int64Value: Int64? { if case .number(let n) = self { Int64(n) } else { nil } }
-    public var doubleValue: Double? { if case .number(let n) = self { Double(n) } else { nil } }
-    public var isNull: Bool { if case .null = self { true } else { false } }
+    package var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    package var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    package var int64Value: Int64? { if case .number(let n) = self { Int64(n) } else { nil } }
+    package var doubleValue: Double? { if case .number(let n) = self { Double(n) } else { nil } }
+    package var isNull: Bool { if case .null = self { true } else { false } }
 
     /// A short name of the value's type, for error messages.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -48,7 +48,7 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// Why a text is not acceptable JSON. Carries a position, never the document's content.
-public enum JSONError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum JSONError: Error, Equatable, Sendable, CustomStringConvertible {
     case syntax(offset: Int, reason: String)
     case tooDeep(limit: Int)
     case tooLarge(limit: Int)
@@ -56,7 +56,7 @@ public enum JSONError: Error, Equatable, Sendable, CustomStringConvertible {
     case typeMismatch(path: String, expected: String, found: String)
     case missingKey(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .syntax(offset, reason): "invalid JSON at byte \(offset): \(reason)"
         case let .tooDeep(limit): "JSON nested deeper than \(limit) levels"
@@ -71,7 +71,7 @@ extension JSONError {
     /// The innermost key a decoding error is about ("userId" for a missing
     /// `mpinResponse.userId`), for messages that name a field but never show a value; nil for
     /// errors of the text itself and for the top-level value.
-    public var field: String? {
+    package var field: String? {
         let path: String
         switch self {
         case let .typeMismatch(p, _, _), let .missingKey(p): path = p

@@ -19,29 +19,29 @@ import Glibc
 ///   start is its resolver's, for host names that are not IP literals, and that one ends when
 ///   the system resolver answers.
 /// * Redirects are not followed; only `http` and `https` URLs are accepted.
-public struct CurlHTTPTransport: HTTPTransport {
+package struct CurlHTTPTransport: HTTPTransport {
     /// The User-Agent sent unless configured otherwise: the project and its version.
-    public static let defaultUserAgent = LinuxHTTPConfiguration.defaultUserAgent
+    package static let defaultUserAgent = LinuxHTTPConfiguration.defaultUserAgent
 
     /// How requests are made (shared with the other Linux transports).
-    public typealias Configuration = LinuxHTTPConfiguration
+    package typealias Configuration = LinuxHTTPConfiguration
 
     /// libcurl's version line (e.g. `libcurl/7.88.1 OpenSSL/3.0.17 ...`), loading libcurl if it
     /// is not loaded yet; nil when it cannot be loaded.
-    public static var libraryVersion: String? { mpin_curl_version().map { String(cString: $0) } }
+    package static var libraryVersion: String? { mpin_curl_version().map { String(cString: $0) } }
 
     /// The configuration every request uses.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let idleHandle: IdleHandle?
 
     /// Creates a transport.
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         idleHandle = configuration.reusesConnection ? IdleHandle() : nil
     }
 
     /// Performs `request`, blocking until the response is complete or a timeout expires.
-    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let origin: URLOrigin
         switch URLOrigin.parse(request.url) {
         case .success(let parsed): origin = parsed

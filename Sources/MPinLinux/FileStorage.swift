@@ -17,24 +17,24 @@ import MPinClient
 /// renames it over the value and fsyncs the directory, holding an `flock` on the directory's
 /// lock file. A crash or a full disk at any point leaves the old value or the new one, whole.
 /// Reads take no lock (a rename is atomic) and never create, change or remove anything.
-public struct FileStorage: SecureStorage {
+package struct FileStorage: SecureStorage {
     /// Where values live unless configured otherwise.
-    public static let defaultDirectory = "/var/lib/mpin"
+    package static let defaultDirectory = "/var/lib/mpin"
 
     /// Checks and limits.
-    public struct Options: Sendable, Equatable {
+    package struct Options: Sendable, Equatable {
         /// The uid that must own the directory and every value file (root). Tests may set another.
-        public var requiredOwner: UInt32
+        package var requiredOwner: UInt32
         /// Prepended to every value name to form the file name, so two stores can share one
         /// directory (and its lock). Must itself be valid in a name or empty.
-        public var filePrefix: String
+        package var filePrefix: String
         /// The largest value written or read.
-        public var maxValueBytes: Int
+        package var maxValueBytes: Int
         /// How long a writer waits for another process's write to finish.
-        public var lockTimeout: Duration
+        package var lockTimeout: Duration
 
         /// Creates options: root, no prefix, 4 MiB values, 10 s lock wait.
-        public init(requiredOwner: UInt32 = 0, filePrefix: String = "", maxValueBytes: Int = 4 << 20,
+        package init(requiredOwner: UInt32 = 0, filePrefix: String = "", maxValueBytes: Int = 4 << 20,
                     lockTimeout: Duration = .seconds(10)) {
             self.requiredOwner = requiredOwner
             self.filePrefix = filePrefix
@@ -44,19 +44,19 @@ public struct FileStorage: SecureStorage {
     }
 
     /// The directory holding the values.
-    public let directory: String
+    package let directory: String
     /// The checks and limits in force.
-    public let options: Options
+    package let options: Options
 
     /// Creates a store over `directory`. Nothing is touched until the first call.
-    public init(directory: String = FileStorage.defaultDirectory, options: Options = Options()) {
+    package init(directory: String = FileStorage.defaultDirectory, options: Options = Options()) {
         self.directory = directory
         self.options = options
     }
 
     /// Creates `path` with mode 0700 owned by `owner` if it does not exist, then checks it as
     /// every operation does (for installers and the admin CLI; the PAM module never creates it).
-    public static func createDirectory(_ path: String, owner: UInt32 = 0) throws(StorageError) {
+    package static func createDirectory(_ path: String, owner: UInt32 = 0) throws(StorageError) {
         if mkdir(path, 0o700) == 0 {
             if geteuid() != owner, chown(path, owner, UInt32.max) != 0 {
                 throw StorageError(path: path, reason: .systemError(operation: "chown", errno: currentErrno()))
@@ -69,9 +69,9 @@ public struct FileStorage: SecureStorage {
     }
 
     /// The full path of the file holding value `name` (whether or not it exists).
-    public func path(of name: String) -> String { directory + "/" + options.filePrefix + name }
+    package func path(of name: String) -> String { directory + "/" + options.filePrefix + name }
 
-    public func read(_ name: String) throws(StorageError) -> [UInt8]? {
+    package func read(_ name: String) throws(StorageError) -> [UInt8]? {
         let fileName = try validatedFileName(name)
         let path = directory + "/" + fileName
         let directoryFD = try openDirectory()
@@ -96,7 +96,7 @@ public struct FileStorage: SecureStorage {
         return try readWhole(fd, path: path, limit: options.maxValueBytes, expectedSize: Int(info.st_size))
     }
 
-    public func write(_ name: String, _ value: [UInt8]) throws(StorageError) {
+    package func write(_ name: String, _ value: [UInt8]) throws(StorageError) {
         let fileName = try validatedFileName(name)
         let path = directory + "/" + fileName
         guard value.count <= options.maxValueBytes else {
@@ -140,7 +140,7 @@ public struct FileStorage: SecureStorage {
         try syncDescriptor(directoryFD, path: directory)
     }
 
-    public func delete(_ name: String) throws(StorageError) {
+    package func delete(_ name: String) throws(StorageError) {
         let fileName = try validatedFileName(name)
         let path = directory + "/" + fileName
         let directoryFD = try openDirectory()

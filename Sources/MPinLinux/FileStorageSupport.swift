@@ -80,16 +80,10 @@ func readWhole(_ fd: Int32, path: String, limit: Int, expectedSize: Int = 0) thr
 
 /// Writes all of `bytes` to `fd`, retrying short writes and interrupted calls.
 func writeWhole(_ fd: Int32, _ bytes: [UInt8], path: String) throws(StorageError) {
-    var offset = 0
-    while offset < bytes.count {
-        do {
-            let written = try retryingOnInterrupt {
-                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            }
-            offset += written
-        } catch {
-            throw StorageError(path: path, reason: systemReason("write", error.code))
-        }
+    do {
+        try writeAll(fd, bytes)
+    } catch {
+        throw StorageError(path: path, reason: systemReason("write", error.code))
     }
 }
 

@@ -5,29 +5,29 @@ import MPinClient
 
 /// How the Linux transports (`LinuxHTTPTransport`, `PlainHTTPTransport`, `CurlHTTPTransport`)
 /// make requests.
-public struct LinuxHTTPConfiguration: Sendable, Equatable {
+package struct LinuxHTTPConfiguration: Sendable, Equatable {
     /// The User-Agent sent unless configured otherwise: the project and its version.
-    public static let defaultUserAgent = "mpin-pam/0.1"
+    package static let defaultUserAgent = "mpin-pam/0.1"
 
     /// A PEM file of trusted CA certificates, instead of the system's bundle (TLS only).
-    public var caFile: String?
+    package var caFile: String?
     /// A directory of hashed CA certificates (`c_rehash`), instead of the system's (TLS only).
-    public var caDirectory: String?
+    package var caDirectory: String?
     /// Time allowed to establish the connection (TCP and TLS).
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// Time allowed for a whole request, unless the request sets its own `timeout`.
-    public var timeout: Duration
+    package var timeout: Duration
     /// Largest response accepted, headers and body together (PlainHTTPTransport counts the
     /// bytes as received, chunk framing included; libcurl the header lines and decoded body).
-    public var maxResponseBytes: Int
+    package var maxResponseBytes: Int
     /// The User-Agent header.
-    public var userAgent: String
+    package var userAgent: String
     /// Whether consecutive requests reuse one keep-alive connection (one TCP and TLS handshake
     /// per login instead of one per request).
-    public var reusesConnection: Bool
+    package var reusesConnection: Bool
 
     /// Creates a configuration; the defaults suit a login: 10 s to connect, 30 s in all, 1 MiB.
-    public init(caFile: String? = nil, caDirectory: String? = nil,
+    package init(caFile: String? = nil, caDirectory: String? = nil,
                 connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(30),
                 maxResponseBytes: Int = 1 << 20, userAgent: String = LinuxHTTPConfiguration.defaultUserAgent,
                 reusesConnection: Bool = true) {

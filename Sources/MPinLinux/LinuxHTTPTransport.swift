@@ -10,21 +10,21 @@ import MPinClient
 /// PlainHTTPTransport is the stricter parser, counts the size limit on the bytes as received,
 /// and never resends a POST. A PAM login against a backend at an IP address then never loads
 /// libcurl (for https it loads libssl and libcrypto only).
-public struct LinuxHTTPTransport: HTTPTransport {
+package struct LinuxHTTPTransport: HTTPTransport {
     /// The configuration both transports use.
-    public let configuration: LinuxHTTPConfiguration
+    package let configuration: LinuxHTTPConfiguration
     private let plain: PlainHTTPTransport
     private let curl: CurlHTTPTransport
 
     /// Creates a transport.
-    public init(configuration: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
+    package init(configuration: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
         self.configuration = configuration
         plain = PlainHTTPTransport(configuration: configuration)
         curl = CurlHTTPTransport(configuration: configuration)
     }
 
     /// Performs `request` with the transport that suits its URL.
-    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         if let destination = PlainHTTPTransport.destination(of: request.url) {
             return try plain.send(request, to: destination)
         }

@@ -31,13 +31,13 @@ import Glibc
 ///   not followed.
 /// * Host names, user info in the URL and proxies are out of scope: `send` refuses them, and
 ///   `LinuxHTTPTransport` hands them to `CurlHTTPTransport` instead.
-public struct PlainHTTPTransport: HTTPTransport {
+package struct PlainHTTPTransport: HTTPTransport {
     /// The configuration every request uses (the CA settings for https).
-    public let configuration: LinuxHTTPConfiguration
+    package let configuration: LinuxHTTPConfiguration
     private let idle: IdleConnection?
 
     /// Creates a transport.
-    public init(configuration: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
+    package init(configuration: LinuxHTTPConfiguration = LinuxHTTPConfiguration()) {
         self.configuration = configuration
         idle = configuration.reusesConnection ? IdleConnection() : nil
     }
@@ -66,10 +66,10 @@ public struct PlainHTTPTransport: HTTPTransport {
     }
 
     /// Whether `url` is one this transport sends by itself (see the type's description).
-    public static func canSend(to url: String) -> Bool { destination(of: url) != nil }
+    package static func canSend(to url: String) -> Bool { destination(of: url) != nil }
 
     /// Performs `request`, blocking until the response is complete or the timeout expires.
-    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         if let destination = Self.destination(of: request.url) { return try send(request, to: destination) }
         if case .failure(let error) = URLOrigin.parse(request.url) { throw .invalidURL(reason: error.reason) }
         throw .invalidURL(reason: "this transport sends only ASCII http and https URLs with an IP address, no user info "

@@ -6,35 +6,35 @@ import MPinWire
 /// Which M-Pin identity on which backend a Unix user logs in with: the document `accounts`
 /// in the store's non-secure storage, `{"unixUser": {"identity": id, "backend": url}}`.
 /// mpinctl writes it at registration; the PAM module only reads it.
-public struct AccountMap {
-    public struct Account: Sendable, Equatable {
-        public var identity: String
-        public var backend: String
+package struct AccountMap {
+    package struct Account: Sendable, Equatable {
+        package var identity: String
+        package var backend: String
         /// Linked without a token on this host (`mpinctl link`), for `mode = device` logins.
-        public var linked: Bool
+        package var linked: Bool
         /// Which registration of the identity this account trusts: the hex SHA-256 of its mpinId
         /// (`MPinIdentity.fingerprint`), pinned by `mpinctl register` and `mpinctl link`, so that a
         /// device approval by another registration of the same identity (one an attacker
         /// started) is refused. Empty for an account written before pinning existed.
-        public var mpinIdHash: String
+        package var mpinIdHash: String
         /// The backend's verdict-signing public key (hex), pinned when the account was linked:
         /// a device-mode approval counts only with its signature (PROTOCOL.md §4.5.1).
-        public var verdictKey: String
+        package var verdictKey: String
         /// The backend answered REVOKED to a login of this identity (Login.run records it), so
         /// that account management (pam_sm_acct_mgmt) refuses it without asking the backend.
-        public var revoked: Bool
+        package var revoked: Bool
         /// After a wrong PIN: the wrong PINs the identity may still take, as the backend said
         /// with its signature (MPinUser.attemptsLeft); the next prompt says so, since sudo
         /// shows no message under PAM_SILENT. Cleared by a success; nil when not known.
-        public var attemptsLeft: Int?
+        package var attemptsLeft: Int?
         /// The backend answered BLOCKED (signed) to the last login of this identity: the next
         /// prompt says so. Cleared by a success after the administrator's unblock.
-        public var blocked: Bool
+        package var blocked: Bool
         /// The Unix account's uid when it was registered or linked: a later account of the same
         /// name with another uid does not inherit the registration (`mpinctl doctor` reports it,
         /// the login refuses it). nil for an account written before the uid was kept.
-        public var uid: UInt32?
-        public init(identity: String, backend: String, linked: Bool = false, mpinIdHash: String = "", verdictKey: String = "",
+        package var uid: UInt32?
+        package init(identity: String, backend: String, linked: Bool = false, mpinIdHash: String = "", verdictKey: String = "",
                     revoked: Bool = false, attemptsLeft: Int? = nil, blocked: Bool = false, uid: UInt32? = nil) {
             self.identity = identity; self.backend = backend; self.linked = linked
             self.mpinIdHash = mpinIdHash; self.verdictKey = verdictKey; self.revoked = revoked
@@ -42,12 +42,12 @@ public struct AccountMap {
         }
     }
 
-    public static let document = "accounts"
+    package static let document = "accounts"
     let storage: any Storage
 
-    public init(storage: any Storage) { self.storage = storage }
+    package init(storage: any Storage) { self.storage = storage }
 
-    public func all() throws(StorageError) -> [(unixUser: String, account: Account)] {
+    package func all() throws(StorageError) -> [(unixUser: String, account: Account)] {
         guard let bytes = try storage.read(Self.document), !bytes.isEmpty else { return [] }
         guard case .object(let members)? = try? JSONParser().parse(bytes) else {
             throw StorageError(path: Self.document, reason: .systemError(operation: "parse accounts", errno: 0))
@@ -67,11 +67,11 @@ public struct AccountMap {
     /// The account registered for `unixUser`, whose name must match byte for byte (not by
     /// Swift's canonical equivalence: `\u{212A}ate` is not `Kate`). The PAM module passes the
     /// account's `pw_name` (UnixAccount), never the name the client typed.
-    public func account(for unixUser: String) throws(StorageError) -> Account? {
+    package func account(for unixUser: String) throws(StorageError) -> Account? {
         try all().first { sameUnixName($0.unixUser, unixUser) }?.account
     }
 
-    public func set(_ account: Account?, for unixUser: String) throws(StorageError) {
+    package func set(_ account: Account?, for unixUser: String) throws(StorageError) {
         var entries = try all().filter { !sameUnixName($0.unixUser, unixUser) }
         if let account { entries.append((unixUser, account)) }
         let doc = JSONValue.object(entries.map { e -> (key: String, value: JSONValue) in
@@ -98,7 +98,7 @@ public struct AccountMap {
 
     /// The index of the registered Unix users pam_mpin.so reads (pam/Module/Unregistered.swift)
     /// to answer a user with no registration under `nouserok` without starting the helper.
-    public static let indexDocument = "accounts-index"
+    package static let indexDocument = "accounts-index"
 
     /// The index of `document` (the bytes just written as `accounts`): a header naming the
     /// document's size and FNV-1a 64 checksum and the checksum of the lines after it, then each
@@ -106,7 +106,7 @@ public struct AccountMap {
     /// spells it, followed by a newline. A name that itself contains a newline only adds
     /// lines: a line that matches a user makes the module ask the helper, so extra lines can
     /// never let a registered user through.
-    public static func index(of document: [UInt8], unixUsers: [String]) -> [UInt8] {
+    package static func index(of document: [UInt8], unixUsers: [String]) -> [UInt8] {
         var names: [UInt8] = []
         for name in unixUsers {
             names += name.utf8
@@ -117,11 +117,11 @@ public struct AccountMap {
     }
 
     /// The first line's fixed start; the format's version is part of it.
-    public static let indexHeader = "mpin-accounts-index 1 "
+    package static let indexHeader = "mpin-accounts-index 1 "
 
     /// FNV-1a, 64 bits: not a defence against whoever can write the store (root), only a check
     /// that the index was made from the document that is there now.
-    public static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+    package static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -140,7 +140,7 @@ extension StorageError {
     /// The store refused this process (EACCES, EPERM): a caller that is not root (a screen
     /// locker runs PAM as the user), or a mandatory access control policy. Not a fault of the
     /// store, and not the user's: the PAM module stays out of the way (issue 24, finding 6).
-    public var isPermissionDenied: Bool {
+    package var isPermissionDenied: Bool {
         if case .systemError(_, let code) = reason { return code == 13 || code == 1 }  // EACCES, EPERM
         return false
     }

@@ -7,9 +7,14 @@ import MPinPOSIX
 /// backend, and a backend of their choosing would accept any PIN. So the file must be a
 /// regular file owned by root and not writable by group or others (as pam_u2f requires of
 /// its files), at most 64 KiB, and opening it never blocks (a FIFO is refused, not waited on).
-public enum ConfigFile {
+package enum ConfigFile {
     /// The text, nil when the file does not exist, or a ConfigError saying what is wrong.
-    public static func read(_ path: String, requiredOwner: uid_t = 0) throws(ConfigError) -> String? {
+    package static func read(_ path: String, requiredOwner: uid_t = 0) throws(ConfigError) -> String? {
+        try readBytes(path, requiredOwner: requiredOwner).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The file's bytes, as `read` checks and reads them (what ConfigVerdict records).
+    package static func readBytes(_ path: String, requiredOwner: uid_t = 0) throws(ConfigError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -25,18 +30,13 @@ public enum ConfigFile {
                 "must be owned by uid \(requiredOwner) and not writable by group or others (fix: chown root:root \(path) && chmod 644 \(path))")
         }
         var bytes = [UInt8](repeating: 0, count: 65_536)
-        var used = 0
-        while used < bytes.count {
-            let n: Int
-            do {
-                n = try retryingOnInterrupt { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) } }
-            } catch {
-                throw ConfigError(file: path, line: 0, message: "cannot read the configuration file (errno \(error.code))")
-            }
-            if n == 0 { break }
-            used += n
+        let used: Int
+        do {
+            used = try readFully(fd, into: &bytes)
+        } catch {
+            throw ConfigError(file: path, line: 0, message: "cannot read the configuration file (errno \(error.code))")
         }
         guard used < bytes.count else { throw ConfigError(file: path, line: 0, message: "larger than 64 KiB") }
-        return String(decoding: bytes[..<used], as: UTF8.self)
+        return Array(bytes[..<used])
     }
 }

@@ -11,29 +11,29 @@ import Glibc
 /// for an access number describing itself, tells the user, and polls, on the calling thread,
 /// until a device approved it or `device_timeout` passed; then it checks that the identity that
 /// approved is the Unix user's.
-public struct DeviceLogin {
-    public let config: LoginConfig
-    public let platform: any PlatformContext
+package struct DeviceLogin {
+    package let config: LoginConfig
+    package let platform: any PlatformContext
     /// How long to sleep between polls.
-    public var pollInterval: Duration = .milliseconds(200)
+    package var pollInterval: Duration = .milliseconds(200)
     /// One line per step for the `debug` option; never a secret (no webOTT, no authOTT).
-    public var note: ((String) -> Void)?
+    package var note: ((String) -> Void)?
 
-    public init(config: LoginConfig, platform: any PlatformContext) {
+    package init(config: LoginConfig, platform: any PlatformContext) {
         self.config = config
         self.platform = platform
     }
 
     /// What the requester says about itself: host, Unix user, PAM service (and the remote host
     /// when there is one), within the description rules.
-    public static func describe(host: String, unixUser: String, service: String, remoteHost: String = "") -> String {
+    package static func describe(host: String, unixUser: String, service: String, remoteHost: String = "") -> String {
         var text = "host \(host), user \(unixUser), service \(service)"
         if !remoteHost.isEmpty { text += ", from \(remoteHost)" }
         return AccessNumberDescription.sanitized(text)
     }
 
     /// The access number as the user reads it: `123-456-7`.
-    public static func grouped(_ accessNumber: String) -> String {
+    package static func grouped(_ accessNumber: String) -> String {
         let digits = Array(accessNumber)
         guard digits.count == 7 else { return accessNumber }
         return String(digits[0..<3]) + "-" + String(digits[3..<6]) + "-" + String(digits[6])
@@ -41,7 +41,7 @@ public struct DeviceLogin {
 
     /// Runs the login. `show` gets the access number and the description once, before the
     /// wait starts; it tells the user.
-    public func run(unixUser: String, description: String,
+    package func run(unixUser: String, description: String,
                     show: (_ accessNumber: String, _ description: String) -> Void) -> (outcome: Login.Outcome, identity: String) {
         let started = MonotonicInstant.now
         let account: AccountMap.Account

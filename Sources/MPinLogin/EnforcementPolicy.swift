@@ -12,13 +12,13 @@
 /// - anyone else with no registration is refused, unless `nouserok`, which never covers root
 ///   (uid 0) unless the line also says `nouserok_root`;
 /// - a name service that fails is never a skip: the helper answers PAM_AUTHINFO_UNAVAIL.
-public struct EnforcementPolicy: Sendable, Equatable {
-    public var requireGroups: [String]
-    public var exemptGroups: [String]
-    public var nouserok: Bool
-    public var nouserokRoot: Bool
+package struct EnforcementPolicy: Sendable, Equatable {
+    package var requireGroups: [String]
+    package var exemptGroups: [String]
+    package var nouserok: Bool
+    package var nouserokRoot: Bool
 
-    public init(requireGroups: [String] = [], exemptGroups: [String] = [], nouserok: Bool = false, nouserokRoot: Bool = false) {
+    package init(requireGroups: [String] = [], exemptGroups: [String] = [], nouserok: Bool = false, nouserokRoot: Bool = false) {
         self.requireGroups = requireGroups
         self.exemptGroups = exemptGroups
         self.nouserok = nouserok
@@ -26,13 +26,13 @@ public struct EnforcementPolicy: Sendable, Equatable {
     }
 
     /// The policy of a pam.d line: its options and the configuration they loaded.
-    public init(options: ModuleOptions, config: LoginConfig) {
+    package init(options: ModuleOptions, config: LoginConfig) {
         self.init(requireGroups: config.requireGroups, exemptGroups: config.exemptGroups,
                   nouserok: options.nouserok, nouserokRoot: options.nouserokRoot)
     }
 
     /// Every group the decision depends on; empty when group membership needs no lookup.
-    public var groupsToResolve: [String] {
+    package var groupsToResolve: [String] {
         var names = requireGroups
         for name in exemptGroups where !names.contains(where: { sameUnixName($0, name) }) { names.append(name) }
         return names
@@ -40,7 +40,7 @@ public struct EnforcementPolicy: Sendable, Equatable {
 
     /// Where the user stands before the login: `memberOf` holds the names (as configured) of
     /// the groups in `groupsToResolve` the user belongs to, as UnixGroups found them.
-    public enum Standing: Equatable, Sendable {
+    package enum Standing: Equatable, Sendable {
         /// A member of this required group: M-Pin is mandatory.
         case required(group: String)
         /// A member of this exempt group and of no required one: skipped.
@@ -49,7 +49,7 @@ public struct EnforcementPolicy: Sendable, Equatable {
         case ordinary
     }
 
-    public func standing(memberOf: [String]) -> Standing {
+    package func standing(memberOf: [String]) -> Standing {
         func member(_ group: String) -> Bool { memberOf.contains { sameUnixName($0, group) } }
         if let group = requireGroups.first(where: member) { return .required(group: group) }
         if let group = exemptGroups.first(where: member) { return .exempt(group: group) }
@@ -57,7 +57,7 @@ public struct EnforcementPolicy: Sendable, Equatable {
     }
 
     /// What happens to a user the name service does not know, or with no registration.
-    public enum Unregistered: Equatable, Sendable {
+    package enum Unregistered: Equatable, Sendable {
         /// PAM_IGNORE: `nouserok` lets the next module decide.
         case ignore
         /// PAM_USER_UNKNOWN: no `nouserok` (or root without `nouserok_root`).
@@ -68,7 +68,7 @@ public struct EnforcementPolicy: Sendable, Equatable {
 
     /// A user with no registration (or no Unix account: then `uid` is nil and the standing
     /// is ordinary, since no group can be resolved for a name that does not exist).
-    public func unregistered(uid: UInt32?, standing: Standing) -> Unregistered {
+    package func unregistered(uid: UInt32?, standing: Standing) -> Unregistered {
         if case .required(let group) = standing {
             return .refuse(reason: "a member of required group \(group) has no registration")
         }
@@ -82,14 +82,14 @@ public struct EnforcementPolicy: Sendable, Equatable {
     /// When M-Pin cannot be checked at all for this caller (a caller that is not root in token
     /// mode, a store closed to it): the other modules decide (true), except for a member of a
     /// required group, who is refused (false).
-    public func mayStepAside(standing: Standing) -> Bool {
+    package func mayStepAside(standing: Standing) -> Bool {
         if case .required = standing { return false }
         return true
     }
 
     /// The group names of `text` (`GROUP[,GROUP]`, the value of `key`), in order, or why it is
     /// not such a list: each name non-empty, without spaces, colons or control characters.
-    public static func parseGroups(_ text: String, key: String) -> (groups: [String], problem: String?) {
+    package static func parseGroups(_ text: String, key: String) -> (groups: [String], problem: String?) {
         let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces) }
         for name in names {
             if name.isEmpty { return ([], "\(key) must be one or more group names separated by commas") }

@@ -13,9 +13,9 @@ import MPinWire
 /// Which server is believed is decided before anything is asked: the one that announces
 /// `verdict_key`, or, without one, only https nodes verified with `cacert`/`capath`. A
 /// registration pins the key the server announced, so every later login believes only it.
-public struct Enrolment {
+package struct Enrolment {
     /// What happened; the PAM module maps each to a PAM return code.
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         case registered
         /// The code is wrong, expired, used, or was issued to another identity.
         case codeRefused
@@ -30,7 +30,7 @@ public struct Enrolment {
         /// Anything else the backend or the store reported.
         case failed(String)
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .registered: "ENROLLED"
             case .codeRefused: "CODE_REFUSED"
@@ -44,18 +44,18 @@ public struct Enrolment {
     }
 
     /// Digits of a registration code (mpin-server's `RPS.regCodeDigits`).
-    public static let codeDigits = 12
+    package static let codeDigits = 12
 
-    public let config: LoginConfig
-    public let platform: any PlatformContext
+    package let config: LoginConfig
+    package let platform: any PlatformContext
 
-    public init(config: LoginConfig, platform: any PlatformContext) {
+    package init(config: LoginConfig, platform: any PlatformContext) {
         self.config = config
         self.platform = platform
     }
 
     /// The identity `unixUser` enrols as: `enrol_identity` with `%u` replaced by the name.
-    public func identity(for unixUser: String) -> String {
+    package func identity(for unixUser: String) -> String {
         var out: [UInt8] = []
         let template = Array(config.enrolIdentity.utf8)
         var i = 0
@@ -74,13 +74,13 @@ public struct Enrolment {
     /// Whether an existing registration may be replaced by an enrolment: one the backend
     /// blocked or revoked (signed answers, recorded by Login), and a token on this host (a link
     /// for device mode is the device's to renew).
-    public static func mayReplace(_ account: AccountMap.Account) -> Bool {
+    package static func mayReplace(_ account: AccountMap.Account) -> Bool {
         !account.linked && (account.blocked || account.revoked)
     }
 
     /// Why this configuration may not enrol anyone, or nil when it may (checked before the user
     /// is asked anything).
-    public var refusal: String? {
+    package var refusal: String? {
         guard config.enrol else { return "enrol is not set" }
         guard !config.backend.isEmpty else { return "no backend in mpin.conf to enrol with" }
         if config.verdictKey.isEmpty, config.unsignedVerdictRefusal(for: [config.backend]) != nil {
@@ -99,7 +99,7 @@ public struct Enrolment {
     /// a signed answer) may enrol again the same way: the new registration names the old
     /// identity (`RegisterRequest.replaces`), which the backend deletes once the code is
     /// right, and the old token is deleted here.
-    public func run(unixUser: String, askCode: () -> SecretBytes?, askNewPIN: () -> NewPIN,
+    package func run(unixUser: String, askCode: () -> SecretBytes?, askNewPIN: () -> NewPIN,
                     login: (borrowing SecretBytes) -> Login.Outcome) -> (outcome: Outcome, identity: String, login: Login.Outcome?) {
         let identity = identity(for: unixUser)
         if let refusal { return (.notAllowed(refusal), identity, nil) }
@@ -180,7 +180,7 @@ public struct Enrolment {
     }
 
     /// The answer to "choose a PIN".
-    public enum NewPIN: ~Copyable {
+    package enum NewPIN: ~Copyable {
         case pin(SecretBytes)
         case canceled
         case badFormat

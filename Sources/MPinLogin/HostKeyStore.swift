@@ -8,12 +8,12 @@ import MPinWire
 /// logged; and the certificates backends gave its public half (`host-certificates` in the
 /// non-secure storage, `{"backend URL": "certificate"}`: useless without the secret). Made by
 /// `mpinctl link` and `mpinctl register`, or by the first device login that finds none.
-public enum HostKeyStore {
-    public static let secretName = "host-key"
-    public static let certificatesDocument = "host-certificates"
+package enum HostKeyStore {
+    package static let secretName = "host-key"
+    package static let certificatesDocument = "host-certificates"
 
     /// The host key, made and kept if there is none yet (or the kept one is not a valid key).
-    public static func loadOrCreate(_ storage: any SecureStorage) throws -> (secretKey: [UInt8], publicKey: [UInt8]) {
+    package static func loadOrCreate(_ storage: any SecureStorage) throws -> (secretKey: [UInt8], publicKey: [UInt8]) {
         if let text = try storage.readText(secretName), let secret = Hex.decode(trimmed(text)), secret.count == 32,
            let key = try? Schnorr.publicKey(secretKey: secret) {
             return (secret, key)
@@ -24,7 +24,7 @@ public enum HostKeyStore {
     }
 
     /// The certificate kept for `backend`, or empty.
-    public static func certificate(for backend: String, in storage: any Storage) -> String {
+    package static func certificate(for backend: String, in storage: any Storage) -> String {
         guard let bytes = try? storage.read(certificatesDocument), case .object(let members)? = try? JSONParser().parse(bytes) else {
             return ""
         }
@@ -32,7 +32,7 @@ public enum HostKeyStore {
     }
 
     /// Keeps `certificate` for `backend` (the others stay).
-    public static func setCertificate(_ certificate: String, for backend: String, in storage: any Storage) throws {
+    package static func setCertificate(_ certificate: String, for backend: String, in storage: any Storage) throws {
         var members: [(key: String, value: JSONValue)] = []
         if let bytes = try storage.read(certificatesDocument), case .object(let old)? = try? JSONParser().parse(bytes) {
             members = old.filter { $0.key != backend }

@@ -6,9 +6,9 @@ import Synchronization
 /// One authentication of a Unix user, exactly as the PAM module does it (and `mpinctl auth`):
 /// look the user up, ask for the PIN, StartAuthentication + FinishAuthentication, all within
 /// the configured time budget.
-public struct Login {
+package struct Login {
     /// What happened; the PAM module maps each to a PAM return code.
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         case success
         case wrongPIN
         /// The identity is (now) blocked after too many wrong PINs.
@@ -23,7 +23,7 @@ public struct Login {
         /// Anything else the backend or the store reported.
         case failed(String)
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .success: "OK"
             case .wrongPIN: "INCORRECT_PIN"
@@ -37,13 +37,13 @@ public struct Login {
         }
     }
 
-    public let config: LoginConfig
-    public let platform: any PlatformContext
+    package let config: LoginConfig
+    package let platform: any PlatformContext
     /// Receives every step of `run` (see LoginEvent: never a secret). The PAM module's `debug`
     /// option logs them. Sendable because the login's transport (TracingTransport) calls it.
-    public var trace: (@Sendable (LoginEvent) -> Void)?
+    package var trace: (@Sendable (LoginEvent) -> Void)?
 
-    public init(config: LoginConfig, platform: any PlatformContext, trace: (@Sendable (LoginEvent) -> Void)? = nil) {
+    package init(config: LoginConfig, platform: any PlatformContext, trace: (@Sendable (LoginEvent) -> Void)? = nil) {
         self.config = config
         self.platform = platform
         self.trace = trace
@@ -51,7 +51,7 @@ public struct Login {
 
     /// Runs the login. `askPIN` is called once, after the local checks pass; it returns nil
     /// when no PIN is available. The PIN buffer is wiped before returning.
-    public func run(unixUser: String, askPIN: () -> SecretBytes?) -> (outcome: Outcome, identity: String) {
+    package func run(unixUser: String, askPIN: () -> SecretBytes?) -> (outcome: Outcome, identity: String) {
         let started = MonotonicInstant.now
         func finish(_ outcome: Outcome, _ identity: String) -> (outcome: Outcome, identity: String) {
             trace?(.outcome(outcome, duration: .now - started))
@@ -302,7 +302,7 @@ package enum URLHost {
 
 extension Login {
     /// What the store says of a Unix user's identity, for account management (no network).
-    public enum AccountState: String, Equatable, Sendable {
+    package enum AccountState: String, Equatable, Sendable {
         /// No registration or link for this Unix user.
         case unregistered
         /// Registered here with a token, usable.
@@ -319,10 +319,10 @@ extension Login {
 
     /// Why the state could not be read: the store or the SDK failed. `permissionDenied` when the
     /// store refused this process (EACCES/EPERM: a caller that is not root).
-    public struct AccountStateError: Error, Equatable, Sendable, CustomStringConvertible {
-        public let description: String
-        public let permissionDenied: Bool
-        public init(_ description: String, permissionDenied: Bool = false) {
+    package struct AccountStateError: Error, Equatable, Sendable, CustomStringConvertible {
+        package let description: String
+        package let permissionDenied: Bool
+        package init(_ description: String, permissionDenied: Bool = false) {
             self.description = description
             self.permissionDenied = permissionDenied
         }
@@ -330,7 +330,7 @@ extension Login {
 
     /// The state of `unixUser`'s identity in the store; an unreadable store or account map is an
     /// error, never "no opinion" (issue 24, finding 12).
-    public func accountState(unixUser: String) throws(AccountStateError) -> AccountState {
+    package func accountState(unixUser: String) throws(AccountStateError) -> AccountState {
         let account: AccountMap.Account
         do {
             guard let a = try AccountMap(storage: platform.nonSecureStorage).account(for: unixUser) else { return .unregistered }
@@ -355,7 +355,7 @@ extension Login {
 
     /// Whether the store marks this Unix user's identity BLOCKED (no network); false also when
     /// the store cannot be read (account management uses `accountState`, which says why).
-    public func isBlocked(unixUser: String) -> Bool {
+    package func isBlocked(unixUser: String) -> Bool {
         (try? accountState(unixUser: unixUser)) == .blocked
     }
 }

@@ -2,53 +2,53 @@ import MPinWire
 
 /// The settings of the PAM module and mpinctl: /etc/mpin/mpin.conf, overridden by module
 /// arguments or command-line options.
-public struct LoginConfig: Sendable, Equatable {
-    public static let defaultPath = "/etc/mpin/mpin.conf"
+package struct LoginConfig: Sendable, Equatable {
+    package static let defaultPath = "/etc/mpin/mpin.conf"
 
     /// Backend URL (http or https), e.g. `https://mpin.example.org`: the first of `backends`,
     /// where new registrations go.
-    public var backend = ""
+    package var backend = ""
     /// Every node of the backend, in the order logins try them (`backend = URL, URL, ...`).
-    public var backends: [String] = []
+    package var backends: [String] = []
     /// What a node that has not answered yet may cost a login, in seconds (`connect_timeout`).
-    public var connectTimeout: Double = 2
-    public var rpsPrefix = "rps"
+    package var connectTimeout: Double = 2
+    package var rpsPrefix = "rps"
     /// The root-owned store of tokens and registrations.
-    public var store = "/var/lib/mpin"
+    package var store = "/var/lib/mpin"
     /// The budget for one whole authentication, in seconds.
-    public var timeout: Double = 10
+    package var timeout: Double = 10
     /// CA bundle file and directory for TLS verification (system defaults when empty).
-    public var caFile = ""
-    public var caPath = ""
+    package var caFile = ""
+    package var caPath = ""
     /// When set, only https URLs in these domains are contacted.
-    public var trustedDomains: [String] = []
-    public var prompt = "M-Pin PIN: "
+    package var trustedDomains: [String] = []
+    package var prompt = "M-Pin PIN: "
     /// How the PAM module authenticates: with a token in the store and a PIN typed here
     /// (`token`), by an approval from the user's own device (`device`, DeviceLogin), or each
     /// user as their registration says (`auto`, the default: a token here, or a link).
-    public var mode: LoginMode = .auto
+    package var mode: LoginMode = .auto
     /// In `device` mode, how long to wait for the approval, in seconds.
-    public var deviceTimeout: Double = 60
+    package var deviceTimeout: Double = 60
     /// How many digits a PIN has (`pin_length`, 4 to 8): enforced at registration, and what a
     /// PAM_AUTHTOK must look like to be tried as the PIN (PINFormat).
-    public var pinLength = PINFormat.defaultLength
+    package var pinLength = PINFormat.defaultLength
     /// Self-enrolment (`enrol = yes`): a Unix user with no registration is asked for the code
     /// `mpin-server user invite` printed and a new PIN, and registered in the store (Enrolment).
-    public var enrol = false
+    package var enrol = false
     /// The identity a self-enrolling Unix user registers (`enrol_identity`): `%u` stands for the
     /// Unix user name, e.g. `%u@example.org`.
-    public var enrolIdentity = "%u"
+    package var enrolIdentity = "%u"
     /// The key `mpin-server verdict-key` prints (`verdict_key`, 130 hex digits): a
     /// self-enrolment registers only with a backend that announces it. Needed unless every
     /// backend node is https with `cacert` or `capath`.
-    public var verdictKey = ""
+    package var verdictKey = ""
     /// Members of these groups must pass M-Pin, registered or not (`require_group`;
     /// EnforcementPolicy).
-    public var requireGroups: [String] = []
+    package var requireGroups: [String] = []
     /// Members of these groups, unless also of a required one, are skipped (`exempt_group`).
-    public var exemptGroups: [String] = []
+    package var exemptGroups: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// The keys the file may contain, each with the setter that validates its value.
     static let keys: [String: @Sendable (inout LoginConfig, String) -> String?] = [
@@ -135,7 +135,7 @@ public struct LoginConfig: Sendable, Equatable {
     /// The nodes a login of an identity registered at `registered` tries, in order: that one
     /// first, then, if it is one of the configured nodes, the others (they share the
     /// registrations). A registration elsewhere is tried alone.
-    public func nodes(for registered: String) -> [String] {
+    package func nodes(for registered: String) -> [String] {
         func same(_ a: String, _ b: String) -> Bool { a.trimmingTrailingSlashes == b.trimmingTrailingSlashes }
         guard backends.contains(where: { same($0, registered) }) else { return [registered] }
         return [registered] + backends.filter { !same($0, registered) }
@@ -146,7 +146,7 @@ public struct LoginConfig: Sendable, Equatable {
     /// `urls`, or nil when it can: then the host believes the verdict only because TLS told it
     /// who answered, so every node must be https with the CA named here (`cacert` or
     /// `capath`), not the system's store, which any public CA can satisfy (issue 24, finding 1).
-    public func unsignedVerdictRefusal(for urls: [String]) -> String? {
+    package func unsignedVerdictRefusal(for urls: [String]) -> String? {
         guard urls.allSatisfy(authenticatesByTLS) else {
             return "the registration pins no verdict key, so a login needs an https backend and cacert or capath "
                 + "in mpin.conf (or register the user again with a backend that signs its verdicts)"
@@ -158,26 +158,26 @@ public struct LoginConfig: Sendable, Equatable {
     /// point), checked byte for byte as pam_mpin.so checks it when it reads the file itself
     /// (pam/Module/Unregistered.swift). Whether it is a point on the curve is checked where it
     /// is used: register, link and enrolment refuse a key that is not (Verdict.isPublicKey).
-    public static func isVerdictKeyForm(_ v: String) -> Bool {
+    package static func isVerdictKeyForm(_ v: String) -> Bool {
         v.utf8.count == 130 && v.hasPrefix("04") && Hex.decode(v) != nil
     }
 
     /// Whether TLS tells the host who answers at `url`: https, verified against the CA named
     /// here (`cacert` or `capath`). Anything else (plain http, or https against the system's
     /// store) is believed only where a signature with a pinned key vouches for it.
-    public func authenticatesByTLS(_ url: String) -> Bool {
+    package func authenticatesByTLS(_ url: String) -> Bool {
         (!caFile.isEmpty || !caPath.isEmpty) && url.hasPrefix("https://")
     }
 
     /// Sets `key` from text, as the file or a module argument gives it; the error says why not.
-    public mutating func set(_ key: String, _ value: String) -> String? {
+    package mutating func set(_ key: String, _ value: String) -> String? {
         guard let setter = Self.keys[key] else { return "unknown key \"\(key)\"" }
         return setter(&self, value)
     }
 
     /// Parses the text of a config file strictly: `key = value` lines, `#` comments, blank
     /// lines; unknown keys, repeated keys and bad values are errors naming file:line.
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> LoginConfig {
+    package static func parse(_ text: String, file: String) throws(ConfigError) -> LoginConfig {
         var config = LoginConfig()
         var seen: Set<String> = []
         // Bytes, not Characters: a documented config is mostly comments, and grapheme breaking
@@ -208,7 +208,7 @@ public struct LoginConfig: Sendable, Equatable {
 }
 
 /// How the PAM module authenticates (the `mode` key).
-public enum LoginMode: String, Sendable, Equatable {
+package enum LoginMode: String, Sendable, Equatable {
     /// A token in the host's store, unlocked by the PIN typed at the login (Login).
     case token
     /// An access number approved, with the PIN, on the user's own device (DeviceLogin).
@@ -218,20 +218,20 @@ public enum LoginMode: String, Sendable, Equatable {
     case auto
 
     /// The mode of one login: `auto` resolved for a user the store does (`linked`) or does not link.
-    public func resolved(linked: Bool) -> LoginMode {
+    package func resolved(linked: Bool) -> LoginMode {
         self == .auto ? (linked ? .device : .token) : self
     }
 }
 
 /// A configuration problem, with its place when it comes from a file.
-public struct ConfigError: Error, Equatable, CustomStringConvertible {
-    public let file: String
-    public let line: Int
-    public let message: String
+package struct ConfigError: Error, Equatable, CustomStringConvertible {
+    package let file: String
+    package let line: Int
+    package let message: String
 
-    public init(file: String, line: Int, message: String) { self.file = file; self.line = line; self.message = message }
+    package init(file: String, line: Int, message: String) { self.file = file; self.line = line; self.message = message }
 
-    public var description: String {
+    package var description: String {
         if file.isEmpty { return message }
         return line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)"
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// origins (`scheme://host[:port]`, never a path, query or user information), HTTP statuses,
 /// transport error texts (which name at most a host) and durations; never a PIN, a token, an
 /// OTT or anything from a request or response body.
-public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
+package enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
     /// The Unix user logs in as `identity` on the backend at `origin`.
     case account(identity: String, origin: String)
     /// Client settings kept by an earlier login were found (`hit`), or not (none, expired,
@@ -30,7 +30,7 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
     /// with the account, for the store's reason.
     case revocationNotRecorded(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .account(let identity, let origin): "identity \(identity) on \(origin)"
         case .settingsCache(let hit): hit ? "client settings: kept from an earlier login" : "client settings: none kept, fetching"
@@ -53,7 +53,7 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Which request of the protocol an exchange was.
-public enum LoginStep: String, Sendable {
+package enum LoginStep: String, Sendable {
     case clientSettings = "client settings"
     case timePermit = "time permit (RPS share)"
     case permitStore = "time permit (share store)"
@@ -65,11 +65,11 @@ public enum LoginStep: String, Sendable {
 }
 
 /// How an exchange ended: an HTTP status, or the transport's error text.
-public enum ExchangeResult: Equatable, Sendable, CustomStringConvertible {
+package enum ExchangeResult: Equatable, Sendable, CustomStringConvertible {
     case status(Int)
     case failed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .status(let code): "HTTP \(code)"
         case .failed(let why): "failed (\(why))"
@@ -80,36 +80,36 @@ public enum ExchangeResult: Equatable, Sendable, CustomStringConvertible {
 /// Reports each request of a login as a `LoginEvent.exchange`, named from the client settings
 /// in use. Safe from any thread, as `HTTPTransport` promises: the settings and the steps are
 /// under a lock, and `emit` is `@Sendable`.
-public final class TracingTransport: HTTPTransport {
+package final class TracingTransport: HTTPTransport {
     let base: any HTTPTransport
     let emit: @Sendable (LoginEvent) -> Void
     /// The client settings in use (relative URLs resolved) once the backend is set, and the
     /// steps requested since the last `markSteps`.
     private let state = Mutex<(settings: JSONValue?, stepsSinceMark: [LoginStep])>((nil, []))
 
-    public init(base: any HTTPTransport, emit: @escaping @Sendable (LoginEvent) -> Void) {
+    package init(base: any HTTPTransport, emit: @escaping @Sendable (LoginEvent) -> Void) {
         self.base = base
         self.emit = emit
     }
 
     /// The client settings in use (relative URLs resolved), once the backend is set.
-    public var settings: JSONValue? {
+    package var settings: JSONValue? {
         get { state.withLock { $0.settings } }
         set { state.withLock { $0.settings = newValue } }
     }
 
-    public func markSteps() { state.withLock { $0.stepsSinceMark = [] } }
+    package func markSteps() { state.withLock { $0.stepsSinceMark = [] } }
 
     /// Whether the steps since the mark fetched the RPS's time-permit share but asked nobody
     /// for the second one: StartAuthentication took it from the device's cache.
-    public var secondShareFromDevice: Bool {
+    package var secondShareFromDevice: Bool {
         state.withLock { state in
             let steps = state.stepsSinceMark
             return steps.contains(.timePermit) && !steps.contains(.dtaTimePermit) && !steps.contains(.permitStore)
         }
     }
 
-    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let step = self.step(of: request.url)
         state.withLock { $0.stepsSinceMark.append(step) }
         let origin = URLHost.of(request.url)
@@ -127,7 +127,7 @@ public final class TracingTransport: HTTPTransport {
     /// The step a URL belongs to, by the client settings' endpoints, as the core builds its
     /// requests: `mpinAuthServerURL` + `/pass1` and `/pass2`, `authenticateURL`,
     /// `timePermitsURL/<mpinId>`, `timePermitsStorageURL/...` and `certivoxURL` + `timePermit?...`.
-    public func step(of url: String) -> LoginStep {
+    package func step(of url: String) -> LoginStep {
         if case .success(let parts) = URLOrigin.parse(url), parts.path.hasSuffix("/clientSettings") { return .clientSettings }
         guard let settings = self.settings else { return .other }
         func endpoint(_ key: String) -> String? { settings[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }

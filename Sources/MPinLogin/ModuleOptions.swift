@@ -1,40 +1,40 @@
 /// The arguments of a `pam_mpin.so` line in /etc/pam.d (pam_u2f's style: `name` or
 /// `name=value`). Settings override the config file; unknown arguments are reported, not fatal.
-public struct ModuleOptions: Sendable, Equatable {
-    public var configPath = LoginConfig.defaultPath
+package struct ModuleOptions: Sendable, Equatable {
+    package var configPath = LoginConfig.defaultPath
     /// Config keys set on the module line (backend, store, prompt, timeout, cacert, ...).
-    public var overrides: [(key: String, value: String)] = []
+    package var overrides: [(key: String, value: String)] = []
     /// Unknown users are ignored (PAM_IGNORE) instead of refused (PAM_USER_UNKNOWN).
-    public var nouserok = false
+    package var nouserok = false
     /// `nouserok` covers root too (EnforcementPolicy): without it, root with no registration
     /// is refused even on a `nouserok` line.
-    public var nouserokRoot = false
+    package var nouserokRoot = false
     /// Try the PIN from PAM_AUTHTOK first, prompting if there is none.
-    public var tryFirstPass = false
+    package var tryFirstPass = false
     /// Take the PIN from PAM_AUTHTOK only; never prompt.
-    public var useFirstPass = false
+    package var useFirstPass = false
     /// Log each step to syslog (never the PIN).
-    public var debug = false
+    package var debug = false
     /// Account management answers PAM_IGNORE (logged) instead of PAM_SERVICE_ERR when the
     /// configuration, the name service or the store fails (`account_fail_open`).
-    public var accountFailOpen = false
+    package var accountFailOpen = false
     /// The mpin-pam-helper pam_mpin.so runs (`helper=PATH`), if the line names one; pam_mpin.so
     /// reads it, and mpinctl doctor checks it.
-    public var helperPath: String?
+    package var helperPath: String?
     /// The resident helper's socket pam_mpin.so connects to first when it runs as root
     /// (`helper_socket=PATH`, or `none` for no resident helper); pam_mpin.so reads it.
-    public var helperSocket: String?
+    package var helperSocket: String?
     /// `failmode=secure`: a backend that cannot be reached is a refusal (PAM_AUTH_ERR), as a
     /// line's `authinfo_unavail=die` would make it; `failmode=safe` (the default) answers
     /// PAM_AUTHINFO_UNAVAIL, which the line's control turns into the next method (the packaged
     /// profile's `authinfo_unavail=ignore`) or a refusal.
-    public var failSecure = false
+    package var failSecure = false
     /// Arguments that were not understood, for the log.
-    public var unknown: [String] = []
+    package var unknown: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public static func == (a: ModuleOptions, b: ModuleOptions) -> Bool {
+    package static func == (a: ModuleOptions, b: ModuleOptions) -> Bool {
         a.configPath == b.configPath && a.overrides.map { "\($0.key)=\($0.value)" } == b.overrides.map { "\($0.key)=\($0.value)" }
             && a.nouserok == b.nouserok && a.nouserokRoot == b.nouserokRoot && a.tryFirstPass == b.tryFirstPass && a.useFirstPass == b.useFirstPass
             && a.debug == b.debug && a.helperPath == b.helperPath && a.helperSocket == b.helperSocket && a.unknown == b.unknown
@@ -48,7 +48,7 @@ public struct ModuleOptions: Sendable, Equatable {
                              "pin_length": "pin_length", "enrol": "enrol", "enrol_identity": "enrol_identity",
                              "verdict_key": "verdict_key", "require_group": "require_group", "exempt_group": "exempt_group"]
 
-    public init(arguments: [String]) {
+    package init(arguments: [String]) {
         self.init()
         for arg in arguments {
             let (name, value): (String, String?) = {
@@ -76,17 +76,35 @@ public struct ModuleOptions: Sendable, Equatable {
 
     /// The configuration: the file (if it exists, or if it was named explicitly), then the
     /// module-line overrides.
-    public func loadConfig(readFile: (String) throws(ConfigError) -> String? = { p throws(ConfigError) in try ConfigFile.read(p) })
+    package func loadConfig(readFile: (String) throws(ConfigError) -> String? = { p throws(ConfigError) in try ConfigFile.read(p) })
         throws(ConfigError) -> LoginConfig {
-        var config = LoginConfig()
-        if let text = try readFile(configPath) {
-            config = try LoginConfig.parse(text, file: configPath)
-        } else if configPath != LoginConfig.defaultPath {
+        var config = try fileConfig(try readFile(configPath))
+        try applyOverrides(to: &config)
+        return config
+    }
+
+    /// `loadConfig()`, and pam_mpin.so's verdict on the file (ConfigVerdict) made from the very
+    /// bytes parsed, for the caller to record in the store.
+    package func loadConfigAndVerdict() throws(ConfigError) -> (config: LoginConfig, verdict: ConfigVerdict) {
+        let file = try ConfigFile.readBytes(configPath)
+        var config = try fileConfig(file.map { String(decoding: $0, as: UTF8.self) })
+        let verdict = ConfigVerdict(path: configPath, file: file, fileConfig: config)
+        try applyOverrides(to: &config)
+        return (config, verdict)
+    }
+
+    /// The file alone: `text` parsed, or the defaults when the default file does not exist.
+    private func fileConfig(_ text: String?) throws(ConfigError) -> LoginConfig {
+        if let text { return try LoginConfig.parse(text, file: configPath) }
+        guard configPath == LoginConfig.defaultPath else {
             throw ConfigError(file: configPath, line: 0, message: "cannot read the configuration file")
         }
+        return LoginConfig()
+    }
+
+    private func applyOverrides(to config: inout LoginConfig) throws(ConfigError) {
         for (key, value) in overrides {
             if let problem = config.set(key, value) { throw ConfigError(file: "module arguments", line: 0, message: problem) }
         }
-        return config
     }
 }

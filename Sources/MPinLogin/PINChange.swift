@@ -6,7 +6,7 @@ import MPinCrypto
 /// (MPinSDK.changePIN). Nothing new is registered and the identity stays the same; the old
 /// PIN opens the re-keyed token no more.
 extension Login {
-    public enum PINChangeOutcome: Equatable, Sendable {
+    package enum PINChangeOutcome: Equatable, Sendable {
         case changed
         /// The login with the old PIN did not succeed: its outcome (wrong PIN, blocked,
         /// unavailable, …); nothing was changed.
@@ -20,7 +20,7 @@ extension Login {
 
     /// Logs `unixUser` in with the PIN `askOldPIN` gives, then, after a success, asks
     /// `askNewPIN` and re-keys the token for it. Both PINs are wiped before returning.
-    public func changePIN(unixUser: String, askOldPIN: () -> SecretBytes?,
+    package func changePIN(unixUser: String, askOldPIN: () -> SecretBytes?,
                           askNewPIN: () -> SecretBytes?) -> (outcome: PINChangeOutcome, identity: String) {
         var oldPIN: SecretBytes? = nil
         let (outcome, identity) = run(unixUser: unixUser) {

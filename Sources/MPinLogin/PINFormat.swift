@@ -5,18 +5,18 @@ import MPinCrypto
 /// is one of 10,000 PINs, and "correct horse battery staple" is as good as the 4 digits it maps
 /// to. So a PIN is digits only, of a fixed length (`pin_length`, default 4): more than 4 digits
 /// add no strength (there are still only 10,000 distinct PINs), which registration says.
-public enum PINFormat {
-    public static let defaultLength = 4
-    public static let allowedLengths = 4...8
+package enum PINFormat {
+    package static let defaultLength = 4
+    package static let allowedLengths = 4...8
     /// How many distinct PINs there are, whatever their length.
-    public static let distinctPINs = 10_000
+    package static let distinctPINs = 10_000
 
     /// Whether `pin` is exactly `length` ASCII digits.
-    public static func isValid(_ pin: borrowing SecretBytes, length: Int) -> Bool {
+    package static func isValid(_ pin: borrowing SecretBytes, length: Int) -> Bool {
         pin.withUnsafeBytes { isValid($0, length: length) }
     }
 
-    public static func isValid(_ bytes: UnsafeRawBufferPointer, length: Int) -> Bool {
+    package static func isValid(_ bytes: UnsafeRawBufferPointer, length: Int) -> Bool {
         // Every byte is looked at whatever the answer, so the time taken says nothing about
         // where a non-digit is.
         var digits = 0
@@ -25,10 +25,10 @@ public enum PINFormat {
     }
 
     /// What the registration prompts and refusals say the PIN must be.
-    public static func rule(length: Int) -> String { "exactly \(length) digits" }
+    package static func rule(length: Int) -> String { "exactly \(length) digits" }
 
     /// The note registration shows when `pin_length` is above 4, and nil otherwise.
-    public static func lengthNote(length: Int) -> String? {
+    package static func lengthNote(length: Int) -> String? {
         guard length > 4 else { return nil }
         return "note: M-Pin reduces every PIN to one of \(distinctPINs) values (docs/CRYPTO.md §5.2): "
             + "a \(length)-digit PIN is no harder to guess than a 4-digit one"

@@ -14,18 +14,18 @@ import Glibc
 /// The settings are URLs and flags the backend publishes to anyone, so the cache holds no
 /// secret. A login that fails with cached settings drops them (see `Login.run` for when it
 /// tries again at once).
-public struct SettingsCache {
+package struct SettingsCache {
     /// How long fetched settings are used: long enough to serve a burst of logins, short enough
     /// that a reconfigured backend is picked up soon even without a failure.
-    public static let maxAge: Int64 = 600
+    package static let maxAge: Int64 = 600
 
     let storage: any Storage
     let backend: String
     let rpsPrefix: String
     /// The store value's name.
-    public let name: String
+    package let name: String
 
-    public init(storage: any Storage, backend: String, rpsPrefix: String) {
+    package init(storage: any Storage, backend: String, rpsPrefix: String) {
         self.storage = storage
         self.backend = backend
         self.rpsPrefix = rpsPrefix
@@ -34,7 +34,7 @@ public struct SettingsCache {
 
     /// The cached settings if they are for this backend and prefix and younger than `maxAge`.
     /// Anything unreadable counts as no cache.
-    public func read(now: Int64 = Int64(time(nil))) -> JSONValue? {
+    package func read(now: Int64 = Int64(time(nil))) -> JSONValue? {
         guard let bytes = try? storage.read(name), let document = try? JSONParser().parse(bytes),
               document["backend"]?.stringValue == backend, document["rpsPrefix"]?.stringValue == rpsPrefix,
               let fetched = document["fetched"]?.int64Value, let settings = document["settings"],
@@ -45,13 +45,13 @@ public struct SettingsCache {
     }
 
     /// Keeps `settings`; a store that cannot be written only costs the next login a request.
-    public func write(_ settings: JSONValue, now: Int64 = Int64(time(nil))) {
+    package func write(_ settings: JSONValue, now: Int64 = Int64(time(nil))) {
         let document = JSONValue.object([("backend", .string(backend)), ("rpsPrefix", .string(rpsPrefix)),
                                          ("fetched", .number(String(now))), ("settings", settings)])
         try? storage.write(name, document.serialized)
     }
 
-    public func delete() {
+    package func delete() {
         try? storage.delete(name)
     }
 }

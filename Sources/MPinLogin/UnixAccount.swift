@@ -8,16 +8,16 @@ import Glibc
 /// nothing makes it valid UTF-8. Registrations are keyed by the account's own name, `pw_name`,
 /// byte for byte, so that a login finds the registration of the account it will open, and no
 /// other.
-public struct UnixAccount: Sendable, Equatable {
+package struct UnixAccount: Sendable, Equatable {
     /// `pw_name`: the account's name as the name service spells it.
-    public let name: String
-    public let uid: UInt32
+    package let name: String
+    package let uid: UInt32
     /// `pw_gid`, the primary group (UnixGroups: getgrouplist starts from it).
-    public let gid: UInt32
+    package let gid: UInt32
 
-    public init(name: String, uid: UInt32, gid: UInt32) { self.name = name; self.uid = uid; self.gid = gid }
+    package init(name: String, uid: UInt32, gid: UInt32) { self.name = name; self.uid = uid; self.gid = gid }
 
-    public enum LookupError: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum LookupError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The name is not valid UTF-8 (or contains a NUL byte): refused, never decoded lossily.
         case notUTF8
         /// The name service does not know the name.
@@ -27,7 +27,7 @@ public struct UnixAccount: Sendable, Equatable {
         /// The name service returned a `pw_name` that is not valid UTF-8.
         case accountNameNotUTF8
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notUTF8: "the user name is not valid UTF-8"
             case .unknown: "no such Unix account"
@@ -38,13 +38,13 @@ public struct UnixAccount: Sendable, Equatable {
     }
 
     /// The account named by `bytes` (PAM_USER as it came, no terminator), from `getpwnam_r`.
-    public static func lookup(bytes: [UInt8]) throws(LookupError) -> UnixAccount {
+    package static func lookup(bytes: [UInt8]) throws(LookupError) -> UnixAccount {
         guard !bytes.isEmpty, !bytes.contains(0), let name = validUTF8(bytes) else { throw .notUTF8 }
         return try lookup(validated: name)
     }
 
     /// The account named `name`.
-    public static func lookup(_ name: String) throws(LookupError) -> UnixAccount {
+    package static func lookup(_ name: String) throws(LookupError) -> UnixAccount {
         guard !name.isEmpty, !name.utf8.contains(0) else { throw .notUTF8 }
         return try lookup(validated: name)
     }
@@ -73,7 +73,7 @@ public struct UnixAccount: Sendable, Equatable {
     }
 
     /// `bytes` as a String when they are valid UTF-8, else nil (no replacement characters).
-    public static func validUTF8(_ bytes: some Collection<UInt8>) -> String? {
+    package static func validUTF8(_ bytes: some Collection<UInt8>) -> String? {
         String(validating: bytes, as: UTF8.self)
     }
 }
@@ -81,6 +81,6 @@ public struct UnixAccount: Sendable, Equatable {
 /// Whether two Unix user names are the same name: byte for byte. Swift's `==` on String
 /// compares canonical equivalence, under which `\u{212A}ate` (KELVIN SIGN) equals `Kate`, and
 /// `é` written as e + U+0301 equals the precomposed one; account names are bytes to the system.
-public func sameUnixName(_ a: String, _ b: String) -> Bool {
+package func sameUnixName(_ a: String, _ b: String) -> Bool {
     a.utf8.elementsEqual(b.utf8)
 }

@@ -10,14 +10,14 @@ import Glibc
 ///
 /// A failure of the name service is an error, never "not a member": an exemption must not
 /// appear and a requirement must not vanish because LDAP was down.
-public enum UnixGroups {
-    public enum LookupError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum UnixGroups {
+    package enum LookupError: Error, Equatable, Sendable, CustomStringConvertible {
         /// `getgrnam_r` failed for this group (its error number): it may exist.
         case group(String, errno: Int32)
         /// `getgrouplist` gave no answer for the account (not even its primary group).
         case groupList(user: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .group(let name, let e): "the name service failed to look up group \(name) (errno \(e))"
             case .groupList(let user): "the name service failed to list the groups of \(user)"
@@ -27,7 +27,7 @@ public enum UnixGroups {
 
     /// The names among `groups` that `account` is a member of, in the order given. A group the
     /// name service does not know has no members.
-    public static func membership(of account: UnixAccount, in groups: [String]) throws(LookupError) -> [String] {
+    package static func membership(of account: UnixAccount, in groups: [String]) throws(LookupError) -> [String] {
         guard !groups.isEmpty else { return [] }
         let gids = try groupList(of: account)
         var members: [String] = []

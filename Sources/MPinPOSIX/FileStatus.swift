@@ -10,23 +10,23 @@ import Glibc
 /// MemberImportVisibility rule its fields would then need `import CoreFoundation`, an
 /// implementation module of Foundation. Reading them here, where only Glibc is imported, keeps
 /// those files to the imports they mean.
-public struct FileStatus: Equatable, Sendable {
+package struct FileStatus: Equatable, Sendable {
     /// `st_mode`: the file type (`S_IFMT` bits) and the permission bits.
-    public let mode: UInt32
+    package let mode: UInt32
     /// `st_uid`: the owner.
-    public let owner: UInt32
+    package let owner: UInt32
     /// `st_size` in bytes.
-    public let size: Int64
+    package let size: Int64
 
     /// fstat of an open descriptor; nil when it fails (errno says why).
-    public init?(descriptor: Int32) {
+    package init?(descriptor: Int32) {
         var st = stat()
         guard fstat(descriptor, &st) == 0 else { return nil }
         self.init(st)
     }
 
     /// stat of a path (following symbolic links); nil when it fails (errno says why).
-    public init?(path: String) {
+    package init?(path: String) {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         self.init(st)
@@ -39,8 +39,8 @@ public struct FileStatus: Equatable, Sendable {
     }
 
     /// Whether it is a regular file.
-    public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+    package var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
 
     /// The permission bits (`mode & 0o7777`).
-    public var permissions: UInt32 { mode & 0o7777 }
+    package var permissions: UInt32 { mode & 0o7777 }
 }

@@ -12,15 +12,15 @@
 import Glibc
 #endif
 
-public enum MemoryLockSlots {
+package enum MemoryLockSlots {
     /// Where the slot files are: root's, 0700, made on first use.
-    public static let directory = "/run/mpin/memlock"
+    package static let directory = "/run/mpin/memlock"
     /// How many helpers may hold locked memory at once: 16 × ~12 MB.
-    public static let count = 16
+    package static let count = 16
 
     /// Takes a free slot and keeps it until the process exits; false when every slot is taken,
     /// or the directory is not root's alone (then no slot can be trusted to mean anything).
-    public static func take(directory: String = directory, count: Int = count) -> Bool {
+    package static func take(directory: String = directory, count: Int = count) -> Bool {
         guard prepare(directory) else { return false }
         for index in 0..<count {
             let fd = open(directory + "/slot-\(index)", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)

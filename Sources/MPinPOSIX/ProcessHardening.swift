@@ -9,10 +9,10 @@ import CProcessControl
 import Glibc
 #endif
 
-public enum ProcessHardening {
+package enum ProcessHardening {
     /// What `apply()` could not do, one entry per failed step (empty when all held).
-    public struct Failure: Error, Equatable, Sendable {
-        public let steps: [String]
+    package struct Failure: Error, Equatable, Sendable {
+        package let steps: [String]
     }
 
     /// `prctl(PR_SET_DUMPABLE, 0)`: the kernel writes no core file (with the default
@@ -23,7 +23,7 @@ public enum ProcessHardening {
     /// `lockingMemory`, then `lockMemory()`. Returns the steps that failed; the process goes on
     /// either way (nothing here may stop a login).
     @discardableResult
-    public static func apply(lockingMemory: Bool = true) -> Failure? {
+    package static func apply(lockingMemory: Bool = true) -> Failure? {
         var failed: [String] = []
         if mpin_set_dumpable(0) != 0 { failed.append("prctl(PR_SET_DUMPABLE, 0): errno \(errno)") }
         var none = rlimit(rlim_cur: 0, rlim_max: 0)
@@ -43,7 +43,7 @@ public enum ProcessHardening {
     /// drops it) RLIMIT_MEMLOCK (8 MB at most by default) is far below a Swift program's
     /// mappings, so nothing is locked and that is not a failure.
     @discardableResult
-    public static func lockMemory() -> Failure? {
+    package static func lockMemory() -> Failure? {
         guard !memoryLocked, mpin_has_ipc_lock() == 1 else { return nil }
         guard mpin_lock_memory() == 0 else {
             return Failure(steps: ["mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT): errno \(errno)"])
@@ -59,13 +59,13 @@ public enum ProcessHardening {
 
     /// Whether `lockMemory()` would lock anything: the process holds CAP_IPC_LOCK and has not
     /// locked its memory yet.
-    public static var wouldLockMemory: Bool { !memoryLocked && mpin_has_ipc_lock() == 1 }
+    package static var wouldLockMemory: Bool { !memoryLocked && mpin_has_ipc_lock() == 1 }
 
     /// Whether this process is dumpable now (`prctl(PR_GET_DUMPABLE)` is not 0).
-    public static var isDumpable: Bool { mpin_get_dumpable() != 0 }
+    package static var isDumpable: Bool { mpin_get_dumpable() != 0 }
 
     /// The soft and hard RLIMIT_CORE of this process, in bytes.
-    public static var coreLimit: (soft: UInt64, hard: UInt64) {
+    package static var coreLimit: (soft: UInt64, hard: UInt64) {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { return (.max, .max) }
         return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))

@@ -7,12 +7,12 @@ import Glibc
 #endif
 
 /// The errno of a system call that failed for a reason other than EINTR.
-public struct SystemCallError: Error, Equatable, Sendable {
+package struct SystemCallError: Error, Equatable, Sendable {
     /// The errno value, e.g. `EAGAIN`.
-    public let code: Int32
+    package let code: Int32
 
     /// Wraps an errno value.
-    public init(code: Int32) { self.code = code }
+    package init(code: Int32) { self.code = code }
 }
 
 /// Calls `call`, a POSIX function that reports failure by returning -1 and setting errno, again
@@ -22,8 +22,9 @@ public struct SystemCallError: Error, Equatable, Sendable {
 /// For calls that can simply be repeated after EINTR: read, write, send, recv, fsync, flock,
 /// accept, waitpid, and poll when the closure recomputes the timeout from a deadline. Not for a
 /// non-blocking connect, which goes on in the background after EINTR (wait for it with poll).
-@inlinable
-public func retryingOnInterrupt<Value: FixedWidthInteger & SignedInteger>(
+/// Not `@inlinable`: its body names SystemCallError, a package type, which code inlined into
+/// another module may not; a call costs nothing beside the system call it wraps.
+package func retryingOnInterrupt<Value: FixedWidthInteger & SignedInteger>(
     _ call: () -> Value
 ) throws(SystemCallError) -> Value {
     while true {

@@ -15,7 +15,7 @@ var mpinCommands: CommandGroup {
 }
 
 /// What `mpin` does: parses the command line and runs the subcommand; exits with its status.
-public func mpinMain() -> Never {
+package func mpinMain() -> Never {
     prepareProcess(program: "mpin")
     let command = mpinCommands.parseOrExit(Array(CommandLine.arguments.dropFirst()))
     do {

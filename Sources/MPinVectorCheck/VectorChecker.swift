@@ -5,26 +5,26 @@ import MPinWire
 /// Recomputes Milagro-format M-Pin vector files (the two-pass and one-pass JSON layouts of
 /// milagro-crypto-c's testVectors/mpin, and the DVS layout of docs/DVS.md) and reports every
 /// field that differs.
-public struct VectorChecker {
+package struct VectorChecker {
     /// One field of one vector that did not reproduce.
-    public struct Mismatch: Sendable, CustomStringConvertible {
-        public let vector: Int
-        public let field: String
-        public let expected: String
-        public let got: String
-        public var description: String { "vector \(vector): \(field): expected \(expected), got \(got)" }
+    package struct Mismatch: Sendable, CustomStringConvertible {
+        package let vector: Int
+        package let field: String
+        package let expected: String
+        package let got: String
+        package var description: String { "vector \(vector): \(field): expected \(expected), got \(got)" }
     }
 
-    public struct Report: Sendable {
-        public var passed = 0
-        public var failed = 0
-        public var mismatches: [Mismatch] = []
+    package struct Report: Sendable {
+        package var passed = 0
+        package var failed = 0
+        package var mismatches: [Mismatch] = []
     }
 
-    public enum FileError: Error, CustomStringConvertible {
+    package enum FileError: Error, CustomStringConvertible {
         case unreadable(String)
         case notAVectorList(String)
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let p): "\(p): cannot read the file"
             case .notAVectorList(let p): "\(p): not a JSON list of M-Pin vectors"
@@ -32,10 +32,10 @@ public struct VectorChecker {
         }
     }
 
-    public init() {}
+    package init() {}
 
     /// Checks every vector of a file.
-    public func check(file path: String) throws -> Report {
+    package func check(file path: String) throws -> Report {
         guard let data = FileManager.default.contents(atPath: path) else { throw FileError.unreadable(path) }
         guard let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
             throw FileError.notAVectorList(path)
@@ -54,7 +54,7 @@ public struct VectorChecker {
     /// Recomputes one vector and returns the fields that differ. DVS vectors (they carry `PA`)
     /// go to `checkDVS`; the others are recomputed in the order docs/CRYPTO.md §10 gives.
     /// A vector with a field missing or malformed counts as a mismatch on that field.
-    public func check(vector v: [String: String], number: Int) -> [Mismatch] {
+    package func check(vector v: [String: String], number: Int) -> [Mismatch] {
         if v["PA"] != nil || v["MPIN_ID_PA_HEX"] != nil { return checkDVS(vector: v, number: number) }
         var out = VectorFields(values: v, number: number)
         func compare(_ field: String, _ got: [UInt8]?) { out.compare(field, got) }
@@ -111,7 +111,7 @@ extension VectorChecker {
     /// SERVER_E and SERVER_F (the failing pairing value and e(Pa, y·A + U), Milagro's PIN-error
     /// diagnostics) are compared when the vector has them; `*_PREIMAGE_HEX` must hash to the
     /// message it names.
-    public func checkDVS(vector v: [String: String], number: Int) -> [Mismatch] {
+    package func checkDVS(vector v: [String: String], number: Int) -> [Mismatch] {
         var out = VectorFields(values: v, number: number)
         func compare(_ field: String, _ got: [UInt8]?) { out.compare(field, got) }
         let bytes = out.bytes, int32 = out.int32
@@ -220,7 +220,7 @@ struct VectorFields {
 }
 
 /// Lower-case hex of bytes (MPinWire's codec, re-exported for the tests and the checker).
-public func hexString(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
+package func hexString(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
 /// Bytes of an even-length hex string, or nil.
-public func hexBytes(_ text: String) -> [UInt8]? { Hex.decode(text) }
+package func hexBytes(_ text: String) -> [UInt8]? { Hex.decode(text) }

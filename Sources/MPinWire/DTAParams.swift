@@ -1,28 +1,28 @@
 /// Query parameters of a D-TA `clientSecret` request (§3.5–§3.6): signed by the RPS, carried
 /// by the client to the second D-TA verbatim.
-public struct ClientSecretParams: Sendable, Equatable {
-    public var mobile: Int
-    public var expires: String
-    public var appID: String
-    public var hashMpinID: String
-    public var signature: String
-    public var hashUserID: String
+package struct ClientSecretParams: Sendable, Equatable {
+    package var mobile: Int
+    package var expires: String
+    package var appID: String
+    package var hashMpinID: String
+    package var signature: String
+    package var hashUserID: String
 
-    public init(mobile: Int, expires: String, appID: String, hashMpinID: String, signature: String,
+    package init(mobile: Int, expires: String, appID: String, hashMpinID: String, signature: String,
                 hashUserID: String = "") {
         self.mobile = mobile; self.expires = expires; self.appID = appID
         self.hashMpinID = hashMpinID; self.signature = signature; self.hashUserID = hashUserID
     }
 
     /// The form-encoded query string, in the recorded key order.
-    public var query: String {
+    package var query: String {
         FormEncoding.encode([("mobile", String(mobile)), ("expires", expires), ("app_id", appID),
                              ("hash_mpin_id", hashMpinID), ("signature", signature),
                              ("hash_user_id", hashUserID)])
     }
 
     /// Reads the parameters from decoded query pairs. Errors name the offending field only.
-    public init(pairs: [(String, String)]) throws(WireError) {
+    package init(pairs: [(String, String)]) throws(WireError) {
         func field(_ name: String) throws(WireError) -> String {
             guard let v = pairs.last(where: { $0.0 == name })?.1 else { throw .missingField(name) }
             return v
@@ -36,11 +36,11 @@ public struct ClientSecretParams: Sendable, Equatable {
 }
 
 /// What is wrong with a wire value. Carries field names, never values (they may be secret).
-public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingField(String)
     case invalidField(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missingField(let f): return "\(f) argument missing"
         case .invalidField(let f): return "invalid \(f)"

@@ -4,13 +4,13 @@ import MPinJSON
 /// bytes as `WireCoding.encode`, without the generic encoder's tree. The server answers the
 /// three requests of every login with these (issue 27 item 3); WireCodingTests compares the
 /// bytes with `WireCoding.encode`'s.
-public protocol DirectJSONEncodable: Encodable {
+package protocol DirectJSONEncodable: Encodable {
     /// The compact JSON object, members in the order of the coding keys, nil optionals left out.
     var jsonBytes: [UInt8] { get }
 }
 
 extension Pass1Response: DirectJSONEncodable {
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var w = JSONObjectWriter()
         w.member("y", y)
         w.member("message", message)
@@ -22,7 +22,7 @@ extension Pass1Response: DirectJSONEncodable {
 }
 
 extension Pass2Response: DirectJSONEncodable {
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var w = JSONObjectWriter()
         w.member("version", version)
         w.member("pass", pass)
@@ -33,7 +33,7 @@ extension Pass2Response: DirectJSONEncodable {
 }
 
 extension RPAAuthenticateResponse: DirectJSONEncodable {
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var w = JSONObjectWriter()
         w.member("someUserData", someUserData)
         w.member("expireTime", expireTime)

@@ -1,14 +1,14 @@
 /// `application/x-www-form-urlencoded` as Python's `urllib.urlencode` writes it (the
 /// signature `params` of docs/PROTOCOL.md §3.5): unreserved `A-Z a-z 0-9 _ . -` kept, space as
 /// `+`, everything else `%XX` upper case.
-public enum FormEncoding {
+package enum FormEncoding {
     /// Encodes pairs in the given order.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 
     /// Decodes a query string into pairs (later duplicates kept); nil on a bad escape.
-    public static func decode(_ query: String) -> [(String, String)]? {
+    package static func decode(_ query: String) -> [(String, String)]? {
         var out: [(String, String)] = []
         for part in query.split(separator: "&", omittingEmptySubsequences: true) {
             let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -21,7 +21,7 @@ public enum FormEncoding {
     }
 
     /// Percent-escapes one key or value.
-    public static func escape(_ s: String) -> String {
+    package static func escape(_ s: String) -> String {
         var out = ""
         for b in s.utf8 {
             switch b {
@@ -38,7 +38,7 @@ public enum FormEncoding {
     }
 
     /// Reverses `escape`; nil on a malformed `%` escape or invalid UTF-8.
-    public static func unescape(_ s: String) -> String? {
+    package static func unescape(_ s: String) -> String? {
         var bytes: [UInt8] = []
         let u = Array(s.utf8)
         var i = 0

@@ -1,8 +1,8 @@
 /// Hexadecimal as the protocol uses it: lower case on output (docs/PROTOCOL.md conventions),
 /// either case accepted on input.
-public enum Hex {
+package enum Hex {
     /// Lower-case hex of `bytes`, two characters per byte, no prefix.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         // Contiguous bytes (arrays, the server's every point and token) are read through a
         // pointer: this function is not specialised across modules, and a byte at a time
         // through the generic iterator cost ~1 % of the server's CPU per login (issue 27 item 3).
@@ -28,7 +28,7 @@ public enum Hex {
 
     /// The bytes of a hex string in either case, or nil when the length is odd or a
     /// character is not a hex digit. The empty string decodes to no bytes.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         if let bytes = text.utf8.withContiguousStorageIfAvailable({ decode(utf8: $0) }) { return bytes }
         return Array(text.utf8).withUnsafeBufferPointer { decode(utf8: $0) }
     }
@@ -47,14 +47,14 @@ public enum Hex {
     }
 
     /// Decodes and checks the byte length (e.g. 65 for a G1 point, 32 for a scalar).
-    public static func decode(_ text: some StringProtocol, length: Int) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol, length: Int) -> [UInt8]? {
         guard text.utf8.count == length * 2, let bytes = decode(text) else { return nil }
         return bytes
     }
 
     /// The lower-case form of a hex string, or nil when it is not valid hex.
     /// Used to key server-side records so that either case finds the same one.
-    public static func canonical(_ text: some StringProtocol) -> String? {
+    package static func canonical(_ text: some StringProtocol) -> String? {
         decode(text).map { encode($0) }
     }
 

@@ -14,11 +14,11 @@ import MPinCrypto
 ///   sign with that host's key).
 ///
 /// Signed bytes are a tag, then length-prefixed fields (4-byte big-endian lengths).
-public enum HostCredential {
+package enum HostCredential {
     /// How far a request's time may be from the server's clock, in seconds.
-    public static let freshnessSeconds = 60
+    package static let freshnessSeconds = 60
     /// How long a certificate is good for; each approved login renews it.
-    public static let certificateLifetimeSeconds = 30 * 86_400
+    package static let certificateLifetimeSeconds = 30 * 86_400
 
     static func message(_ tag: String, _ fields: [[UInt8]]) -> [UInt8] {
         var out = Array(tag.utf8)
@@ -31,24 +31,24 @@ public enum HostCredential {
     }
 
     /// Longest `hostUser`, in UTF-8 bytes.
-    public static let maxUserBytes = 256
+    package static let maxUserBytes = 256
 
     /// What a host signs when it asks for an access number.
-    public static func requestMessage(hostKey: [UInt8], timeMillis: Int, user: String, description: String,
+    package static func requestMessage(hostKey: [UInt8], timeMillis: Int, user: String, description: String,
                                       verdictNonce: String) -> [UInt8] {
         message("mpin-host-request-v1", [hostKey, Array(String(timeMillis).utf8), Array(user.utf8), Array(description.utf8),
                                          Array(verdictNonce.utf8)])
     }
 
     /// What the server signs in a certificate.
-    public static func certificateMessage(hostKey: [UInt8], expires: Int) -> [UInt8] {
+    package static func certificateMessage(hostKey: [UInt8], expires: Int) -> [UInt8] {
         message("mpin-host-certificate-v1", [hostKey, Array(String(expires).utf8)])
     }
 
     /// `request` with the host's key, the time, the local `user` the login is for (the server
     /// counts per host key and user) and the signature over them (nothing else of the request
     /// changes). `certificate` is the one kept for this backend, or empty.
-    public static func signed(_ request: AccessNumberRequest, secretKey: [UInt8], publicKey: [UInt8], certificate: String,
+    package static func signed(_ request: AccessNumberRequest, secretKey: [UInt8], publicKey: [UInt8], certificate: String,
                               user: String, timeMillis: Int) throws(MPinCryptoError) -> AccessNumberRequest {
         var r = request
         let m = requestMessage(hostKey: publicKey, timeMillis: timeMillis, user: user, description: request.description ?? "",
@@ -62,13 +62,13 @@ public enum HostCredential {
     }
 
     /// A certificate: the expiry (seconds since the epoch, decimal), `.`, the signature (hex).
-    public static func certificate(hostKey: [UInt8], expires: Int, secretKey: [UInt8]) throws(MPinCryptoError) -> String {
+    package static func certificate(hostKey: [UInt8], expires: Int, secretKey: [UInt8]) throws(MPinCryptoError) -> String {
         String(expires) + "." + Hex.encode(try Schnorr.sign(certificateMessage(hostKey: hostKey, expires: expires), secretKey: secretKey))
     }
 
     /// The expiry of `certificate` when `serverKey` signed it for `hostKey` and it has not
     /// expired at `now` (seconds); nil otherwise.
-    public static func certificateExpiry(_ certificate: String, hostKey: [UInt8], serverKey: [UInt8], now: Int) -> Int? {
+    package static func certificateExpiry(_ certificate: String, hostKey: [UInt8], serverKey: [UInt8], now: Int) -> Int? {
         let parts = certificate.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count <= 12, let expires = Int(String(decoding: parts[0], as: UTF8.self)), expires > now,
               parts[1].count == 2 * Schnorr.signatureSize, let signature = Hex.decode(String(decoding: parts[1], as: UTF8.self)),
@@ -79,7 +79,7 @@ public enum HostCredential {
 
     /// Whether `request` carries a valid signature by the key it names, made within
     /// `freshnessSeconds` of `nowMillis`.
-    public static func verifySignature(_ request: AccessNumberRequest, hostKey: [UInt8], nowMillis: Int) -> Bool {
+    package static func verifySignature(_ request: AccessNumberRequest, hostKey: [UInt8], nowMillis: Int) -> Bool {
         guard let time = request.hostTime, let user = request.hostUser, user.utf8.count <= maxUserBytes,
               let sigHex = request.hostSignature, sigHex.utf8.count == 2 * Schnorr.signatureSize,
               let signature = Hex.decode(sigHex),
@@ -91,7 +91,7 @@ public enum HostCredential {
     }
 
     /// A host key from hex: a valid public key's 65-byte encoding, or nil.
-    public static func publicKey(fromHex hex: String?) -> [UInt8]? {
+    package static func publicKey(fromHex hex: String?) -> [UInt8]? {
         guard let hex, hex.utf8.count == 2 * G1Point.encodedSize, let bytes = Hex.decode(hex),
               (try? G1Point(bytes: bytes)) != nil else { return nil }
         return bytes

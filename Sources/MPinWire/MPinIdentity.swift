@@ -4,18 +4,18 @@ import MPinJSON
 /// The mpinId (docs/PROTOCOL.md §3.2): the UTF-8 bytes of a JSON object written as Python 2's
 /// `json.dumps` writes it, sent as lower-case hex. Opaque to everyone but its issuer: hash
 /// the exact bytes, never re-serialise.
-public enum MPinIdentity {
+package enum MPinIdentity {
     /// The mpinId JSON text: `{"mobile": 1, "issued": "…", "userID": "…", "salt": "…"}`
     /// with Python's separators, key order and `\uXXXX` escaping of non-ASCII.
     /// With a `scope` (mpin-server's `hostScope`), `"scope": "…"` ends the object.
-    public static func json(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8], scope: String? = nil) -> String {
+    package static func json(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8], scope: String? = nil) -> String {
         "{\"mobile\": \(mobile), \"issued\": \(pythonQuoted(WireTime.pythonString(issued))), "
             + "\"userID\": \(pythonQuoted(userID)), \"salt\": \(pythonQuoted(Hex.encode(salt)))"
             + (scope.map { ", \"scope\": \(pythonQuoted($0))" } ?? "") + "}"
     }
 
     /// The raw mpinId bytes for `json(...)`.
-    public static func build(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8], scope: String? = nil) -> [UInt8] {
+    package static func build(userID: String, mobile: Int, issued: WireTimestamp, salt: [UInt8], scope: String? = nil) -> [UInt8] {
         Array(json(userID: userID, mobile: mobile, issued: issued, salt: salt, scope: scope).utf8)
     }
 
@@ -23,10 +23,10 @@ public enum MPinIdentity {
     /// pam_mpin's self-enrolment). The mpinId is hashed into the client secret, so the mark
     /// travels with every proof the token makes and no relay can take it off: the server
     /// refuses to let such a proof approve an access number or a web login (docs/SECURITY.md §2).
-    public static let hostScope = "host"
+    package static let hostScope = "host"
 
     /// Whether the mpinId's bytes carry `"scope": "host"`.
-    public static func isHostScoped(_ bytes: [UInt8]) -> Bool {
+    package static func isHostScoped(_ bytes: [UInt8]) -> Bool {
         guard let object = try? JSONParser().parse(bytes) else { return false }
         return object["scope"]?.stringValue == hostScope
     }
@@ -35,20 +35,20 @@ public enum MPinIdentity {
     /// hex `mpinIdHex`), as `mpin list --fingerprints` shows it, `mpinctl link --registration`
     /// pins it and `mpin-server user activate --registration` takes it. Nil when `mpinIdHex` is
     /// not hex.
-    public static func fingerprint(mpinIdHex: String) -> String? {
+    package static func fingerprint(mpinIdHex: String) -> String? {
         Hex.decode(mpinIdHex).map { Hex.encode(MPin.hashID($0)) }
     }
 
     /// The fields a holder may read back from the raw bytes (`userID`, `mobile`); nil when the
     /// bytes are not such a JSON object.
-    public static func parse(_ bytes: [UInt8]) -> (userID: String, mobile: Int)? {
+    package static func parse(_ bytes: [UInt8]) -> (userID: String, mobile: Int)? {
         guard let object = try? JSONParser().parse(bytes), let userID = object["userID"]?.stringValue else { return nil }
         let mobile = Int(object["mobile"]?.int64Value ?? 0)
         return (userID, mobile)
     }
 
     /// A JSON string literal escaped as Python's `json.dumps` with `ensure_ascii`.
-    public static func pythonQuoted(_ s: String) -> String {
+    package static func pythonQuoted(_ s: String) -> String {
         var out = "\""
         for unit in s.utf16 {
             switch unit {

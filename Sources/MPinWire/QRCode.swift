@@ -4,14 +4,14 @@
 /// 38 of its 152 data bits. Written from ISO/IEC 18004 as Project Nayuki's "QR Code generator"
 /// explains it (function patterns, the zigzag placement, the format bits and Reed–Solomon over
 /// GF(256) with x^8 + x^4 + x^3 + x^2 + 1); only what version 1 needs is here.
-public struct QRCode: Sendable, Equatable {
-    public static let size = 21
+package struct QRCode: Sendable, Equatable {
+    package static let size = 21
     /// `dark[row][column]`.
-    public private(set) var dark: [[Bool]]
+    package private(set) var dark: [[Bool]]
     private var reserved: [[Bool]]
 
     /// The code of `digits` (1 to 41 ASCII digits, version 1-L's numeric capacity); nil otherwise.
-    public init?(digits: String) {
+    package init?(digits: String) {
         let d = Array(digits.utf8)
         guard !d.isEmpty, d.count <= 41, d.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         dark = Array(repeating: Array(repeating: false, count: Self.size), count: Self.size)
@@ -65,7 +65,7 @@ public struct QRCode: Sendable, Equatable {
 
     /// The `degree` error-correction codewords of `data`: the remainder of data·x^degree divided
     /// by the generator (x − α^0)…(x − α^(degree−1)).
-    public static func reedSolomon(_ data: [UInt8], degree: Int) -> [UInt8] {
+    package static func reedSolomon(_ data: [UInt8], degree: Int) -> [UInt8] {
         var divisor = Array(repeating: UInt8(0), count: degree)
         divisor[degree - 1] = 1
         var root: UInt8 = 1
@@ -163,7 +163,7 @@ public struct QRCode: Sendable, Equatable {
     /// The code as text, two module rows per line, with a quiet zone of `quiet` modules. Light
     /// modules are drawn (full, upper and lower half blocks) and dark ones left blank, which
     /// shows the code dark on light on a terminal with light text on a dark background.
-    public func halfBlocks(quiet: Int = 2) -> String {
+    package func halfBlocks(quiet: Int = 2) -> String {
         let n = Self.size
         func isLight(_ r: Int, _ c: Int) -> Bool {
             guard (0..<n).contains(r), (0..<n).contains(c) else { return true }
@@ -190,7 +190,7 @@ public struct QRCode: Sendable, Equatable {
     /// The code as a standalone SVG image, dark modules as one path on a light background with
     /// a quiet zone of `quiet` modules (ISO/IEC 18004 asks for 4); the image scales to its
     /// box. `title` labels it for screen readers (XML-escaped here).
-    public func svg(quiet: Int = 4, title: String) -> String {
+    package func svg(quiet: Int = 4, title: String) -> String {
         let n = Self.size, side = n + 2 * quiet
         var path = ""
         for r in 0..<n {

@@ -17,36 +17,36 @@ import MPinCrypto
 /// text, and the context: `token`, or for device mode `device`, the access number and the
 /// requester's description, separated by newlines. The host rebuilds them from what it knows,
 /// so a signature over any other login, user, outcome or mode does not verify.
-public enum Verdict {
+package enum Verdict {
     /// Bytes of a nonce: as many as a SHA-256 value.
-    public static let nonceSize = 32
+    package static let nonceSize = 32
     /// Random bytes before the nonce in an authOTT or webOTT that carries one.
-    public static let ottRandomSize = 16
+    package static let ottRandomSize = 16
 
     /// The context of a token-mode verdict.
-    public static let tokenContext = "token"
+    package static let tokenContext = "token"
 
     /// The context of the time-permit step's "revoked" (HTTP 410): the host sends its nonce as
     /// the `verdictNonce` query parameter of the time-permit request, and records the identity
     /// as revoked only when the answer carries this signature (a host keeps nothing from an
     /// answer it cannot authenticate, docs/SECURITY.md §3).
-    public static let revokedContext = "revoked"
+    package static let revokedContext = "revoked"
 
     /// The context of the signature over a wrong PIN's `attemptsLeft` (HTTP 401): how many wrong
     /// PINs the identity may still take before it is blocked, as the server counted after this
     /// one. Signed apart from the verdict, so that a host which does not read the count still
     /// verifies the verdict as before; a count without this signature is not shown.
-    public static func attemptsLeftContext(_ left: Int) -> String { "attempts-left\n" + String(left) }
+    package static func attemptsLeftContext(_ left: Int) -> String { "attempts-left\n" + String(left) }
 
     /// The query parameter that carries a host's nonce on a request without a body.
-    public static let nonceParameter = "verdictNonce"
+    package static let nonceParameter = "verdictNonce"
 
     /// The context of a device-mode verdict: the access number and what asked for it.
-    public static func deviceContext(accessNumber: String, description: String) -> String {
+    package static func deviceContext(accessNumber: String, description: String) -> String {
         "device\n" + accessNumber + "\n" + description
     }
 
-    public static func message(nonce: [UInt8], mpinID: [UInt8], userID: String, status: Int, context: String) -> [UInt8] {
+    package static func message(nonce: [UInt8], mpinID: [UInt8], userID: String, status: Int, context: String) -> [UInt8] {
         var out = Array("mpin-verdict-v1".utf8)
         for field in [nonce, mpinID, Array(userID.utf8), Array(String(status).utf8), Array(context.utf8)] {
             let n = UInt32(truncatingIfNeeded: field.count)
@@ -57,14 +57,14 @@ public enum Verdict {
     }
 
     /// The signature (hex) the server sends.
-    public static func sign(nonce: [UInt8], mpinID: [UInt8], userID: String, status: Int, context: String,
+    package static func sign(nonce: [UInt8], mpinID: [UInt8], userID: String, status: Int, context: String,
                             secretKey: [UInt8]) throws(MPinCryptoError) -> String {
         Hex.encode(try Schnorr.sign(message(nonce: nonce, mpinID: mpinID, userID: userID, status: status, context: context),
                                     secretKey: secretKey))
     }
 
     /// Whether `signatureHex` is the pinned key's signature of this verdict.
-    public static func verify(_ signatureHex: String?, publicKeyHex: String, nonce: [UInt8], mpinID: [UInt8],
+    package static func verify(_ signatureHex: String?, publicKeyHex: String, nonce: [UInt8], mpinID: [UInt8],
                               userID: String, status: Int, context: String) -> Bool {
         guard let signatureHex, let signature = Hex.decode(signatureHex), let key = Hex.decode(publicKeyHex) else { return false }
         return Schnorr.verify(signature, message: message(nonce: nonce, mpinID: mpinID, userID: userID, status: status,
@@ -73,25 +73,25 @@ public enum Verdict {
     }
 
     /// A nonce from a request: 32 bytes of hex, or nil (absent or malformed: no signature).
-    public static func nonce(fromHex hex: String?) -> [UInt8]? {
+    package static func nonce(fromHex hex: String?) -> [UInt8]? {
         guard let hex, hex.utf8.count == 2 * nonceSize, let bytes = Hex.decode(hex), bytes.count == nonceSize else { return nil }
         return bytes
     }
 
     /// A one-time token (authOTT, webOTT) that carries `nonce`: 16 random bytes, then the nonce,
     /// as hex; 16 random bytes alone without a nonce (as the original server issues them).
-    public static func oneTimeToken(random: [UInt8], nonce: [UInt8]?) -> String {
+    package static func oneTimeToken(random: [UInt8], nonce: [UInt8]?) -> String {
         Hex.encode(random + (nonce ?? []))
     }
 
     /// The nonce a one-time token carries, or nil.
-    public static func nonce(inOneTimeToken hex: String) -> [UInt8]? {
+    package static func nonce(inOneTimeToken hex: String) -> [UInt8]? {
         guard hex.utf8.count == 2 * (ottRandomSize + nonceSize), let bytes = Hex.decode(hex) else { return nil }
         return Array(bytes[ottRandomSize...])
     }
 
     /// Whether `hex` is a usable public key (a G1 point), as a host checks before pinning it.
-    public static func isPublicKey(_ hex: String) -> Bool {
+    package static func isPublicKey(_ hex: String) -> Bool {
         guard let bytes = Hex.decode(hex) else { return false }
         return (try? G1Point(bytes: bytes)) != nil
     }

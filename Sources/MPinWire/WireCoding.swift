@@ -10,22 +10,22 @@ import MPinJSON
 /// caller's own checks decide whether the message is usable (an empty `clientSecretShare`,
 /// say, is a RESPONSE_PARSE_ERROR there, not here). Optional fields of the wrong type are
 /// nil, so the SDK's own defaults (`usePermits`: true) stay in force.
-public enum WireCoding {
+package enum WireCoding {
     /// A message read strictly (what the server accepts), with the parser's limits.
-    public static func strict<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>,
+    package static func strict<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>,
                                             parser: JSONParser = JSONParser()) throws -> T {
         try JSONDecoding.decode(type, from: bytes, parser: parser)
     }
 
     /// A response object read leniently (what the client accepts). nil only for a message
     /// type whose own decoding refuses a value outright.
-    public static func lenient<T: Decodable>(_ type: T.Type, from object: JSONValue) -> T? {
+    package static func lenient<T: Decodable>(_ type: T.Type, from object: JSONValue) -> T? {
         try? JSONDecoding.decodeLeniently(type, from: object)
     }
 
     /// The bytes of a message, compact, members in the order of the type's coding keys, nil
     /// optionals left out.
-    public static func encode<T: Encodable>(_ message: T) throws -> [UInt8] {
+    package static func encode<T: Encodable>(_ message: T) throws -> [UInt8] {
         try JSONEncoding.encode(message)
     }
 }

@@ -4,44 +4,44 @@ import Glibc
 
 /// A point in time as seconds since 1970-01-01 UTC. MPinWire uses it instead of Foundation's
 /// `Date` so that the client side (and so the PAM module) links without Foundation.
-public struct WireTimestamp: Sendable, Hashable, Comparable {
-    public var secondsSince1970: Double
+package struct WireTimestamp: Sendable, Hashable, Comparable {
+    package var secondsSince1970: Double
 
-    public init(secondsSince1970: Double) { self.secondsSince1970 = secondsSince1970 }
+    package init(secondsSince1970: Double) { self.secondsSince1970 = secondsSince1970 }
 
     /// The system's real-time clock.
-    public static func now() -> WireTimestamp {
+    package static func now() -> WireTimestamp {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return WireTimestamp(secondsSince1970: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
     }
 
-    public static func < (a: WireTimestamp, b: WireTimestamp) -> Bool { a.secondsSince1970 < b.secondsSince1970 }
+    package static func < (a: WireTimestamp, b: WireTimestamp) -> Bool { a.secondsSince1970 < b.secondsSince1970 }
 
-    public func adding(seconds: Double) -> WireTimestamp { WireTimestamp(secondsSince1970: secondsSince1970 + seconds) }
+    package func adding(seconds: Double) -> WireTimestamp { WireTimestamp(secondsSince1970: secondsSince1970 + seconds) }
 }
 
 /// The protocol's four time formats (docs/PROTOCOL.md §2.3) and its day numbers (§2.2).
 /// All in UTC, computed without locale-dependent formatters.
-public enum WireTime {
+package enum WireTime {
     /// Days since 1970-01-01 UTC, the time-permit `date`.
-    public static func day(_ date: WireTimestamp) -> Int32 {
+    package static func day(_ date: WireTimestamp) -> Int32 {
         Int32((date.secondsSince1970 / 86_400).rounded(.down))
     }
 
     /// Milliseconds since the epoch (`localTimeStart`, OTP `expireTime`, …).
-    public static func milliseconds(_ date: WireTimestamp) -> Int64 {
+    package static func milliseconds(_ date: WireTimestamp) -> Int64 {
         Int64((date.secondsSince1970 * 1000).rounded(.down))
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ`: signature `expires`, auth-token `expires`.
-    public static func signatureExpires(_ date: WireTimestamp) -> String {
+    package static func signatureExpires(_ date: WireTimestamp) -> String {
         let c = Civil(date)
         return "\(c.dateString)T\(c.timeString)Z"
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SSZ` (also accepts a space for `T`); nil when malformed.
-    public static func parseSignatureExpires(_ text: String) -> WireTimestamp? {
+    package static func parseSignatureExpires(_ text: String) -> WireTimestamp? {
         let u = Array(text.utf8)
         guard u.count == 20, u[4] == 45, u[7] == 45, u[10] == 84 || u[10] == 32, u[13] == 58, u[16] == 58,
               u[19] == 90 else { return nil }
@@ -59,13 +59,13 @@ public enum WireTime {
 
     /// Python `isoformat()`: `2016-10-11T14:58:15.183359` (no zone; microseconds unless 0).
     /// The registration response's `expireTime` and `nowTime`.
-    public static func pythonISO(_ date: WireTimestamp) -> String {
+    package static func pythonISO(_ date: WireTimestamp) -> String {
         let c = Civil(date)
         return "\(c.dateString)T\(c.timeString)\(c.microString)"
     }
 
     /// Python `str(datetime)`: `2016-10-11 13:58:16.831867`, the mpinId's `issued`.
-    public static func pythonString(_ date: WireTimestamp) -> String {
+    package static func pythonString(_ date: WireTimestamp) -> String {
         let c = Civil(date)
         return "\(c.dateString) \(c.timeString)\(c.microString)"
     }

@@ -109,31 +109,20 @@ struct ModuleChannel {
     private func send(_ type: UInt8, _ payload: [UInt8]) {
         let count = UInt32(payload.count)
         let frame = [type, UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)] + payload
-        var sent = 0
-        while sent < frame.count {
-            let n = try? retryingOnInterrupt { frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) } }
-            guard let n, n > 0 else { exit(1) }
-            sent += n
+        do {
+            try sendAll(fd, frame, flags: Int32(MSG_NOSIGNAL))
+        } catch {
+            exit(1)
         }
     }
 
     private func receive() -> Frame? {
         var header = [UInt8](repeating: 0, count: Int(MPIN_PAM_HEADER_SIZE))
-        guard readExactly(&header) else { return nil }
+        guard (try? readExactly(fd, into: &header)) == true else { return nil }
         let count = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
         guard count <= Int(MPIN_PAM_MAX_PAYLOAD) else { return nil }
         var payload = [UInt8](repeating: 0, count: count)
-        guard readExactly(&payload) else { payload.wipe(); return nil }
+        guard (try? readExactly(fd, into: &payload)) == true else { payload.wipe(); return nil }
         return Frame(type: header[0], payload: payload)
-    }
-
-    private func readExactly(_ buffer: inout [UInt8]) -> Bool {
-        var got = 0
-        while got < buffer.count {
-            let n = try? retryingOnInterrupt { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, $0.count - got, 0) } }
-            guard let n, n > 0 else { return false }
-            got += n
-        }
-        return true
     }
 }

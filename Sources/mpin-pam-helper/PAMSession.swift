@@ -82,7 +82,11 @@ struct PAMSession {
         do {
             // No backend is required here: a login uses the backend its registration records;
             // `backend` is the default for new registrations (mpinctl register).
-            return try options.loadConfig()
+            let (config, verdict) = try options.loadConfigAndVerdict()
+            // The file as just validated, for pam_mpin.so's next user with no registration
+            // (ConfigVerdict); only root can write the store.
+            if geteuid() == 0 { verdict.record(in: platform(config).nonSecureStorage) }
+            return config
         } catch {
             log(LOG_ERR, "configuration error: \(error.description)")
             return nil

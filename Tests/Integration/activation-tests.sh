@@ -74,11 +74,6 @@ check_all "the attacker's registration gets no client secret" '! grep -q "\"stat
 check_all "the attacker's registration is still pending, not active" \
   'admin pending alice@example.org | grep "from=127.0.0.2" | grep -vq ACTIVE'
 
-pamt() {
-  OUT=$(printf '%s\n' "$3" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester "$1" "$2" authenticate 2>&1)
-  RC=$?
-}
 pamt mpin alice 1234
 check "alice logs in" [ "$RC" -eq 0 ]
 

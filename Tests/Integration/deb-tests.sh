@@ -208,12 +208,13 @@ check_all "root, unregistered, goes on to pam_unix through the enabled profile (
 # which includes common-auth. (Naming the service "other" itself would read that file twice and
 # run the stack twice, two prompts.)
 PAMT_SERVICE="mpin-deb-test$$"
-pamt() { printf '%s\n' "$1" | timeout 30 pamtester "$PAMT_SERVICE" "$TESTUSER" authenticate >/dev/null 2>&1; }
+# (The system's PAM, not libpam-wrapper's: not lib.sh's pamt.)
+system_pamt() { printf '%s\n' "$1" | timeout 30 pamtester "$PAMT_SERVICE" "$TESTUSER" authenticate >/dev/null 2>&1; }
 check_all "pamtester (no service file: other, common-auth): the right PIN succeeds" \
-  '[ ! -e "/etc/pam.d/$PAMT_SERVICE" ] && pamt 2468'
-pamt 1111
+  '[ ! -e "/etc/pam.d/$PAMT_SERVICE" ] && system_pamt 2468'
+system_pamt 1111
 check "pamtester: a wrong PIN fails" [ "$?" -ne 0 ]
-check "pamtester: the right PIN succeeds again" pamt 2468
+check "pamtester: the right PIN succeeds again" system_pamt 2468
 
 # --- sudo: Debian's own /etc/pam.d/sudo, which includes common-auth ------------------------------
 printf 'Defaults:%s passwd_tries=1\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"

@@ -239,7 +239,7 @@ service device-auto "auth required $MODULE config=$WORK/auto.conf" "account requ
 echo 1234 | ctl register dora --identity dora@example.org --pin-stdin >/dev/null
 check "dora registers a token in the same store" [ "$?" -eq 0 ]
 T0=$(millis)
-AUTO_OUT=$(echo 1234 | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+AUTO_OUT=$(echo 1234 | pam_env \
   timeout 30 pamtester device-auto dora authenticate 2>&1)
 RC=$?; T1=$(millis)
 check_all "mode = auto: dora (a token here) logs in with her PIN at once ($((T1 - T0)) ms)" \

@@ -24,33 +24,6 @@ service mpin-enrol "auth required $MODULE config=$WORK/mpin.conf enrol" "account
 service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
 admin() { "$BIN/mpin-server" user "$@" --data "$WORK/server"; }
 
-# pamt SERVICE USER ANSWER...: pamtester on a pseudo-terminal, each answer typed when its prompt
-# shows (pamtester's conversation, misc_conv, takes whatever one read() of its input returns as
-# one answer, and flushes input typed ahead when it turns echo off); output in $OUT, status in
-# $RC (pamtester's; 124 when a prompt never came).
-pamt() {
-  OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
-        python3 - "$@" <<'PY' 2>&1
-import os, pexpect, sys
-service, user, answers = sys.argv[1], sys.argv[2], sys.argv[3:]
-env = dict(os.environ)
-p = pexpect.spawn("pamtester", [service, user, "authenticate"], env=env, timeout=30, encoding="utf-8")
-p.logfile_read = sys.stdout
-try:
-    for a in answers:
-        if p.expect([r"(code|PIN|digits\)): $", pexpect.EOF]) == 1:
-            break
-        p.sendline(a)
-    p.expect(pexpect.EOF)
-except pexpect.TIMEOUT:
-    sys.exit(124)
-p.close()
-sys.exit(p.exitstatus if p.exitstatus is not None else 125)
-PY
-)
-  RC=$?
-  [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2
-}
 registered() { ctl list | grep -q "^$1	$1@example.org	.*	REGISTERED"; }
 unregistered() { ! registered "$1"; }
 

@@ -31,7 +31,7 @@ tcc=$(command -v clang || command -v cc)
 # conv SERVICE USER MODE [ANSWERS...] (options -s, -t TTY first): output and syslog lines (libpam-
 # wrapper prints them on stderr) in $OUT, pam_authenticate's code in $CODE, its duration in $MS.
 conv() {
-  OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+  OUT=$(pam_env \
         timeout 60 "$WORK/pam-conv-check" "$@" 2>&1)
   CODE=$(sed -n 's/^rc=\([0-9]*\) t=.*/\1/p' <<<"$OUT")
   MS=$(sed -n 's/^rc=[0-9]* t=\([0-9]*\)$/\1/p' <<<"$OUT")
@@ -240,7 +240,7 @@ service login "auth required $HOSTLINE" "account required pam_permit.so" "sessio
 # on_pty EXPECTED PIN COMMAND...: runs COMMAND (as root, with libpam-wrapper's private PAM files)
 # on a pseudo-terminal, answers "M-Pin PIN: " with PIN; prints in|denied|noprompt|error.
 on_pty() {
-  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" python3 - "$@" <<'PY'
+  PAM_DEBUGLEVEL=0 pam_env python3 - "$@" <<'PY'
 import pexpect, sys
 expected, pin, command = sys.argv[1], sys.argv[2], sys.argv[3:]
 c = pexpect.spawn(command[0], command[1:], timeout=20, encoding="utf-8")

@@ -20,12 +20,6 @@ printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 5
 service mpin-device "auth required $MODULE config=$WORK/device.conf" "account required pam_permit.so"
 carol_device() { env -u XDG_DATA_HOME HOME="$WORK/home-carol" "$BIN/mpin" "$@"; }
 
-pamt() {
-  OUT=$(printf '%s\n' "$3" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester "$1" "$2" authenticate 2>&1)
-  RC=$?
-  [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2
-}
 
 echo 1234 | ctl register alice --identity alice@example.org --pin-stdin >/dev/null
 check "alice is registered" [ "$?" -eq 0 ]

@@ -16,8 +16,10 @@ check "make install DESTDIR=... succeeds" [ "$?" -eq 0 ] || tail -20 "$WORK/inst
 mode_owner() { stat -c '%a %U' "$1" 2>/dev/null; }
 check "pam_mpin.so: $PAMDIR, 644 root" [ "$(mode_owner "$DEST$PAMDIR/pam_mpin.so")" = "644 root" ]
 check "mpin-pam-helper: /usr/libexec/mpin, 755 root" [ "$(mode_owner "$DEST/usr/libexec/mpin/mpin-pam-helper")" = "755 root" ]
-check "mpinctl, mpin, mpin-server: 755 root" \
-  [ "$(for f in sbin/mpinctl bin/mpin bin/mpin-server; do mode_owner "$DEST/usr/local/$f"; done | sort -u)" = "755 root" ]
+check "mpinctl, mpin-server: 755 root" \
+  [ "$(for f in sbin/mpinctl bin/mpin-server; do mode_owner "$DEST/usr/local/$f"; done | sort -u)" = "755 root" ]
+check "mpin is a link to mpinctl, as in the package" [ "$(readlink "$DEST/usr/local/bin/mpin")" = ../sbin/mpinctl ]
+check "the installed mpin runs as mpin" grep -q "Approve logins from your own device" <<<"$("$DEST/usr/local/bin/mpin" --help 2>&1)"
 check "the store: 700 root" [ "$(mode_owner "$DEST/var/lib/mpin")" = "700 root" ]
 check "mpin.conf and the five manual pages are installed" \
   test -f "$DEST/etc/mpin/mpin.conf" -a -f "$DEST/usr/local/share/man/man5/mpin.conf.5" -a -f "$DEST/usr/local/share/man/man8/pam_mpin.8" \

@@ -140,7 +140,7 @@ write_config() {
 # millis: monotonic-enough wall clock in milliseconds.
 millis() { date +%s%3N; }
 
-# --- pamtester suites (pam-tests.sh, device-tests.sh) ------------------------------------
+# --- pamtester suites (pam-*tests.sh, device-tests.sh, ...) ---------------------------------
 
 # pam_setup: the module under test, a private PAM service directory for libpam-wrapper
 # ($SERVICES) and the host's store (0700), and where libpam-wrapper's pam_set_items.so is
@@ -194,8 +194,63 @@ nss_wrap() {
 # service NAME LINES...: the PAM service NAME, one line per argument.
 service() { local name=$1; shift; printf '%s\n' "$@" > "$SERVICES/$name"; }
 
+# pam_env COMMAND...: COMMAND (pamtester, or one of the suites' PAM applications) under
+# libpam-wrapper: the services of $SERVICES (PAM_SERVICES=DIR: another directory), syslog lines
+# on stderr (PAM_DEBUGLEVEL, 2 unless set), and PAM_PRELOAD's libraries preloaded too (the test
+# name service, for a module that resolves the user itself). For the foreground, or a subshell
+# of its own: run in the background, $! would be the subshell's, not COMMAND's.
+pam_env() {
+  env LD_PRELOAD="libpam_wrapper.so${PAM_PRELOAD:+ $PAM_PRELOAD}" PAM_WRAPPER=1 \
+    PAM_WRAPPER_SERVICE_DIR="${PAM_SERVICES:-$SERVICES}" PAM_WRAPPER_DEBUGLEVEL="${PAM_DEBUGLEVEL:-2}" "$@"
+}
+
+# pamt SERVICE USER [ANSWER...]: pamtester SERVICE USER, the call PAMT_CALL (authenticate unless
+# set: acct_mgmt, ...), in pam_env, for at most PAMT_TIMEOUT seconds (30); output in $OUT, status
+# in $RC (pamtester's; 124 when it ran out of time), the output on stderr too with VERBOSE set.
+# One answer is piped, for the first prompt. Several are typed on a pseudo-terminal, each when
+# its prompt shows: pamtester's conversation (misc_conv) takes whatever one read() of its input
+# returns as one answer, and flushes input typed ahead when it turns echo off.
+pamt() {
+  local service=$1 user=$2; shift 2
+  if [ $# -le 1 ]; then
+    OUT=$(printf '%s\n' "${1-}" | pam_env timeout "${PAMT_TIMEOUT:-30}" pamtester "$service" "$user" "${PAMT_CALL:-authenticate}" 2>&1)
+    RC=$?
+  else
+    OUT=$(pam_env python3 - "$service" "$user" "${PAMT_CALL:-authenticate}" "${PAMT_TIMEOUT:-30}" "$@" <<'PY' 2>&1
+import os, pexpect, sys
+service, user, call, timeout, answers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+p = pexpect.spawn("pamtester", [service, user, call], env=dict(os.environ), timeout=timeout, encoding="utf-8")
+p.logfile_read = sys.stdout
+try:
+    for a in answers:
+        if p.expect([r"(code|PIN|digits\)): $", pexpect.EOF]) == 1:
+            break
+        p.sendline(a)
+    p.expect(pexpect.EOF)
+except pexpect.TIMEOUT:
+    sys.exit(124)
+p.close()
+sys.exit(p.exitstatus if p.exitstatus is not None else 125)
+PY
+)
+    RC=$?
+  fi
+  [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
+  return 0
+}
+
 # ctl ARGS...: mpinctl with the suite's configuration.
 ctl() { LD_PRELOAD="${NSS_SO:-}" "$BIN/mpinctl" --config "$WORK/mpin.conf" "$@"; }
+
+# helper_run USER PIN ARGS...: the helper run by helper-harness.py (the module's side of the
+# protocol) with LD_DEBUG=files, which lists every library it loads (pam_mpin.so would give
+# the helper an environment of its own); output in $OUT, status in $RC.
+helper_run() {
+  local user=$1 pin=$2; shift 2
+  OUT=$(LD_DEBUG=files timeout 60 python3 "$ROOT/Tests/Integration/helper-harness.py" "$HELPER" \
+        authenticate "$user" "$pin" "$@" 2>&1)
+  RC=$?
+}
 
 # build_thread_check: compiles pam-thread-check.c, a PAM application of our own that counts its
 # threads around pam_authenticate and pam_end (pamtester cannot), to $WORK/pam-thread-check with
@@ -208,7 +263,7 @@ build_thread_check() {
 
 # threads_of SERVICE USER PIN: the thread-check harness's output line (rc=N threads=A,B,C).
 threads_of() {
-  LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" timeout 30 "$WORK/pam-thread-check" "$@" 2>/dev/null
+  PAM_DEBUGLEVEL=0 pam_env timeout 30 "$WORK/pam-thread-check" "$@" 2>/dev/null
 }
 
 # start_sshd PORT PAM_DIR NAME: a real sshd on 127.0.0.1:PORT, keyboard-interactive through PAM
@@ -231,6 +286,7 @@ PubkeyAuthentication $([ "${SSHD_AUTH_METHODS:-}" ] && echo yes || echo no)
 AuthenticationMethods ${SSHD_AUTH_METHODS:-keyboard-interactive}
 StrictModes no
 CONF
+  # (Not pam_env: a function in the background is a subshell, and $! must be sshd itself.)
   LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$pamdir" \
     /usr/sbin/sshd -D -e -f "$WORK/$name.config" > "$WORK/$name.log" 2>&1 &
   SSHD_PID=$!

@@ -52,7 +52,9 @@ line() {
 }
 TAIL=$'account required pam_permit.so\n' line mpin required "config=$WORK/mpin.conf"
 printf 'auth required pam_permit.so\naccount required pam_permit.so\n' > "$WORK/pam.d/permit"
-TAIL=$'auth required pam_permit.so\naccount required pam_permit.so\n' line nouser sufficient "config=$WORK/mpin.conf" nouserok
+# The line names the store: pam_mpin.so looks for the verdict on the configuration there (else in
+# /var/lib/mpin), which mpinctl register left.
+TAIL=$'auth required pam_permit.so\naccount required pam_permit.so\n' line nouser sufficient "config=$WORK/mpin.conf" "store=$WORK/store" nouserok
 
 # medians_us SERVICE:USER...: the median wall time of each, and its median CPU time (or "-"
 # without a cgroup), in microseconds, over RUNS rounds of one login of each in turn; one line

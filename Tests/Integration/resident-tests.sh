@@ -55,16 +55,9 @@ pool_settled() {
   return 1
 }
 
-# pamt SERVICE USER PIN: runs pamtester, output in $OUT, status in $RC.
-pamt() {
-  OUT=$(printf '%s\n' "$3" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        PAM_WRAPPER_DEBUGLEVEL=2 timeout "${PAMT_TIMEOUT:-30}" pamtester "$1" "$2" authenticate 2>&1)
-  RC=$?
-  [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2
-}
 
 service resident "auth required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf" "account required pam_permit.so"
-service resident-nouser "auth [success=done ignore=ignore default=die] $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf nouserok" \
+service resident-nouser "auth [success=done ignore=ignore default=die] $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf store=$WORK/store nouserok" \
                         "auth required pam_permit.so" "account required pam_permit.so"
 service fallback "auth required $PAM_SO helper=$HELPER helper_socket=$SOCK config=$WORK/mpin.conf" "account required pam_permit.so"
 
@@ -101,7 +94,7 @@ check_all "an unregistered user under nouserok is PAM_IGNORE through the residen
   '[ "$RC" -eq 0 ] && grep -q "nouserok: no registration" <<<"$OUT"'
 service resident-account "auth required pam_permit.so" \
   "account required $PAM_SO helper=$MISSING helper_socket=$SOCK config=$WORK/mpin.conf" "account required pam_permit.so"
-ACCOUNT_OUT=$(LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
+ACCOUNT_OUT=$(pam_env \
   timeout 30 pamtester resident-account alice acct_mgmt 2>&1); ACCOUNT_RC=$?
 check_all "the account check (pam_sm_acct_mgmt) goes through the resident helper too" \
   '[ "$ACCOUNT_RC" -eq 0 ] && ! grep -q "no-such-helper" <<<"$ACCOUNT_OUT"'
@@ -111,11 +104,7 @@ check_all "after the logins its children are the $POOL idle ones again (the othe
 # the module itself (pamtester gets the test name service: the module resolves the user as the
 # helper does): no child of the resident helper takes the call. A registered user still goes
 # to a child, which asks for the PIN.
-pamn() {
-  OUT=$(printf '%s\n' "$3" | LD_PRELOAD="libpam_wrapper.so $NSS_SO" PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester "$1" "$2" authenticate 2>&1)
-  RC=$?
-}
+pamn() { PAM_PRELOAD="$NSS_SO" pamt "$@"; }
 pool_settled; BEFORE=$(children)
 pamn resident-nouser carol ""
 sleep 0.3; AFTER=$(children)
@@ -147,7 +136,7 @@ for u in $NSS_USERS; do
 done
 CONCURRENT=()
 for u in $NSS_USERS; do
-  ( echo 2468 | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+  ( echo 2468 | PAM_DEBUGLEVEL=0 pam_env \
       timeout 60 pamtester resident "$u" authenticate >"$WORK/concurrent-$u.out" 2>&1; echo $? >"$WORK/concurrent-$u.rc" ) &
   CONCURRENT+=($!)
 done
@@ -256,8 +245,7 @@ check_all "... and a wrong PIN there still fails" '[ "$RC" -ne 0 ] && grep -q "W
 # margin) stops at the PIN prompt and resumes with what was left, as the module's does. A PIN
 # typed after 9 s must still log alice in through the resident helper.
 SLOW_T0=$(millis)
-OUT=$( (sleep 9; echo 1234) | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-      PAM_WRAPPER_DEBUGLEVEL=2 timeout 40 pamtester resident alice authenticate 2>&1); RC=$?
+OUT=$( (sleep 9; echo 1234) | pam_env timeout 40 pamtester resident alice authenticate 2>&1); RC=$?
 SLOW_T1=$(millis); [ -n "${VERBOSE_SLOW:-}" ] && echo "$OUT" >&2
 check_all "a PIN typed after 9 s (past the child's budget of ~7 s) still logs alice in through the resident helper" \
   '[ "$RC" -eq 0 ] && [ $((SLOW_T1 - SLOW_T0)) -ge 9000 ] && grep -q "user=alice identity=alice@example.org outcome=OK" <<<"$OUT"'

@@ -11,12 +11,12 @@ import XCTest
 /// failure, so a broken or partial copy of the data cannot pass unnoticed.
 ///
 ///     let path = try ReferenceData.path("vectors/mpin_BN254_CX.json")
-public enum ReferenceData {
+package enum ReferenceData {
     /// The environment variable naming the directory (the Makefile sets it from SHARED).
-    public static let environmentVariable = "MPIN_SHARED"
+    package static let environmentVariable = "MPIN_SHARED"
 
     /// The reference data directory, whether or not it exists.
-    public static let directory: String = {
+    package static let directory: String = {
         if let named = ProcessInfo.processInfo.environment[environmentVariable], !named.isEmpty {
             return URL(fileURLWithPath: named).standardizedFileURL.path
         }
@@ -24,14 +24,14 @@ public enum ReferenceData {
     }()
 
     /// Whether the directory is there at all.
-    public static var isPresent: Bool {
+    package static var isPresent: Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
     /// The absolute path of `relative` inside the directory. Throws XCTSkip when the directory
     /// is absent; records a failure and throws when the directory is there but the file is not.
-    public static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    package static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         guard isPresent else {
             _ = announceAbsence
             throw XCTSkip("needs the reference data, not found at \(directory) (set \(environmentVariable), or make test SHARED=DIR)",
@@ -47,23 +47,23 @@ public enum ReferenceData {
     }
 
     /// The contents of `relative` as UTF-8 text; skips or fails as `path` does.
-    public static func text(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    package static func text(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         try String(contentsOfFile: try path(relative, file: file, line: line), encoding: .utf8)
     }
 
     /// The contents of `relative` as bytes; skips or fails as `path` does.
-    public static func data(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> Data {
+    package static func data(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> Data {
         try Data(contentsOf: URL(fileURLWithPath: try path(relative, file: file, line: line)))
     }
 
     /// A file absent from a present reference directory.
-    public struct Missing: Error, CustomStringConvertible {
-        public let path: String
-        public var description: String { "missing reference file \(path)" }
+    package struct Missing: Error, CustomStringConvertible {
+        package let path: String
+        package var description: String { "missing reference file \(path)" }
     }
 
     /// The package root: the nearest ancestor of this source file holding Package.swift.
-    public static let packageRoot: URL = {
+    package static let packageRoot: URL = {
         var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while dir.path != "/" {
             if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) { return dir }

@@ -5,8 +5,8 @@
 /// `@unchecked Sendable`, and true where the tests use it: the test awaits each `blocking` call
 /// before it touches the value again, and starts no second call meanwhile, so the value is
 /// used by one thread at a time and each hand-over is ordered by the call's completion.
-public final class Handoff<Value>: @unchecked Sendable {
-    public let value: Value
+package final class Handoff<Value>: @unchecked Sendable {
+    package let value: Value
 
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 }

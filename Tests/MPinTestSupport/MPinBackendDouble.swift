@@ -22,14 +22,14 @@ import Synchronization
 /// Tests steer it like a misbehaving network or a reconfigured server: `inject` a status, a
 /// transport error or latency per route, `moveEndpoints` so that kept client settings go
 /// stale. Every request is logged with its route.
-public final class MPinBackendDouble: HTTPTransport, Sendable {
+package final class MPinBackendDouble: HTTPTransport, Sendable {
     /// The requests the backend answers.
-    public enum Route: String, Sendable, CaseIterable {
+    package enum Route: String, Sendable, CaseIterable {
         case clientSettings, register, signature, dtaClientSecret, timePermit, dtaTimePermit, pass1, pass2, authenticate
     }
 
     /// What a route does instead of answering normally.
-    public enum Fault: Sendable {
+    package enum Fault: Sendable {
         /// Answers with this HTTP status and an empty body.
         case status(Int)
         /// Fails as the transport would.
@@ -40,11 +40,11 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     }
 
     /// Wrong PINs in a row after which an identity is blocked (HTTP 410), as mpin-server's default.
-    public static let maxAttempts = 3
+    package static let maxAttempts = 3
 
-    public let origin: String
-    public let dtaOrigin: String
-    public let appID = "0123456789abcdef0123456789abcdef"
+    package let origin: String
+    package let dtaOrigin: String
+    package let appID = "0123456789abcdef0123456789abcdef"
     /// The two master-secret shares: the first D-TA's (served by the RPS) and the second D-TA's.
     private let share1: [UInt8]
     private let share2: [UInt8]
@@ -72,7 +72,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
 
     /// `dtaOrigin`: where the second D-TA answers; by default under the backend's own origin
     /// (`/dta`, as mpin-server serves it), which a host over plain http confines its logins to.
-    public init(origin: String = "http://mpin.test", dtaOrigin: String? = nil) throws {
+    package init(origin: String = "http://mpin.test", dtaOrigin: String? = nil) throws {
         self.origin = origin
         self.dtaOrigin = dtaOrigin ?? origin + "/dta"
         share1 = try MPin.randomMasterSecret()
@@ -82,43 +82,43 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
 
     /// Signs verdicts with a new key from now on (an impostor on the backend's address, for a
     /// host that pinned the old one).
-    public func replaceVerdictKey() throws {
+    package func replaceVerdictKey() throws {
         let pair = try Schnorr.generateKeyPair()
         state.withLock { $0.verdictSecretKey = pair.secretKey; $0.verdictPublicKey = pair.publicKey }
     }
 
     /// Revokes every identity registered so far: their time permits are refused (410).
-    public func revokeAll() { state.withLock { $0.blocked.formUnion($0.regOTTs.keys) } }
+    package func revokeAll() { state.withLock { $0.blocked.formUnion($0.regOTTs.keys) } }
 
     /// Undoes `revokeAll` (and every block): time permits are issued again.
-    public func reinstateAll() { state.withLock { $0.blocked.removeAll() } }
+    package func reinstateAll() { state.withLock { $0.blocked.removeAll() } }
 
     /// Whether the backend publishes a verdict key and signs its verdicts (a Milagro RPS does not).
-    public func signVerdicts(_ on: Bool) { state.withLock { $0.signsVerdicts = on } }
+    package func signVerdicts(_ on: Bool) { state.withLock { $0.signsVerdicts = on } }
 
     // MARK: Steering
 
     /// From now on `route` does `fault` (nil: answers normally again).
-    public func inject(_ fault: Fault?, at route: Route) { state.withLock { $0.faults[route] = fault } }
+    package func inject(_ fault: Fault?, at route: Route) { state.withLock { $0.faults[route] = fault } }
 
     /// Serves the RPS endpoints under `path` instead of `/rps`: client settings fetched before
     /// name endpoints that now answer 404, as after a backend's reconfiguration.
-    public func moveEndpoints(to path: String) { state.withLock { $0.rpsPath = path } }
+    package func moveEndpoints(to path: String) { state.withLock { $0.rpsPath = path } }
 
     /// Every request so far, with the route it matched (nil: none, answered 404).
-    public var log: [(route: Route?, request: HTTPRequest)] { state.withLock { $0.log } }
+    package var log: [(route: Route?, request: HTTPRequest)] { state.withLock { $0.log } }
 
     /// Forgets the requests logged so far (say, those of a registration done to set a test up).
-    public func clearLog() { state.withLock { $0.log = [] } }
+    package func clearLog() { state.withLock { $0.log = [] } }
 
     /// The routes requested so far, in order.
-    public var routes: [Route?] { log.map(\.route) }
+    package var routes: [Route?] { log.map(\.route) }
 
     /// How many requests `route` received.
-    public func count(_ route: Route) -> Int { log.filter { $0.route == route }.count }
+    package func count(_ route: Route) -> Int { log.filter { $0.route == route }.count }
 
     /// The secrets the backend handed out (regOTTs, authOTTs), for tests that check they leak nowhere.
-    public var issuedSecrets: [String] { state.withLock { Array($0.regOTTs.values) + Array($0.verdicts.keys) } }
+    package var issuedSecrets: [String] { state.withLock { Array($0.regOTTs.values) + Array($0.verdicts.keys) } }
 
     /// Where the settings send clients for the second shares: relative when the D-TA is under
     /// the backend's own origin (as mpin-server's `/dta/`), so that every node serves it.
@@ -127,7 +127,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
     }
 
     /// The client settings the backend publishes now.
-    public var clientSettings: JSONValue {
+    package var clientSettings: JSONValue {
         let (rps, key) = state.withLock { ($0.rpsPath, $0.signsVerdicts ? Hex.encode($0.verdictPublicKey) : "") }
         var members: [(key: String, value: JSONValue)] = [
             ("mpinAuthServerURL", .string(rps)), ("timePermitsURL", .string(rps + "/timePermit")),
@@ -142,7 +142,7 @@ public final class MPinBackendDouble: HTTPTransport, Sendable {
 
     // MARK: HTTPTransport
 
-    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         guard case .success(let url) = URLOrigin.parse(request.url) else { throw .invalidURL(reason: "not absolute") }
         let route = self.route(of: request, url: url)
         let fault: Fault? = state.withLock { s in

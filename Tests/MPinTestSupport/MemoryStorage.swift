@@ -4,7 +4,7 @@ import Synchronization
 /// Storage in memory, for tests of the client core and the login without files. It counts
 /// writes (a test can tell that a path wrote nothing) and can be told to fail, as a store on
 /// a broken disk does.
-public final class MemoryStorage: SecureStorage, Sendable {
+package final class MemoryStorage: SecureStorage, Sendable {
     private struct State {
         var values: [String: [UInt8]] = [:]
         var writes = 0
@@ -12,15 +12,15 @@ public final class MemoryStorage: SecureStorage, Sendable {
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public func read(_ name: String) throws(StorageError) -> [UInt8]? {
+    package func read(_ name: String) throws(StorageError) -> [UInt8]? {
         let (value, failure) = state.withLock { ($0.values[name], $0.failure) }
         if let failure { throw StorageError(path: name, reason: failure) }
         return value
     }
 
-    public func write(_ name: String, _ value: [UInt8]) throws(StorageError) {
+    package func write(_ name: String, _ value: [UInt8]) throws(StorageError) {
         let failure: StorageError.Reason? = state.withLock { s in
             guard s.failure == nil else { return s.failure }
             s.values[name] = value
@@ -30,7 +30,7 @@ public final class MemoryStorage: SecureStorage, Sendable {
         if let failure { throw StorageError(path: name, reason: failure) }
     }
 
-    public func delete(_ name: String) throws(StorageError) {
+    package func delete(_ name: String) throws(StorageError) {
         let failure: StorageError.Reason? = state.withLock { s in
             guard s.failure == nil else { return s.failure }
             s.values.removeValue(forKey: name)
@@ -40,27 +40,27 @@ public final class MemoryStorage: SecureStorage, Sendable {
     }
 
     /// From now on every operation throws a StorageError with `reason` (nil: work again).
-    public func failEveryOperation(with reason: StorageError.Reason?) { state.withLock { $0.failure = reason } }
+    package func failEveryOperation(with reason: StorageError.Reason?) { state.withLock { $0.failure = reason } }
 
     /// Successful writes so far.
-    public var writes: Int { state.withLock { $0.writes } }
+    package var writes: Int { state.withLock { $0.writes } }
 
     /// The value under `name` as UTF-8 text, "" when there is none.
-    public func text(_ name: String) -> String {
+    package func text(_ name: String) -> String {
         state.withLock { $0.values[name].map { String(decoding: $0, as: UTF8.self) } ?? "" }
     }
 
     /// The names holding a value.
-    public var names: [String] { state.withLock { Array($0.values.keys) } }
+    package var names: [String] { state.withLock { Array($0.values.keys) } }
 }
 
 /// A platform context assembled from test doubles (or from real parts wrapped by them).
-public struct TestContext: PlatformContext {
-    public let transport: any HTTPTransport
-    public let secureStorage: any SecureStorage
-    public let nonSecureStorage: any Storage
+package struct TestContext: PlatformContext {
+    package let transport: any HTTPTransport
+    package let secureStorage: any SecureStorage
+    package let nonSecureStorage: any Storage
 
-    public init(transport: any HTTPTransport, secureStorage: any SecureStorage, nonSecureStorage: any Storage) {
+    package init(transport: any HTTPTransport, secureStorage: any SecureStorage, nonSecureStorage: any Storage) {
         self.transport = transport
         self.secureStorage = secureStorage
         self.nonSecureStorage = nonSecureStorage

@@ -6,7 +6,7 @@ import MPinClient
 
 /// Makes a fresh private directory under /tmp (mode 0700, owned by this process's uid), as a
 /// FileStorage whose required owner is `geteuid()` accepts.
-public func makePrivateDirectory() throws(StorageError) -> String {
+package func makePrivateDirectory() throws(StorageError) -> String {
     guard let created = makeTemporaryDirectory("mpin-store") else {
         throw StorageError(path: "/tmp", reason: .systemError(operation: "mkdtemp", errno: errno))
     }
@@ -15,27 +15,27 @@ public func makePrivateDirectory() throws(StorageError) -> String {
 
 /// A fresh directory under /tmp, mode 0700, owned by this process; removed by `remove()`. Tests
 /// and the commands they run keep their files here, whatever the checkout's place.
-public struct PrivateDirectory: Sendable {
-    public let path: String
+package struct PrivateDirectory: Sendable {
+    package let path: String
 
     /// Creates `/tmp/PREFIX-XXXXXX`.
-    public init(_ prefix: String) throws {
+    package init(_ prefix: String) throws {
         guard let created = makeTemporaryDirectory(prefix) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         path = created
     }
 
-    public func appending(_ name: String) -> String { path + "/" + name }
+    package func appending(_ name: String) -> String { path + "/" + name }
 
     /// Writes `text` to `name` with `mode`; returns its path.
     @discardableResult
-    public func write(_ name: String, _ text: String, mode: mode_t = 0o600) throws -> String {
+    package func write(_ name: String, _ text: String, mode: mode_t = 0o600) throws -> String {
         let file = appending(name)
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         guard chmod(file, mode) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         return file
     }
 
-    public func remove() { try? FileManager.default.removeItem(atPath: path) }
+    package func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
 /// mkdtemp of `/tmp/PREFIX-XXXXXX` (mode 0700); nil with errno set when it fails.

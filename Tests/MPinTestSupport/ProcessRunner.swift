@@ -4,12 +4,12 @@ import Glibc
 #endif
 
 /// What one run of a command left behind.
-public struct ProcessResult: Sendable {
-    public let status: Int32
-    public let stdout: String
+package struct ProcessResult: Sendable {
+    package let status: Int32
+    package let stdout: String
     /// Empty when the run merged standard error into `stdout`.
-    public let stderr: String
-    public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    package let stderr: String
+    package var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
 /// Runs `executable` with `arguments`, `input` on its stdin (else /dev/null), waits for it and
@@ -18,7 +18,7 @@ public struct ProcessResult: Sendable {
 /// a chatty command cannot block on a full pipe, and one that exits without reading its input
 /// cannot raise SIGPIPE here. Runs from `/`, so that the caller's working directory (the
 /// checkout) does not matter.
-public func runProcess(_ executable: String, _ arguments: [String], input: String? = nil,
+package func runProcess(_ executable: String, _ arguments: [String], input: String? = nil,
                        mergingStandardError: Bool = false) throws -> ProcessResult {
     let scratch = try PrivateDirectory("mpin-run")
     defer { scratch.remove() }

@@ -7,20 +7,20 @@ import Synchronization
 
 /// One recorded exchange of ../shared/fixtures/recorded-http.json (the original SDK's test
 /// traffic).
-public struct Exchange: Sendable {
-    public let context: String
-    public let method: String
-    public let url: String
-    public let requestBody: String
-    public let status: Int
-    public let responseBody: String
+package struct Exchange: Sendable {
+    package let context: String
+    package let method: String
+    package let url: String
+    package let requestBody: String
+    package let status: Int
+    package let responseBody: String
 }
 
 /// The recorded traffic of the original SDK (`fixtures/recorded-http.json` of the reference
 /// data, which the tests locate with MPinReferenceData).
-public enum Fixtures {
+package enum Fixtures {
     /// The recorded exchanges in `recordedHTTP` (the file's bytes), in the order they happened.
-    public static func recording(_ recordedHTTP: some Collection<UInt8>) throws -> [Exchange] {
+    package static func recording(_ recordedHTTP: some Collection<UInt8>) throws -> [Exchange] {
         let json = try JSONParser().parse(recordedHTTP)
         guard case .array(let items) = json else { throw JSONError.syntax(offset: 0, reason: "not an array") }
         return items.map { item in
@@ -37,7 +37,7 @@ public enum Fixtures {
 /// Serves recorded exchanges in order and checks that every request matches the next one in
 /// method and URL (and its JSON body in shape). Status 0 in the recording means the
 /// connection failed.
-public final class ReplayTransport: HTTPTransport, Sendable {
+package final class ReplayTransport: HTTPTransport, Sendable {
     private struct State {
         var queue: [Exchange]
         var mismatches: [String] = []
@@ -45,16 +45,16 @@ public final class ReplayTransport: HTTPTransport, Sendable {
     }
     private let state: Mutex<State>
 
-    public init(_ exchanges: [Exchange]) { state = Mutex(State(queue: exchanges)) }
+    package init(_ exchanges: [Exchange]) { state = Mutex(State(queue: exchanges)) }
 
     /// Recorded exchanges not requested yet.
-    public var remaining: [Exchange] { state.withLock { $0.queue } }
+    package var remaining: [Exchange] { state.withLock { $0.queue } }
     /// Requests that differed from the recording.
-    public var mismatches: [String] { state.withLock { $0.mismatches } }
+    package var mismatches: [String] { state.withLock { $0.mismatches } }
     /// Every request received.
-    public var sent: [HTTPRequest] { state.withLock { $0.sent } }
+    package var sent: [HTTPRequest] { state.withLock { $0.sent } }
 
-    public func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let next: Exchange? = state.withLock { s in
             s.sent.append(request)
             return s.queue.isEmpty ? nil : s.queue.removeFirst()
@@ -78,7 +78,7 @@ public final class ReplayTransport: HTTPTransport, Sendable {
 
     /// The recorded and the sent body must both be empty, or JSON objects with the same keys
     /// (recursively) and values of the same types.
-    public static func bodyDifference(recorded: String, sent: [UInt8]) -> String? {
+    package static func bodyDifference(recorded: String, sent: [UInt8]) -> String? {
         if recorded.isEmpty { return sent.isEmpty ? nil : "a body was sent where the recording has none" }
         guard let a = try? JSONParser().parse(recorded) else { return nil } // not JSON: nothing to compare
         guard let b = try? JSONParser().parse(sent) else { return "the body sent is not JSON" }

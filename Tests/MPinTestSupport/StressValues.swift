@@ -3,7 +3,7 @@
 // both, `size` bytes in all, so that a reader can tell a whole value from a torn or foreign one.
 
 /// The value writer `writer` stores at `iteration`.
-public func stressValue(writer: Int, iteration: Int, size: Int) -> [UInt8] {
+package func stressValue(writer: Int, iteration: Int, size: Int) -> [UInt8] {
     var value = Array("w\(writer) i\(iteration) ".utf8)
     var state = UInt32(truncatingIfNeeded: writer &* 7919 &+ iteration &* 104_729 &+ 1)
     while value.count < size {
@@ -14,7 +14,7 @@ public func stressValue(writer: Int, iteration: Int, size: Int) -> [UInt8] {
 }
 
 /// The (writer, iteration) of a whole stress value, or nil if `value` is torn or foreign.
-public func decodeStressValue(_ value: [UInt8], size: Int) -> (writer: Int, iteration: Int)? {
+package func decodeStressValue(_ value: [UInt8], size: Int) -> (writer: Int, iteration: Int)? {
     guard value.count == size else { return nil }
     let words = value.prefix(40).split(separator: UInt8(ascii: " "), maxSplits: 2)
     guard words.count >= 2, words[0].first == UInt8(ascii: "w"), words[1].first == UInt8(ascii: "i"),

@@ -1,24 +1,26 @@
-// A user with no registration, answered without the helper (issue 27 item 2). Under `nouserok`
-// the helper's whole work for such a user is to find that the `accounts` document does not
-// name them and to answer PAM_IGNORE; a process (or a resident helper's child) for that costs
-// more than the rest of the login stack. So the module answers itself, but only when it can
-// prove the helper would give the same answer, and otherwise runs the helper as before:
+// A user with no registration, answered without the helper (DESIGN.md §2, "A user with no
+// registration"). Under `nouserok` the helper's whole work for such a user is to find that the
+// `accounts` document does not name them and to answer PAM_IGNORE; a process (or a resident
+// helper's child) for that costs more than the rest of the login stack. So the module answers
+// itself, but only when it can prove the helper would give the same answer, and otherwise runs
+// the helper as before. It holds no model of mpin.conf: what validates the file (the helper,
+// mpinctl; MPinLogin's ConfigVerdict) leaves a copy of it in the store, and the module only
+// compares.
 //
 // - the pam.d line holds only arguments modelled here (`nouserok`, for authentication, and
 //   those that change nothing for such a user); `debug`, `enrol`, a group, any other key: helper;
-// - the configuration file passes the helper's own checks (ConfigFile.swift: regular, root's,
-//   not writable by group or others, under 64 KiB) and every line of it is one the helper
-//   accepts in a form read here (plain numbers, ASCII values; `verdict_key` in the form the
-//   helper checks when it reads the file: `04` and 128 hex digits; `mode` token or auto); `mode = device`,
-//   `enrol = yes`, `require_group`, `exempt_group`, `enrol_identity`, anything unknown,
-//   repeated or odd: helper;
 // - the user is known to the name service, not root, with a plain ASCII `pw_name`;
-// - the store is a root-owned directory with no group or world bits, not a symbolic link, and
-//   its `accounts` value and the index mpinctl writes beside it (`accounts-index`, AccountMap
-//   .swift) are regular root-owned files with no group or world bits, not symbolic links;
+// - the store (the line's `store=`, else /var/lib/mpin) is a root-owned directory with no group
+//   or world bits, not a symbolic link, and its values read here (`accounts`, `accounts-index`,
+//   the path's `config-verdict-…`) are regular root-owned files with no group or world bits,
+//   not symbolic links;
 // - the index names the size and FNV-1a checksum of the `accounts` value as it is now (so an
 //   index left behind by a failed, concurrent or manual write is not believed), and no line of
-//   it is the user's `pw_name`, byte for byte.
+//   it is the user's `pw_name`, byte for byte;
+// - the configuration file passes the helper's own checks of the file (regular, root's, not
+//   writable by group or others, under 64 KiB), and the verdict names this path, the store
+//   looked in (when the line has no `store=`), and holds these very bytes: a file changed in
+//   any way since it was validated is the helper's.
 // Anything else, including any failure to open, read or allocate, runs the helper.
 import CPAMModule
 
@@ -28,6 +30,8 @@ private let directoryType: UInt32 = 0o040000
 /// FileStorage's limit for a value; the configuration's is 64 KiB (ConfigFile.swift).
 private let largestValue = 4 << 20
 private let largestConfig = 65_536
+/// Where the helper keeps the store when neither the line nor the file names one (LoginConfig).
+private let defaultStore: StaticString = "/var/lib/mpin"
 
 /// PAM_IGNORE for a user the index proves unregistered, with the helper's own log line, or nil
 /// when the helper must decide. Only for root: anyone else cannot read the store.
@@ -36,13 +40,11 @@ func answerUnregistered(_ pamh: OpaquePointer, call: UInt8, argc: Int32,
     guard geteuid() == 0, let line = ModelledLine(argc: argc, argv: argv) else { return nil }
     let authenticating = call == UInt8(MPIN_PAM_CALL_AUTHENTICATE)
     if authenticating && !line.nouserok { return nil }
-    guard let store = configuredStore(line) else { return nil }
-    defer { free(store) }
     var user: UnsafePointer<CChar>? = nil
     guard pam_get_user(pamh, &user, nil) == PAM_SUCCESS, let user, isPlainName(user) else { return nil }
     guard let account = ordinaryAccount(user) else { return nil }
     defer { free(account) }
-    guard indexOmits(store: store, name: account) else { return nil }
+    guard storeProvesUnregistered(line, name: account) else { return nil }
     if authenticating {
         // The line PAMSession.logOutcome writes for this outcome.
         var log = LogLine("user=")
@@ -86,178 +88,6 @@ private struct ModelledLine {
     }
 }
 
-/// The store the helper would use: the line's `store=`, else the file's, else /var/lib/mpin;
-/// nil unless the configuration file is one the helper accepts and this file fully models.
-/// Returned malloc'd and NUL-terminated.
-private func configuredStore(_ line: ModelledLine) -> UnsafeMutablePointer<CChar>? {
-    var fromFile: UnsafeMutablePointer<CChar>? = nil
-    let fd = mpin_openat(AT_FDCWD, line.configPath, Int32(MPIN_OPEN_CONFIG))
-    if fd < 0 {
-        // The helper reads no file only when the default one does not exist.
-        guard mpin_errno() == ENOENT, !line.configNamed else { return nil }
-    } else {
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, UInt32(info.st_mode) & fileTypeMask == regularFileType, info.st_uid == 0,
-              UInt32(info.st_mode) & 0o022 == 0, info.st_size >= 0, Int(info.st_size) < largestConfig,
-              let text = malloc(largestConfig)?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        defer { free(text) }
-        guard let used = readAll(fd, text, largestConfig), used < largestConfig else { return nil }
-        var settings = ConfigSettings()
-        guard settings.parse(text, used) else { return nil }
-        if line.store == nil, let store = settings.store {
-            fromFile = copyCString(text + store.start, store.count)
-            guard fromFile != nil else { return nil }
-        }
-    }
-    if let store = line.store {
-        free(fromFile)
-        return copyCString(UnsafeRawPointer(store).assumingMemoryBound(to: UInt8.self), strlen(store))
-    }
-    return fromFile ?? copyCString(UnsafeRawPointer(cString("/var/lib/mpin")).assumingMemoryBound(to: UInt8.self), 13)
-}
-
-/// The keys of mpin.conf this file reads, in one table so that a repeated key can be told.
-private enum Key: Int {
-    case backend, connectTimeout, rpsPrefix, store, timeout, caFile, caPath, trustedDomains, mode, deviceTimeout,
-         prompt, pinLength, enrol, verdictKey
-}
-
-/// mpin.conf as far as this file models it: LoginConfig.parse's grammar (`key = value`, `#`
-/// comments, spaces, tabs and carriage returns trimmed), each value checked as its setter
-/// checks it, or more strictly.
-private struct ConfigSettings {
-    var store: (start: Int, count: Int)? = nil
-    private var seen: UInt32 = 0
-
-    /// Whether every line of `text` is one the helper accepts and that leaves a user with no
-    /// registration to `nouserok`.
-    mutating func parse(_ text: UnsafeMutablePointer<UInt8>, _ count: Int) -> Bool {
-        var lineStart = 0
-        while lineStart <= count {
-            var lineEnd = lineStart
-            while lineEnd < count && text[lineEnd] != 10 { lineEnd += 1 }
-            var (start, end) = trimmed(text, lineStart, lineEnd)
-            if start < end && text[start] != 35 {  // not "#"
-                var equals = start
-                while equals < end && text[equals] != 61 { equals += 1 }  // "="
-                guard equals < end else { return false }
-                let key = trimmed(text, start, equals)
-                (start, end) = trimmed(text, equals + 1, end)
-                guard accept(text, key: key, value: (start, end)) else { return false }
-            }
-            lineStart = lineEnd + 1
-        }
-        return true
-    }
-
-    private mutating func accept(_ text: UnsafeMutablePointer<UInt8>, key: (Int, Int), value: (Int, Int)) -> Bool {
-        let v = text + value.0
-        let n = value.1 - value.0
-        for i in 0..<n where v[i] < 32 || v[i] > 126 { return false }
-        guard let known = Self.key(text + key.0, key.1 - key.0) else { return false }
-        let bit: UInt32 = 1 << UInt32(known.rawValue)
-        guard seen & bit == 0 else { return false }
-        seen |= bit
-        switch known {
-        case .backend: return isBackendList(v, n)
-        case .connectTimeout: return isSeconds(v, n, atMost: 60)
-        case .timeout: return isSeconds(v, n, atMost: 300)
-        case .deviceTimeout: return isSeconds(v, n, atMost: 600)
-        case .rpsPrefix, .trustedDomains: return true
-        case .store:
-            store = (value.0, n)
-            return n > 0 && v[0] == 47
-        case .caFile, .caPath: return n > 0 && v[0] == 47
-        // `auto` is `token` for a user the store does not name (LoginMode.resolved).
-        case .mode: return equals(v, n, "token") || equals(v, n, "auto")
-        case .prompt: return n >= 1 && n <= 80
-        case .pinLength: return n == 1 && v[0] >= 52 && v[0] <= 56  // 4 to 8
-        case .enrol: return equals(v, n, "no")
-        case .verdictKey: return isVerdictKeyForm(v, n)
-        }
-    }
-
-    private static func key(_ k: UnsafeMutablePointer<UInt8>, _ n: Int) -> Key? {
-        if equals(k, n, "backend") { return .backend }
-        if equals(k, n, "connect_timeout") { return .connectTimeout }
-        if equals(k, n, "rps_prefix") { return .rpsPrefix }
-        if equals(k, n, "store") { return .store }
-        if equals(k, n, "timeout") { return .timeout }
-        if equals(k, n, "cacert") { return .caFile }
-        if equals(k, n, "capath") { return .caPath }
-        if equals(k, n, "trusted_domains") { return .trustedDomains }
-        if equals(k, n, "mode") { return .mode }
-        if equals(k, n, "device_timeout") { return .deviceTimeout }
-        if equals(k, n, "prompt") { return .prompt }
-        if equals(k, n, "pin_length") { return .pinLength }
-        if equals(k, n, "enrol") { return .enrol }
-        if equals(k, n, "verdict_key") { return .verdictKey }
-        return nil
-    }
-
-    /// `text[start..<end]` without leading and trailing spaces, tabs and carriage returns.
-    private func trimmed(_ text: UnsafeMutablePointer<UInt8>, _ start: Int, _ end: Int) -> (Int, Int) {
-        var (s, e) = (start, end)
-        while s < e && isBlank(text[s]) { s += 1 }
-        while e > s && isBlank(text[e - 1]) { e -= 1 }
-        return (s, e)
-    }
-}
-
-private func isBlank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 }
-
-private func equals(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, _ word: StaticString) -> Bool {
-    count == word.utf8CodeUnitCount && memcmp(bytes, word.utf8Start, count) == 0
-}
-
-/// One or more `http://` or `https://` URLs separated by commas (spaces around them allowed).
-/// Stricter than the helper, which also skips empty items.
-private func isBackendList(_ v: UnsafeMutablePointer<UInt8>, _ n: Int) -> Bool {
-    var start = 0
-    while start <= n {
-        var end = start
-        while end < n && v[end] != 44 { end += 1 }  // ","
-        var s = start
-        while s < end && v[s] == 32 { s += 1 }
-        let rest = end - s
-        let plain = rest >= 7 && memcmp(v + s, cString("http://"), 7) == 0
-        let secure = rest >= 8 && memcmp(v + s, cString("https://"), 8) == 0
-        guard plain || secure else { return false }
-        start = end + 1
-    }
-    return true
-}
-
-/// A number of seconds in (0, atMost], written as up to six digits with an optional fraction
-/// of up to six ("3", "0.5"): forms Swift's `Double(_:)` reads as this value. Other forms, which
-/// the helper may well accept, are left to it.
-private func isSeconds(_ v: UnsafeMutablePointer<UInt8>, _ n: Int, atMost limit: Int) -> Bool {
-    var i = 0
-    var whole = 0
-    while i < n && v[i] >= 48 && v[i] <= 57 {
-        guard i < 6 else { return false }
-        whole = whole &* 10 &+ Int(v[i] &- 48)
-        i += 1
-    }
-    guard i > 0 else { return false }
-    var fraction = false
-    if i < n {
-        guard v[i] == 46 else { return false }  // "."
-        i += 1
-        var digits = 0
-        while i < n && v[i] >= 48 && v[i] <= 57 {
-            guard digits < 6 else { return false }
-            if v[i] != 48 { fraction = true }
-            digits += 1
-            i += 1
-        }
-        guard digits > 0, i == n else { return false }
-    }
-    guard whole > 0 || fraction else { return false }
-    return whole < limit || (whole == limit && !fraction)
-}
-
 /// Printable ASCII without spaces, at most 256 bytes: a PAM_USER, or a `store=` path, that
 /// decodes the same way in the helper and needs no more thought here.
 private func isPlainName(_ name: UnsafePointer<CChar>) -> Bool {
@@ -285,10 +115,10 @@ private func ordinaryAccount(_ user: UnsafePointer<CChar>) -> UnsafeMutablePoint
     return copyCString(UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), strlen(name))
 }
 
-/// Whether the store at `store` holds a valid index of its `accounts` value that has no line
-/// equal to `name`.
-private func indexOmits(store: UnsafePointer<CChar>, name: UnsafePointer<CChar>) -> Bool {
-    let directory = mpin_openat(AT_FDCWD, store, Int32(MPIN_OPEN_STORE))
+/// Whether the store the line names holds a valid index of its `accounts` value that has no line
+/// equal to `name`, and a verdict on the configuration file as it is now.
+private func storeProvesUnregistered(_ line: ModelledLine, name: UnsafePointer<CChar>) -> Bool {
+    let directory = mpin_openat(AT_FDCWD, line.store ?? cString(defaultStore), Int32(MPIN_OPEN_STORE))
     guard directory >= 0 else { return false }
     defer { close(directory) }
     var info = stat()
@@ -310,7 +140,9 @@ private func indexOmits(store: UnsafePointer<CChar>, name: UnsafePointer<CChar>)
         if end - start == nameLength && memcmp(index.bytes + start, name, nameLength) == 0 { return false }
         start = end + 1
     }
-    // Not listed: believed only if the header names `accounts` as it is now, and these names.
+    // Not listed: believed only if the configuration is the one validated, and the header
+    // names `accounts` as it is now, and these names.
+    guard verdictHolds(directory, line) else { return false }
     guard let accounts = readValue(directory, cString("state-accounts")) else { return false }
     let checksum = fnv1a64(accounts.bytes, accounts.count)
     let accountsSize = accounts.count
@@ -401,20 +233,110 @@ private func readAll(_ fd: Int32, _ buffer: UnsafeMutablePointer<UInt8>, _ capac
     return used
 }
 
+/// `state-config-verdict-` and the FNV-1a checksum of `path` in 16 lowercase hex digits: the
+/// file name of the path's verdict (ConfigVerdict.document(for:)), malloc'd.
+private func verdictName(_ path: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
+    let prefix: StaticString = "state-config-verdict-"
+    let length = prefix.utf8CodeUnitCount
+    guard let name = malloc(length + 17)?.assumingMemoryBound(to: CChar.self) else { return nil }
+    memcpy(name, prefix.utf8Start, length)
+    var hash = fnv1a64(UnsafeMutableRawPointer(mutating: path).assumingMemoryBound(to: UInt8.self), strlen(path))
+    for i in stride(from: length + 15, through: length, by: -1) {
+        let digit = UInt8(hash & 0xf)
+        name[i] = CChar(bitPattern: digit < 10 ? 48 + digit : 87 + digit)
+        hash >>= 4
+    }
+    name[length + 16] = 0
+    return name
+}
+
+/// Whether the store open at `directory` holds a verdict (MPinLogin's ConfigVerdict) on the
+/// line's configuration file with the file's bytes as they are now: `mpin-config-verdict 1`,
+/// `path PATH`, `store DIR` (the store looked in, unless the line names it: the file's own
+/// store is then overridden), `file SIZE` or `file none`, then the bytes. Only compared.
+private func verdictHolds(_ directory: Int32, _ line: ModelledLine) -> Bool {
+    guard let name = verdictName(line.configPath) else { return false }
+    defer { free(name) }
+    guard let verdict = readValue(directory, name) else { return false }
+    defer { free(verdict.bytes) }
+    var expected = Expected(verdict.bytes, verdict.count)
+    guard expected.take("mpin-config-verdict 1\npath "), expected.take(line.configPath), expected.take("\nstore ") else {
+        return false
+    }
+    if line.store == nil {
+        guard expected.take(cString(defaultStore)), expected.take("\n") else { return false }
+    } else {
+        guard expected.skipLine() else { return false }
+    }
+    guard expected.take("file ") else { return false }
+    let fd = mpin_openat(AT_FDCWD, line.configPath, Int32(MPIN_OPEN_CONFIG))
+    if fd < 0 {
+        // The helper reads no file only when the default one does not exist.
+        return mpin_errno() == ENOENT && !line.configNamed && expected.take("none\n") && expected.atEnd
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, UInt32(info.st_mode) & fileTypeMask == regularFileType, info.st_uid == 0,
+          UInt32(info.st_mode) & 0o022 == 0, info.st_size >= 0, Int(info.st_size) < largestConfig,
+          let text = malloc(largestConfig)?.assumingMemoryBound(to: UInt8.self) else { return false }
+    defer { free(text) }
+    guard let used = readAll(fd, text, largestConfig), used < largestConfig else { return false }
+    return expected.takeDecimal(used) && expected.take("\n") && expected.take(text, used) && expected.atEnd
+}
+
+/// A document read front to back against what it must hold.
+private struct Expected {
+    let bytes: UnsafeMutablePointer<UInt8>
+    let count: Int
+    var position = 0
+
+    init(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) {
+        self.bytes = bytes
+        self.count = count
+    }
+
+    var atEnd: Bool { position == count }
+
+    /// Whether the next `n` bytes are `other`'s; if so, moves past them.
+    mutating func take(_ other: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        guard n <= count - position, memcmp(bytes + position, other, n) == 0 else { return false }
+        position += n
+        return true
+    }
+
+    mutating func take(_ text: StaticString) -> Bool { take(text.utf8Start, text.utf8CodeUnitCount) }
+
+    mutating func take(_ text: UnsafePointer<CChar>) -> Bool {
+        take(UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), strlen(text))
+    }
+
+    /// `value` in decimal, as Swift's `String(_:)` writes it (no sign, no leading zero).
+    mutating func takeDecimal(_ value: Int) -> Bool {
+        let start = position
+        var read = 0
+        // A size under 64 KiB has at most five digits; more are never this value.
+        while position < count, position - start < 6, bytes[position] >= 48, bytes[position] <= 57 {
+            read = read * 10 + Int(bytes[position] &- 48)
+            position += 1
+        }
+        let digits = position - start
+        return digits > 0 && digits < 6 && (bytes[start] != 48 || digits == 1) && read == value
+    }
+
+    /// Moves past the rest of the current line and its newline; false if there is none.
+    mutating func skipLine() -> Bool {
+        while position < count {
+            defer { position += 1 }
+            if bytes[position] == 10 { return true }
+        }
+        return false
+    }
+}
+
 /// A malloc'd, NUL-terminated copy of `count` bytes.
 private func copyCString(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> UnsafeMutablePointer<CChar>? {
     guard let copy = malloc(count + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
     memcpy(copy, bytes, count)
     copy[count] = 0
     return copy
-}
-
-/// LoginConfig's `verdict_key` check (LoginConfig.isVerdictKeyForm): `04`, then 128 hex digits.
-private func isVerdictKeyForm(_ v: UnsafeMutablePointer<UInt8>, _ n: Int) -> Bool {
-    guard n == 130, v[0] == 48, v[1] == 52 else { return false }  // "04"
-    for i in 2..<n {
-        let c = v[i]
-        guard (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70) else { return false }
-    }
-    return true
 }

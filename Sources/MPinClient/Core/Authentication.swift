@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+public import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// Authentication (PROTOCOL.md §4–§6).
 extension MPinSDK {
@@ -19,7 +19,7 @@ extension MPinSDK {
 
     /// Whether a login of this blocked user may still ask its backend (which alone can say it
     /// was unblocked): a host's registration whose token is still stored.
-    public func mayAskAfterBlock(_ user: MPinUser) -> Bool {
+    package func mayAskAfterBlock(_ user: MPinUser) -> Bool {
         guard user.state == .blocked, keepsTokenWhenBlocked(user) else { return false }
         return (try? storedToken(user)) != nil
     }
@@ -215,6 +215,7 @@ extension MPinSDK {
         return (r.status, WireCoding.lenient(AuthorizationCodeResponse.self, from: r.result)?.code ?? "")
     }
 
+    /// `CanLogout(user)`: whether the last authentication left a logout URL to call.
     public func canLogout(_ user: MPinUser) -> Bool { !user.logoutURL.isEmpty }
 
     /// `Logout(user)`: posts the kept logout data; true only on HTTP 200.

@@ -1,5 +1,5 @@
-import MPinJSON
-import MPinWire
+internal import MPinJSON
+internal import MPinWire
 
 /// Service and session details (docs/PROTOCOL.md §5.5).
 extension MPinSDK {

@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+internal import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// Logins approved from a device (PROTOCOL.md §5.7, **[here]**). The requester (the PAM
 /// module, in the browser's role) asks for an access number with a description of itself,
@@ -9,36 +9,36 @@ import MPinWire
 /// asks for the PIN, then runs FinishAuthenticationAN.
 extension MPinSDK {
     /// An access number issued to this requester.
-    public struct IssuedAccessNumber: Sendable, Equatable {
-        public var accessNumber: String
+    package struct IssuedAccessNumber: Sendable, Equatable {
+        package var accessNumber: String
         /// Proves, when polling, that this requester asked for the number; a secret.
-        public var webOTT: String
-        public var ttlSeconds: Int
+        package var webOTT: String
+        package var ttlSeconds: Int
         /// The description sent with the request, as sent.
-        public var description: String = ""
+        package var description: String = ""
         /// The nonce the approval's verdict must be signed over (empty: none asked for).
-        public var verdictNonce: [UInt8] = []
+        package var verdictNonce: [UInt8] = []
     }
 
     /// The identity that approved an access number.
-    public struct Approval: Sendable, Equatable {
-        public var userId: String
-        public var mpinIdHex: String
+    package struct Approval: Sendable, Equatable {
+        package var userId: String
+        package var mpinIdHex: String
         /// The server's certificate of the host key sent with the final step (PROTOCOL.md
         /// §5.8); empty when none was sent or the server gave none.
-        public var hostCertificate: String = ""
+        package var hostCertificate: String = ""
     }
 
     /// A requester's host key and the certificate the backend gave it (PROTOCOL.md §5.8); the
     /// secret key is the caller's, never logged.
-    public struct HostKey: Sendable {
-        public var secretKey: [UInt8]
-        public var publicKey: [UInt8]
+    package struct HostKey: Sendable {
+        package var secretKey: [UInt8]
+        package var publicKey: [UInt8]
         /// The backend's certificate of `publicKey`, or empty.
-        public var certificate: String
+        package var certificate: String
         /// The local user the login is for: the backend counts per host key and user.
-        public var user: String
-        public init(secretKey: [UInt8], publicKey: [UInt8], certificate: String, user: String) {
+        package var user: String
+        package init(secretKey: [UInt8], publicKey: [UInt8], certificate: String, user: String) {
             self.secretKey = secretKey; self.publicKey = publicKey; self.certificate = certificate; self.user = user
         }
     }
@@ -48,7 +48,7 @@ extension MPinSDK {
     /// must then be signed over.
     /// With `host`, the request is signed with the host's key and carries its certificate, so
     /// that the backend counts it against this host's limits (§5.8), not the anonymous ones.
-    public func requestAccessNumber(description: String, signed: Bool = false,
+    package func requestAccessNumber(description: String, signed: Bool = false,
                                     host: HostKey? = nil) -> (status: MPinStatus, issued: IssuedAccessNumber?) {
         guard let settings else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let url = settings.wire.getAccessNumberURL ?? ""
@@ -82,7 +82,7 @@ extension MPinSDK {
     }
 
     /// One poll: the authOTT once a device approved the number, nil while none has (HTTP 401).
-    public func pollAccessNumber(_ issued: IssuedAccessNumber) -> (status: MPinStatus, authOTT: String?) {
+    package func pollAccessNumber(_ issued: IssuedAccessNumber) -> (status: MPinStatus, authOTT: String?) {
         guard let settings else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let url = settings.wire.accessNumberURL ?? ""
         guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend has no accessNumberURL"), nil) }
@@ -103,7 +103,7 @@ extension MPinSDK {
     /// With `verdictKeyHex` (the key pinned when the account was linked), the verdict must be
     /// signed with it over the nonce `issued` was requested with, this access number and its
     /// description (PROTOCOL.md §4.5.1); anything else is CRYPTO_ERROR, whoever answered.
-    public func completeAccessNumberLogin(_ issued: IssuedAccessNumber, authOTT: String, expectedUserId: String,
+    package func completeAccessNumberLogin(_ issued: IssuedAccessNumber, authOTT: String, expectedUserId: String,
                                           verdictKeyHex: String = "", hostKey: [UInt8] = []) -> (status: MPinStatus, approval: Approval?) {
         guard settings != nil else { return (MPinStatus(.flowError, "no backend is set"), nil) }
         let token = Hex.encode((try? SystemRandom.bytes(16)) ?? [])
@@ -132,7 +132,7 @@ extension MPinSDK {
 
     /// The device's side: what the access number was issued for (`GET accessNumberURL/{number}`).
     /// INCORRECT_ACCESS_NUMBER when no live, unused number has it.
-    public func accessNumberDescription(_ accessNumber: String) -> (status: MPinStatus, description: String) {
+    package func accessNumberDescription(_ accessNumber: String) -> (status: MPinStatus, description: String) {
         guard let settings else { return (MPinStatus(.flowError, "no backend is set"), "") }
         let url = settings.wire.accessNumberURL ?? ""
         guard !url.isEmpty else { return (MPinStatus(.flowError, "the backend has no accessNumberURL"), "") }

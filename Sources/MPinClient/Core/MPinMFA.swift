@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+public import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// The MIRACL MFA flavour of the client core (the SDK API reference's `MPinMFA`, MIRACL's `MfaSDK`),
 /// against the platform side of mpin-server (docs/MFA.md).
@@ -18,6 +18,7 @@ public final class MPinMFA {
     /// The shared core: HTTP, trusted domains, headers, backend, users and their storage.
     let core: MPinSDK
 
+    /// An MFA client over `context`'s transport and stores; `initialize` loads the users.
     public init(context: any PlatformContext) { core = MPinSDK(context: context) }
 
     // MARK: Initialisation and settings

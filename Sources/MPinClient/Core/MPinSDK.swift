@@ -1,5 +1,5 @@
-import MPinJSON
-import MPinWire
+package import MPinJSON
+internal import MPinWire
 
 /// The Milagro MFA client core (the SDK's `MPinSDK`), over a platform context for HTTP and
 /// storage. Methods return an `MPinStatus` with the SDK's codes and semantics (the Milagro SDK API reference,
@@ -9,6 +9,7 @@ import MPinWire
 /// from one thread at a time. Its calls block on HTTP; a program that runs them off its own
 /// thread creates the instance there, or hands it over and waits for it back.
 public final class MPinSDK {
+    /// The SDK's version, which mpinctl and mpin report too.
     public static let version = "0.1.0"
 
     let context_: any PlatformContext
@@ -22,6 +23,7 @@ public final class MPinSDK {
     /// Every known user, on every backend.
     var users: [MPinUser] = []
 
+    /// A client core over `context`'s transport and stores; `initialize` loads the users.
     public init(context: any PlatformContext) { self.context_ = context }
 
     // MARK: Initialisation
@@ -48,8 +50,12 @@ public final class MPinSDK {
         initialized = false
     }
 
+    /// `SetClientId(id)`: the OpenID client id sent with the requests that need one.
     public func setClientId(_ id: String) { clientId = id }
+    /// `AddCustomHeaders(headers)`: headers added to every request (a later value replaces one
+    /// of the same name).
     public func addCustomHeaders(_ headers: [String: String]) { customHeaders.merge(headers) { $1 } }
+    /// `ClearCustomHeaders()`: no custom header any more.
     public func clearCustomHeaders() { customHeaders = [:] }
 
     /// After this, only https URLs in these domains (or below them) are contacted.
@@ -58,6 +64,7 @@ public final class MPinSDK {
         let d = lowered.hasPrefix(".") ? String(lowered.dropFirst()) : lowered
         if !d.isEmpty, !trustedDomains.contains(d) { trustedDomains.append(d) }
     }
+    /// `ClearTrustedDomains()`: any URL may be contacted again.
     public func clearTrustedDomains() { trustedDomains = [] }
 
     /// The origin (`scheme://host:port`) every request must go to, once `confine(toOriginOf:)`
@@ -70,7 +77,7 @@ public final class MPinSDK {
     /// settings that whoever held the backend's port once sent cannot send its logins elsewhere
     /// (docs/SECURITY.md §3). False when `url` is not an absolute http(s) URL.
     @discardableResult
-    public func confine(toOriginOf url: String) -> Bool {
+    package func confine(toOriginOf url: String) -> Bool {
         guard case .success(let origin) = URLOrigin.parse(url) else { return false }
         confinedOrigin = origin
         return true
@@ -80,12 +87,12 @@ public final class MPinSDK {
     /// register` and pam_mpin's self-enrolment make tokens that log in to their host only. A
     /// backend that signs its verdicts must then mark the mpinId it issues, or the registration
     /// fails (a relay could have taken the request's mark off).
-    public var registersHostTokens = false
+    package var registersHostTokens = false
 
     /// The mpinId (hex) of an earlier identity of the same user that the next registration with
     /// a registration code replaces (`RegisterRequest.replaces`): pam_mpin's enrolment of a
     /// user whose identity is blocked or revoked. Empty: none.
-    public var replacesMpinIdHex = ""
+    package var replacesMpinIdHex = ""
 
     // MARK: Backend
 
@@ -106,13 +113,13 @@ public final class MPinSDK {
 
     /// The client settings in use, relative URLs already resolved against the backend; nil
     /// before a backend is set. A short-lived process keeps them for `setBackend(_:cachedSettings:)`.
-    public var clientSettingsDocument: JSONValue? { settings?.raw }
+    package var clientSettingsDocument: JSONValue? { settings?.raw }
 
     /// Sets the backend from client settings an earlier `setBackend` fetched (see
     /// `clientSettingsDocument`), without a request. A long-lived app fetches them once; a PAM
     /// module is a new process per login and saves that round trip this way. The document
     /// must be an object naming the authentication server (`mpinAuthServerURL`).
-    public func setBackend(_ server: String, cachedSettings: JSONValue) -> MPinStatus {
+    package func setBackend(_ server: String, cachedSettings: JSONValue) -> MPinStatus {
         guard initialized else { return MPinStatus(.flowError, "the SDK is not initialised") }
         let base = Self.trimmedBackend(server)
         guard case .success = URLOrigin.parse(base) else { return MPinStatus(.networkError, "\(server) is not an absolute URL") }
@@ -165,7 +172,7 @@ public final class MPinSDK {
     /// Lets the current backend serve the users registered at `backend`: another node of the
     /// same deployment, sharing its registrations, to which a login fails over. Until the
     /// next call; `nil` ends it.
-    public func serveUsers(of backend: String?) { sharedUsersBackendKey = backend.map(Self.backendKey) }
+    package func serveUsers(of backend: String?) { sharedUsersBackendKey = backend.map(Self.backendKey) }
 
     /// `GetClientParam(key)`: a client-settings value as text, "" when unknown or not set.
     public func clientParam(_ key: String) -> String {
@@ -204,7 +211,7 @@ public final class MPinSDK {
     /// §4.5.1), for a registration made before keys were pinned: the administrator reads the
     /// key from the server itself (`mpin-server verdict-key`), never from the network. Only a
     /// key that decodes as a G1 point is taken.
-    public func pinVerdictKey(_ user: MPinUser, publicKeyHex: String) -> MPinStatus {
+    package func pinVerdictKey(_ user: MPinUser, publicKeyHex: String) -> MPinStatus {
         guard users.contains(where: { $0 === user }) else { return MPinStatus(.flowError, "the user is not in the list") }
         guard Verdict.isPublicKey(publicKeyHex) else { return MPinStatus(.flowError, "not a verdict key (130 hex digits, a G1 point)") }
         user.verdictKeyHex = publicKeyHex.lowercased()
@@ -222,17 +229,20 @@ public final class MPinSDK {
         return (.ok, users.filter { $0.backendKey == currentBackendKey })
     }
 
+    /// `ListUsers(users, backend)`: the users registered with `backend`.
     public func listUsers(backend: String) -> (MPinStatus, [MPinUser]) {
         guard initialized else { return (MPinStatus(.flowError, "the SDK is not initialised"), []) }
         let key = Self.backendKey(backend)
         return (.ok, users.filter { $0.backendKey == key })
     }
 
+    /// `ListAllUsers(users)`: the users of every backend.
     public func listAllUsers() -> (MPinStatus, [MPinUser]) {
         guard initialized else { return (MPinStatus(.flowError, "the SDK is not initialised"), []) }
         return (.ok, users)
     }
 
+    /// `ListBackends(backends)`: the backends the users are registered with, once each.
     public func listBackends() -> (MPinStatus, [String]) {
         guard initialized else { return (MPinStatus(.flowError, "the SDK is not initialised"), []) }
         var keys: [String] = []

@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+package import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// A new PIN for a registered user, on this device alone.
 extension MPinSDK {
@@ -13,7 +13,7 @@ extension MPinSDK {
     /// The token cannot tell a right old PIN from a wrong one, so `verifiedOldPIN` must be one
     /// the backend has just accepted (a login that succeeded with it): with any other the new
     /// token opens with no PIN at all, and the user must register again.
-    public func changePIN(_ user: MPinUser, verifiedOldPIN oldPIN: borrowing SecretBytes,
+    package func changePIN(_ user: MPinUser, verifiedOldPIN oldPIN: borrowing SecretBytes,
                           newPIN: borrowing SecretBytes) -> MPinStatus {
         // No backend is involved: the user need only be this core's, and registered.
         guard initialized, users.contains(where: { $0 === user }) else { return MPinStatus(.flowError, "the user is not in the list") }

@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+internal import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// The two storage documents of PROTOCOL.md §3.9:
 /// non-secure `users`: `{backendKey: {mpinIdHex: {"state": …, "deviceName": …,

@@ -1,6 +1,6 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+public import MPinCrypto
+internal import MPinJSON
+internal import MPinWire
 
 /// Registration (docs/PROTOCOL.md §3.3–§3.8).
 extension MPinSDK {

@@ -1,5 +1,5 @@
-import MPinJSON
-import MPinWire
+internal import MPinJSON
+internal import MPinWire
 
 /// Which SDK request a response belongs to: selects the per-request status overrides of
 /// docs/PROTOCOL.md §7.2 on top of the generic mapping of §7.1.

@@ -1,18 +1,25 @@
-import MPinCrypto
-import MPinJSON
-import MPinWire
+public import MPinCrypto
+internal import MPinJSON
+public import MPinWire
 
 /// A DVS signature as `Sign` returns it (the SDK API reference's `BridgeSignature`, with the time): the
 /// document hash, the signing mpinId, U, V and the public key Pa, as bytes; `timestamp` is the
 /// epoch time that was signed. Everything here is public: it goes to the relying party.
 public struct MPinSignature: Sendable, Equatable {
+    /// The signed message: the document's SHA-256.
     public var hash: [UInt8] = []
+    /// The signing identity's mpinId.
     public var mpinId: [UInt8] = []
+    /// The signature's U (a G1 point).
     public var u: [UInt8] = []
+    /// The signature's V (a G1 point).
     public var v: [UInt8] = []
+    /// The signer's public key Pa (a G2 point).
     public var publicKey: [UInt8] = []
+    /// When it was signed, in Unix seconds.
     public var timestamp: Int64 = 0
 
+    /// An empty signature, for `sign` to fill in.
     public init() {}
 
     /// The wire form relying parties post to `dvsVerify` (docs/MFA.md §14.3).

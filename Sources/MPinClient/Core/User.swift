@@ -1,5 +1,5 @@
-import MPinCrypto
-import MPinWire
+internal import MPinCrypto
+internal import MPinWire
 
 /// A user of the client core (the SDK's `UserPtr`): an identity on one backend.
 ///
@@ -13,7 +13,9 @@ import MPinWire
 public final class MPinUser: CustomStringConvertible {
     /// The user id (e-mail address or similar) as registered.
     public let id: String
+    /// The device name given at registration.
     public internal(set) var deviceName: String
+    /// Where the user is in registration and authentication.
     public internal(set) var state: MPinUserState = .invalid
     /// Lower-case hex of the mpinId the server issued; empty before registration.
     public internal(set) var mpinIdHex = ""
@@ -50,7 +52,7 @@ public final class MPinUser: CustomStringConvertible {
     /// (PROTOCOL.md §4.5.1): once set, FinishAuthentication believes an OK, or a blocked
     /// answer, only with this key's signature over its own nonce. Empty for a backend that
     /// does not sign (a Milagro RPS). Kept in the user list (not secret).
-    public internal(set) var verdictKeyHex = ""
+    package internal(set) var verdictKeyHex = ""
 
     /// After FinishAuthentication answered INCORRECT_PIN: the wrong PINs the identity may still
     /// take before the backend blocks it, when the backend said so with the pinned key's
@@ -61,6 +63,7 @@ public final class MPinUser: CustomStringConvertible {
     /// DVS (docs/MFA.md §14): the signing mpinId and public key Pa (hex) once a signing key is
     /// enrolled and its token stored; empty otherwise. Kept in the user list (not secret).
     public internal(set) var signingMpinIdHex = ""
+    /// The signing public key Pa, in hex (see `signingMpinIdHex`).
     public internal(set) var signingPublicKeyHex = ""
     /// The SDK API reference's `canSign`: whether the user holds a signing key and its token.
     public var canSign: Bool { !signingMpinIdHex.isEmpty && !signingPublicKeyHex.isEmpty }
@@ -83,6 +86,7 @@ public final class MPinUser: CustomStringConvertible {
     /// `userId@backendKey`, the key the SDK uses for a user.
     public var key: String { "\(id)@\(backendKey)" }
 
+    /// `id [STATE]`, for logs (nothing secret).
     public var description: String { "\(id) [\(state.rawValue)]" }
 
     /// Replacing a share wipes the old one (SecretBytes).

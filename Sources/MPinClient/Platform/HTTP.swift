@@ -4,11 +4,17 @@
 
 /// The request methods the client core uses (the SDK's `IHttpRequest::Method`).
 public enum HTTPMethod: String, Sendable, CaseIterable {
+    /// HTTP GET.
     case get = "GET"
+    /// HTTP POST.
     case post = "POST"
+    /// HTTP PUT.
     case put = "PUT"
+    /// HTTP DELETE.
     case delete = "DELETE"
+    /// HTTP OPTIONS.
     case options = "OPTIONS"
+    /// HTTP PATCH.
     case patch = "PATCH"
 }
 
@@ -101,6 +107,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     /// Anything else the transport library reported.
     case other(detail: String)
 
+    /// The error for a person, naming the host concerned.
     public var description: String {
         switch self {
         case .invalidURL(let reason): return "invalid URL: \(reason)"

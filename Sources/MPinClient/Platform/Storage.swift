@@ -40,6 +40,7 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         self.reason = reason
     }
 
+    /// The error for a person: the path and the reason.
     public var description: String {
         let why: String
         switch reason {

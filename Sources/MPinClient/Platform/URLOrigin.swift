@@ -3,52 +3,52 @@
 // the request target for the wire, and nothing of the URL ever quoted in an error.
 
 /// An absolute `http` or `https` URL split into what the project needs.
-public struct URLOrigin: Equatable, Sendable {
+package struct URLOrigin: Equatable, Sendable {
     /// `http` or `https`, lower-cased.
-    public var scheme: String
+    package var scheme: String
     /// The host, lower-cased; an IPv6 address without its brackets.
-    public var host: String
+    package var host: String
     /// The port, when the URL names one.
-    public var port: Int?
+    package var port: Int?
     /// Whether the URL names a user (`user[:password]@host`).
-    public var hasUserInfo = false
+    package var hasUserInfo = false
     /// The path and query as sent in a request line (`/` when the URL has neither), without
     /// the fragment.
-    public var target = "/"
+    package var target = "/"
 
     /// `host[:port]`, an IPv6 host in brackets: the request's Host header.
-    public var authority: String {
+    package var authority: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return port.map { "\(shownHost):\($0)" } ?? shownHost
     }
 
     /// `scheme://host[:port]`, safe for messages and logs: no user info, path or query.
-    public var display: String { scheme + "://" + authority }
+    package var display: String { scheme + "://" + authority }
 
     /// Whether the host is this machine by name or by its usual loopback address (`localhost`,
     /// `127.0.0.1`, `::1`), compared whole: `localhost.example.org` is not.
-    public var isLoopback: Bool { host == "localhost" || host == "127.0.0.1" || host == "::1" }
+    package var isLoopback: Bool { host == "localhost" || host == "127.0.0.1" || host == "::1" }
 
     /// The port a connection uses: the URL's, else the scheme's default.
-    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+    package var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
 
     /// Whether both URLs reach the same server: scheme, host and port (RFC 6454's origin).
-    public func sameOrigin(as other: URLOrigin) -> Bool {
+    package func sameOrigin(as other: URLOrigin) -> Bool {
         scheme == other.scheme && host == other.host && effectivePort == other.effectivePort
     }
 
     /// The target's path, without the query (which can hold a regOTT or a signature).
-    public var path: Substring { target.prefix { $0 != "?" } }
+    package var path: Substring { target.prefix { $0 != "?" } }
 
     /// Why a URL was refused; the text never quotes the URL (it can hold a regOTT).
-    public struct ParseError: Error, Equatable, Sendable {
-        public let reason: String
+    package struct ParseError: Error, Equatable, Sendable {
+        package let reason: String
         init(_ reason: String) { self.reason = reason }
     }
 
     /// Parses `url`, refusing anything that is not an absolute http(s) URL with a host:
     /// whitespace or control characters, other schemes, a malformed IPv6 literal or port.
-    public static func parse(_ url: String) -> Result<URLOrigin, ParseError> {
+    package static func parse(_ url: String) -> Result<URLOrigin, ParseError> {
         // Byte offsets, not String algorithms: this runs for every request of a PAM login.
         let bytes = Array(url.utf8)
         guard bytes.allSatisfy({ $0 > 0x20 && $0 != 0x7f }) else {

@@ -3,7 +3,7 @@
 /// Every operation is constant-time in its operands, equality included: conforming types
 /// implement `==` as `equalMask(_:) != 0`, never with the synthesized member-by-member `==`,
 /// which returns at the first coefficient (and the first limb) that differs.
-public protocol FieldArithmetic: Sendable, Equatable {
+package protocol FieldArithmetic: Sendable, Equatable {
     static var zero: Self { get }
     static var one: Self { get }
     static func + (a: Self, b: Self) -> Self
@@ -24,11 +24,11 @@ public protocol FieldArithmetic: Sendable, Equatable {
 
 extension FieldArithmetic {
     @inlinable @inline(__always)
-    public static func += (a: inout Self, b: Self) { a = a + b }
+    package static func += (a: inout Self, b: Self) { a = a + b }
     @inlinable @inline(__always)
-    public static func -= (a: inout Self, b: Self) { a = a - b }
+    package static func -= (a: inout Self, b: Self) { a = a - b }
     @inlinable @inline(__always)
-    public static func *= (a: inout Self, b: Self) { a = a * b }
+    package static func *= (a: inout Self, b: Self) { a = a * b }
 }
 
 extension FieldArithmetic {
@@ -38,7 +38,7 @@ extension FieldArithmetic {
     /// product as one (by mask), so that one zero cannot make every inverse zero (which would
     /// turn every line of a pairing into 1). The same operations for every input of a given
     /// count.
-    public static func simultaneousInverses(_ xs: [Self]) -> [Self] {
+    package static func simultaneousInverses(_ xs: [Self]) -> [Self] {
         guard !xs.isEmpty else { return [] }
         let factors = xs.map { Self.select($0.isZeroMask, .one, $0) }
         var prefix = [Self]() // prefix[i] = x_0 ⋯ x_i

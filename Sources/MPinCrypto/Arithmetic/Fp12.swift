@@ -1,29 +1,29 @@
 /// Fp12 = Fp4[t]/(t³ − s): elements a + b·t + c·t², Milagro's tower for the pairing group GT.
 ///
 /// As powers of t over Fp2 (t⁶ = ξ): t⁰ = a.a, t¹ = b.a, t² = c.a, t³ = a.b, t⁴ = b.b, t⁵ = c.b.
-public struct Fp12: FieldArithmetic {
-    public var a: Fp4
-    public var b: Fp4
-    public var c: Fp4
+package struct Fp12: FieldArithmetic {
+    package var a: Fp4
+    package var b: Fp4
+    package var c: Fp4
 
     @inlinable
-    public init(_ a: Fp4, _ b: Fp4, _ c: Fp4) { self.a = a; self.b = b; self.c = c }
+    package init(_ a: Fp4, _ b: Fp4, _ c: Fp4) { self.a = a; self.b = b; self.c = c }
 
-    public static let zero = Fp12(.zero, .zero, .zero)
-    public static let one = Fp12(.one, .zero, .zero)
+    package static let zero = Fp12(.zero, .zero, .zero)
+    package static let one = Fp12(.one, .zero, .zero)
 
     @inlinable
-    public static func + (x: Fp12, y: Fp12) -> Fp12 { Fp12(x.a + y.a, x.b + y.b, x.c + y.c) }
+    package static func + (x: Fp12, y: Fp12) -> Fp12 { Fp12(x.a + y.a, x.b + y.b, x.c + y.c) }
     @inlinable
-    public static func - (x: Fp12, y: Fp12) -> Fp12 { Fp12(x.a - y.a, x.b - y.b, x.c - y.c) }
+    package static func - (x: Fp12, y: Fp12) -> Fp12 { Fp12(x.a - y.a, x.b - y.b, x.c - y.c) }
     @inlinable
-    public static prefix func - (x: Fp12) -> Fp12 { Fp12(-x.a, -x.b, -x.c) }
+    package static prefix func - (x: Fp12) -> Fp12 { Fp12(-x.a, -x.b, -x.c) }
     @inlinable
-    public var doubled: Fp12 { self + self }
+    package var doubled: Fp12 { self + self }
 
     /// Karatsuba for a cubic extension with t³ = s: six Fp4 multiplications.
     @inlinable
-    public static func * (x: Fp12, y: Fp12) -> Fp12 {
+    package static func * (x: Fp12, y: Fp12) -> Fp12 {
         let aa = x.a * y.a
         let bb = x.b * y.b
         let cc = x.c * y.c
@@ -35,7 +35,7 @@ public struct Fp12: FieldArithmetic {
 
     /// Chung–Hasan squaring (SQR2) for a cubic extension.
     @inlinable
-    public var squared: Fp12 {
+    package var squared: Fp12 {
         let s0 = a.squared
         let ab = a * b
         let s1 = ab.doubled
@@ -47,7 +47,7 @@ public struct Fp12: FieldArithmetic {
     }
 
     /// 1/x via the adjugate of the multiplication matrix; zero maps to zero.
-    public var inverse: Fp12 {
+    package var inverse: Fp12 {
         let t0 = a.squared - (b * c).timesS
         let t1 = c.squared.timesS - a * b
         let t2 = b.squared - a * c
@@ -59,30 +59,30 @@ public struct Fp12: FieldArithmetic {
     /// x^(p⁶): negates the odd powers of t. For elements of the cyclotomic subgroup (every
     /// pairing value) this is the inverse.
     @inlinable
-    public var conjugate: Fp12 { Fp12(a.conjugate, -b.conjugate, c.conjugate) }
+    package var conjugate: Fp12 { Fp12(a.conjugate, -b.conjugate, c.conjugate) }
 
     @inlinable
-    public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask & c.isZeroMask }
+    package var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask & c.isZeroMask }
 
     /// All-ones when equal, else 0. Constant-time: every coefficient is compared.
     @inlinable
-    public func equalMask(_ o: Fp12) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) & c.equalMask(o.c) }
+    package func equalMask(_ o: Fp12) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) & c.equalMask(o.c) }
 
     /// Constant-time equality (all coefficients compared, see `FieldArithmetic`).
     @inlinable
-    public static func == (x: Fp12, y: Fp12) -> Bool { x.equalMask(y) != 0 }
+    package static func == (x: Fp12, y: Fp12) -> Bool { x.equalMask(y) != 0 }
 
     @inlinable
-    public static func select(_ mask: UInt64, _ x: Fp12, _ y: Fp12) -> Fp12 {
+    package static func select(_ mask: UInt64, _ x: Fp12, _ y: Fp12) -> Fp12 {
         Fp12(Fp4.select(mask, x.a, y.a), Fp4.select(mask, x.b, y.b), Fp4.select(mask, x.c, y.c))
     }
 
     /// Whether this is 1. Constant-time.
-    public var isOne: Bool { equalMask(.one) != 0 }
+    package var isOne: Bool { equalMask(.one) != 0 }
 
     /// The Frobenius map x ↦ x^p: conjugate every Fp2 coefficient and scale tᵏ by fᵏ,
     /// f = ξ^((p−1)/6).
-    public var frobenius: Fp12 {
+    package var frobenius: Fp12 {
         let f = FrobeniusConstants.shared
         return Fp12(Fp4(a.a.conjugate, a.b.conjugate * f.f3),
                     Fp4(b.a.conjugate * f.f1, b.b.conjugate * f.f4),
@@ -90,14 +90,14 @@ public struct Fp12: FieldArithmetic {
     }
 
     /// x^(p^n).
-    public func frobenius(_ n: Int) -> Fp12 {
+    package func frobenius(_ n: Int) -> Fp12 {
         var r = self
         for _ in 0..<n { r = r.frobenius }
         return r
     }
 
     /// self^e for a public exponent (left-to-right square and multiply).
-    public func power(publicExponent e: UInt256) -> Fp12 {
+    package func power(publicExponent e: UInt256) -> Fp12 {
         var r = Fp12.one
         let n = e.bitLength
         var i = n - 1
@@ -110,7 +110,7 @@ public struct Fp12: FieldArithmetic {
     }
 
     /// self^e in constant time (fixed 256 squarings, multiply-always with selection).
-    public func power(secretExponent e: UInt256) -> Fp12 {
+    package func power(secretExponent e: UInt256) -> Fp12 {
         var r = Fp12.one
         for i in stride(from: 255, through: 0, by: -1) {
             r = r.squared
@@ -123,12 +123,12 @@ public struct Fp12: FieldArithmetic {
 
     /// The twelve Fp coefficients in Milagro's octet order
     /// a.a.a, a.a.b, a.b.a, a.b.b, b.a.a, ..., c.b.b.
-    public var coefficients: [Fp] {
+    package var coefficients: [Fp] {
         [a.a.a, a.a.b, a.b.a, a.b.b, b.a.a, b.a.b, b.b.a, b.b.b, c.a.a, c.a.b, c.b.a, c.b.b]
     }
 
     /// Builds an element from twelve coefficients in Milagro's order.
-    public init(coefficients k: [Fp]) {
+    package init(coefficients k: [Fp]) {
         precondition(k.count == 12, "Fp12 needs 12 coefficients")
         self.init(Fp4(Fp2(k[0], k[1]), Fp2(k[2], k[3])),
                   Fp4(Fp2(k[4], k[5]), Fp2(k[6], k[7])),
@@ -136,14 +136,14 @@ public struct Fp12: FieldArithmetic {
     }
 
     /// 384 bytes: the twelve coefficients, 32 big-endian bytes each (Milagro's GT octet).
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out = [UInt8](repeating: 0, count: 384)
         for (k, v) in coefficients.enumerated() { v.value.writeBigEndian(into: &out, at: 32 * k) }
         return out
     }
 
     /// Decodes Milagro's 384-byte GT octet. Each coefficient must be canonical (< p).
-    public init(bytes: [UInt8]) throws(MPinCryptoError) {
+    package init(bytes: [UInt8]) throws(MPinCryptoError) {
         guard bytes.count == 384 else { throw .invalidLength(expected: 384, got: bytes.count) }
         var k = [Fp]()
         k.reserveCapacity(12)

@@ -1,20 +1,20 @@
 /// Fp2 = Fp[i]/(i² + 1): elements a + b·i.
-public struct Fp2: FieldArithmetic {
-    public var a: Fp
-    public var b: Fp
+package struct Fp2: FieldArithmetic {
+    package var a: Fp
+    package var b: Fp
 
     @inlinable
-    public init(_ a: Fp, _ b: Fp) { self.a = a; self.b = b }
+    package init(_ a: Fp, _ b: Fp) { self.a = a; self.b = b }
 
-    public static let zero = Fp2(.zero, .zero)
-    public static let one = Fp2(.one, .zero)
+    package static let zero = Fp2(.zero, .zero)
+    package static let one = Fp2(.one, .zero)
 
     @inlinable @inline(__always)
-    public static func + (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a + y.a, x.b + y.b) }
+    package static func + (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a + y.a, x.b + y.b) }
     @inlinable @inline(__always)
-    public static func - (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a - y.a, x.b - y.b) }
+    package static func - (x: Fp2, y: Fp2) -> Fp2 { Fp2(x.a - y.a, x.b - y.b) }
     @inlinable @inline(__always)
-    public static prefix func - (x: Fp2) -> Fp2 { Fp2(-x.a, -x.b) }
+    package static prefix func - (x: Fp2) -> Fp2 { Fp2(-x.a, -x.b) }
 
     /// Karatsuba with lazy reduction: three double-width products and two Montgomery
     /// reductions instead of three full multiplications. The real part aa − bb gets m·2^256
@@ -24,7 +24,7 @@ public struct Fp2: FieldArithmetic {
     /// (The technique is the lazy reduction of Aranha, Karabina, Longa, Gebotys and López,
     /// "Faster explicit formulas for computing pairings over ordinary curves", EUROCRYPT 2011.)
     @inlinable
-    public static func * (x: Fp2, y: Fp2) -> Fp2 {
+    package static func * (x: Fp2, y: Fp2) -> Fp2 {
         let aa = Fp.mulWide(x.a.mont, y.a.mont)
         let bb = Fp.mulWide(x.b.mont, y.b.mont)
         let sx = x.a.mont.addingWithCarry(x.b.mont).0
@@ -38,45 +38,45 @@ public struct Fp2: FieldArithmetic {
 
     /// (a+bi)² = (a+b)(a-b) + 2ab·i.
     @inlinable
-    public var squared: Fp2 {
+    package var squared: Fp2 {
         let ab = a * b
         return Fp2((a + b) * (a - b), ab + ab)
     }
 
     @inlinable @inline(__always)
-    public var doubled: Fp2 { Fp2(a.doubled, b.doubled) }
+    package var doubled: Fp2 { Fp2(a.doubled, b.doubled) }
 
     /// Multiplies by an element of Fp.
     @inlinable
-    public func scaled(by k: Fp) -> Fp2 { Fp2(a * k, b * k) }
+    package func scaled(by k: Fp) -> Fp2 { Fp2(a * k, b * k) }
 
     /// The conjugate a − b·i, which is also the Frobenius map x ↦ x^p.
     @inlinable @inline(__always)
-    public var conjugate: Fp2 { Fp2(a, -b) }
+    package var conjugate: Fp2 { Fp2(a, -b) }
 
     /// Multiplies by ξ = 1 + i, the non-residue defining the tower and the twist.
     @inlinable @inline(__always)
-    public var timesXi: Fp2 { Fp2(a - b, a + b) }
+    package var timesXi: Fp2 { Fp2(a - b, a + b) }
 
     /// 1/(a+bi) = (a−bi)/(a²+b²); zero maps to zero. Constant-time.
-    public var inverse: Fp2 {
+    package var inverse: Fp2 {
         let norm = (a.squared + b.squared).inverse
         return Fp2(a * norm, -(b * norm))
     }
 
     @inlinable
-    public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
+    package var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
 
     /// All-ones when equal, else 0. Constant-time: every coefficient is compared.
     @inlinable
-    public func equalMask(_ o: Fp2) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) }
+    package func equalMask(_ o: Fp2) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) }
 
     /// Constant-time equality (all coefficients compared, see `FieldArithmetic`).
     @inlinable
-    public static func == (x: Fp2, y: Fp2) -> Bool { x.equalMask(y) != 0 }
+    package static func == (x: Fp2, y: Fp2) -> Bool { x.equalMask(y) != 0 }
 
     @inlinable
-    public static func select(_ mask: UInt64, _ x: Fp2, _ y: Fp2) -> Fp2 {
+    package static func select(_ mask: UInt64, _ x: Fp2, _ y: Fp2) -> Fp2 {
         Fp2(Fp.select(mask, x.a, y.a), Fp.select(mask, x.b, y.b))
     }
 

@@ -14,7 +14,7 @@
 /// for computing pairings over ordinary curves", EUROCRYPT 2011, one tower level up.)
 extension Fp4 {
     @inlinable
-    public static func * (x: Fp4, y: Fp4) -> Fp4 { lazyProduct(x, y) }
+    package static func * (x: Fp4, y: Fp4) -> Fp4 { lazyProduct(x, y) }
 
     @usableFromInline @inline(never)
     static func lazyProduct(_ x: Fp4, _ y: Fp4) -> Fp4 {

@@ -1,65 +1,65 @@
 /// Fp4 = Fp2[s]/(s² − ξ) with ξ = 1 + i: elements a + b·s. Milagro's middle tower level.
-public struct Fp4: FieldArithmetic {
-    public var a: Fp2
-    public var b: Fp2
+package struct Fp4: FieldArithmetic {
+    package var a: Fp2
+    package var b: Fp2
 
     @inlinable
-    public init(_ a: Fp2, _ b: Fp2) { self.a = a; self.b = b }
+    package init(_ a: Fp2, _ b: Fp2) { self.a = a; self.b = b }
 
-    public static let zero = Fp4(.zero, .zero)
-    public static let one = Fp4(.one, .zero)
+    package static let zero = Fp4(.zero, .zero)
+    package static let one = Fp4(.one, .zero)
 
     @inlinable
-    public static func + (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a + y.a, x.b + y.b) }
+    package static func + (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a + y.a, x.b + y.b) }
     @inlinable
-    public static func - (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a - y.a, x.b - y.b) }
+    package static func - (x: Fp4, y: Fp4) -> Fp4 { Fp4(x.a - y.a, x.b - y.b) }
     @inlinable
-    public static prefix func - (x: Fp4) -> Fp4 { Fp4(-x.a, -x.b) }
+    package static prefix func - (x: Fp4) -> Fp4 { Fp4(-x.a, -x.b) }
 
     // Multiplication, Karatsuba over Fp2 with s² = ξ and lazy reduction: Fp4+Lazy.swift.
 
     /// (a + bs)² = a² + ξb² + 2ab·s, as (a+b)(a+ξb) − ab − ξab for the constant part.
     @inlinable
-    public var squared: Fp4 {
+    package var squared: Fp4 {
         let ab = a * b
         let c0 = (a + b) * (a + b.timesXi) - ab - ab.timesXi
         return Fp4(c0, ab.doubled)
     }
 
     @inlinable
-    public var doubled: Fp4 { Fp4(a.doubled, b.doubled) }
+    package var doubled: Fp4 { Fp4(a.doubled, b.doubled) }
 
     /// Multiplies by s: (a + bs)·s = ξb + a·s.
     @inlinable
-    public var timesS: Fp4 { Fp4(b.timesXi, a) }
+    package var timesS: Fp4 { Fp4(b.timesXi, a) }
 
     /// Multiplies by an element of Fp2.
     @inlinable
-    public func scaled(by k: Fp2) -> Fp4 { Fp4(a * k, b * k) }
+    package func scaled(by k: Fp2) -> Fp4 { Fp4(a * k, b * k) }
 
     /// a − b·s (the conjugate over Fp2).
     @inlinable
-    public var conjugate: Fp4 { Fp4(a, -b) }
+    package var conjugate: Fp4 { Fp4(a, -b) }
 
     /// 1/(a + bs) = (a − bs)/(a² − ξb²).
-    public var inverse: Fp4 {
+    package var inverse: Fp4 {
         let d = (a.squared - b.squared.timesXi).inverse
         return Fp4(a * d, -(b * d))
     }
 
     @inlinable
-    public var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
+    package var isZeroMask: UInt64 { a.isZeroMask & b.isZeroMask }
 
     /// All-ones when equal, else 0. Constant-time: every coefficient is compared.
     @inlinable
-    public func equalMask(_ o: Fp4) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) }
+    package func equalMask(_ o: Fp4) -> UInt64 { a.equalMask(o.a) & b.equalMask(o.b) }
 
     /// Constant-time equality (all coefficients compared, see `FieldArithmetic`).
     @inlinable
-    public static func == (x: Fp4, y: Fp4) -> Bool { x.equalMask(y) != 0 }
+    package static func == (x: Fp4, y: Fp4) -> Bool { x.equalMask(y) != 0 }
 
     @inlinable
-    public static func select(_ mask: UInt64, _ x: Fp4, _ y: Fp4) -> Fp4 {
+    package static func select(_ mask: UInt64, _ x: Fp4, _ y: Fp4) -> Fp4 {
         Fp4(Fp2.select(mask, x.a, y.a), Fp2.select(mask, x.b, y.b))
     }
 

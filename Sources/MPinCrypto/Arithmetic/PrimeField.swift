@@ -1,5 +1,5 @@
 /// The constants of a prime modulus below 2^255 for Montgomery arithmetic with R = 2^256.
-public protocol MontgomeryModulus: Sendable {
+package protocol MontgomeryModulus: Sendable {
     /// The prime m, below 2^255 (so sums of two reduced values never overflow 256 bits).
     static var modulus: UInt256 { get }
     /// -m^-1 mod 2^64.
@@ -16,18 +16,18 @@ public protocol MontgomeryModulus: Sendable {
 /// values. Inversion is by Fermat's little theorem (a fixed exponent). Equality is constant-time
 /// too: the Montgomery form is always fully reduced, so equal elements have equal limbs, and
 /// `==` compares all of them (`UInt256.equalMask`) instead of stopping at the first difference.
-public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
+package struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     /// Montgomery representation, always fully reduced (< m).
     @usableFromInline var mont: UInt256
 
     @inlinable init(mont: UInt256) { self.mont = mont }
 
-    public static var zero: Self { Self(mont: .zero) }
-    public static var one: Self { Self(mont: M.rModM) }
+    package static var zero: Self { Self(mont: .zero) }
+    package static var one: Self { Self(mont: M.rModM) }
 
     /// The element equal to `value mod m`. `value` may be any 256-bit integer.
     @inlinable
-    public init(_ value: UInt256) {
+    package init(_ value: UInt256) {
         // Both moduli lie in [2^253, 2^254), so value < 2^256 < 8m: subtracting 4m, 2m and m
         // where they fit leaves value mod m, then montMul(v, R^2) = v·R mod m.
         var v = value
@@ -43,31 +43,31 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     }
 
     @inlinable
-    public init(_ small: UInt64) { self.init(UInt256(small)) }
+    package init(_ small: UInt64) { self.init(UInt256(small)) }
 
     /// Reads 32 big-endian bytes and requires the value to be canonical (< m).
-    public init?(canonicalBytes bytes: some Collection<UInt8>) {
+    package init?(canonicalBytes bytes: some Collection<UInt8>) {
         guard let v = UInt256(bigEndian: bytes), v.lessThanMask(M.modulus) != 0 else { return nil }
         self.init(v)
     }
 
     /// The canonical integer in [0, m).
     @inlinable
-    public var value: UInt256 { Self.montMul(mont, UInt256(1)) }
+    package var value: UInt256 { Self.montMul(mont, UInt256(1)) }
 
     /// 32 big-endian bytes of the canonical integer.
-    public var bytes: [UInt8] { value.bigEndianBytes }
+    package var bytes: [UInt8] { value.bigEndianBytes }
 
-    @inlinable public var isZero: Bool { mont.isZero }
-    @inlinable public var isZeroMask: UInt64 { mont.isZeroMask }
+    @inlinable package var isZero: Bool { mont.isZero }
+    @inlinable package var isZeroMask: UInt64 { mont.isZeroMask }
 
     /// All-ones when equal, else 0. Constant-time.
     @inlinable @inline(__always)
-    public func equalMask(_ o: Self) -> UInt64 { mont.equalMask(o.mont) }
+    package func equalMask(_ o: Self) -> UInt64 { mont.equalMask(o.mont) }
 
     /// Constant-time equality.
     @inlinable
-    public static func == (a: Self, b: Self) -> Bool { a.equalMask(b) != 0 }
+    package static func == (a: Self, b: Self) -> Bool { a.equalMask(b) != 0 }
 
     // MARK: Montgomery multiplication
 
@@ -140,35 +140,35 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     // MARK: Ring operations
 
     @inlinable @inline(__always)
-    public static func + (a: Self, b: Self) -> Self {
+    package static func + (a: Self, b: Self) -> Self {
         // a + b < 2m < 2^256 because m < 2^255.
         let (s, _) = a.mont.addingWithCarry(b.mont)
         return Self(mont: reduceOnce(s))
     }
 
     @inlinable @inline(__always)
-    public static func - (a: Self, b: Self) -> Self {
+    package static func - (a: Self, b: Self) -> Self {
         let (d, borrow) = a.mont.subtractingWithBorrow(b.mont)
         let (fixed, _) = d.addingWithCarry(UInt256.select(Mask.ofBit(borrow), M.modulus, .zero))
         return Self(mont: fixed)
     }
 
     @inlinable @inline(__always)
-    public static prefix func - (a: Self) -> Self { zero - a }
+    package static prefix func - (a: Self) -> Self { zero - a }
 
     @inlinable @inline(__always)
-    public static func * (a: Self, b: Self) -> Self { Self(mont: montMul(a.mont, b.mont)) }
+    package static func * (a: Self, b: Self) -> Self { Self(mont: montMul(a.mont, b.mont)) }
 
     /// The square, from the double-width square (ten products instead of sixteen) and one
     /// Montgomery reduction.
     @inlinable @inline(__always)
-    public var squared: Self { Self(mont: Self.montMul(mont, mont)) }
+    package var squared: Self { Self(mont: Self.montMul(mont, mont)) }
     @inlinable @inline(__always)
-    public var doubled: Self { self + self }
+    package var doubled: Self { self + self }
 
     /// self^e for a public or secret exponent; the sequence of operations depends only on the
     /// bit length of the modulus, never on e (square-and-multiply-always with selection).
-    public func power(_ e: UInt256) -> Self {
+    package func power(_ e: UInt256) -> Self {
         var result = Self.one
         for i in stride(from: 255, through: 0, by: -1) {
             result = result.squared
@@ -183,7 +183,7 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     /// depends on e only, so this is constant-time in `self` (fixed exponents on secrets:
     /// inversion, square roots). About 250 squarings and 45 multiplications for a 254-bit e,
     /// where one bit at a time needed about 125 multiplications.
-    public func power(publicExponent e: UInt256) -> Self {
+    package func power(publicExponent e: UInt256) -> Self {
         let n = e.bitLength
         if n == 0 { return .one }
         var odd = FixedTable16<Self>(repeating: self)
@@ -219,7 +219,7 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
     /// fixed 744 division steps), about three times faster than Fermat's self^(m−2). It inverts
     /// the Montgomery form x·R, giving x⁻¹·R⁻¹; one Montgomery multiplication by R³ makes
     /// that x⁻¹·R, the Montgomery form of x⁻¹.
-    public var inverse: Self {
+    package var inverse: Self {
         let inverted = SafeGCD.inverse(mont, modulus: M.modulus, negInverse: M.negInverse)
         let r3 = Self.montMul(M.r2ModM, M.r2ModM) // R²·R²·R⁻¹ = R³ mod m
         return Self(mont: Self.montMul(inverted, r3))
@@ -227,42 +227,42 @@ public struct PrimeFieldElement<M: MontgomeryModulus>: Sendable {
 
     /// self^-1 by Fermat's little theorem, self^(m−2) (a fixed exponent, so constant-time
     /// too): the reference the tests check `inverse` against.
-    public var fermatInverse: Self {
+    package var fermatInverse: Self {
         let (e, _) = M.modulus.subtractingWithBorrow(UInt256(2))
         return power(publicExponent: e)
     }
 
     /// `mask` all-ones selects `a`, zero selects `b`.
     @inlinable @inline(__always)
-    public static func select(_ mask: UInt64, _ a: Self, _ b: Self) -> Self {
+    package static func select(_ mask: UInt64, _ a: Self, _ b: Self) -> Self {
         Self(mont: UInt256.select(mask, a.mont, b.mont))
     }
 
     /// Whether the canonical value is odd, as 0 or 1.
     @inlinable
-    public var parity: UInt64 { value.w0 & 1 }
+    package var parity: UInt64 { value.w0 & 1 }
 }
 
 /// BN254CX base field modulus p.
-public enum BN254FieldModulus: MontgomeryModulus {
-    public static let modulus = UInt256(0xbe6623ef5c1b55b3, 0x243fd6ee18093ee1, 0xb0bddf647a6366d3, 0x2400000008702a0d)
-    public static let negInverse: UInt64 = 0xef4e205bf9789e85
-    public static let rModM = UInt256(0xcb3504747b40a81b, 0x02411f7d57bf47d3, 0x2acee440a748303a, 0x03ffffffc4eed9a0)
-    public static let r2ModM = UInt256(0x1ab56897efb9b4e3, 0xa691c0713a431a9c, 0xb09d24432010d99d, 0x0984f9877b265a33)
+package enum BN254FieldModulus: MontgomeryModulus {
+    package static let modulus = UInt256(0xbe6623ef5c1b55b3, 0x243fd6ee18093ee1, 0xb0bddf647a6366d3, 0x2400000008702a0d)
+    package static let negInverse: UInt64 = 0xef4e205bf9789e85
+    package static let rModM = UInt256(0xcb3504747b40a81b, 0x02411f7d57bf47d3, 0x2acee440a748303a, 0x03ffffffc4eed9a0)
+    package static let r2ModM = UInt256(0x1ab56897efb9b4e3, 0xa691c0713a431a9c, 0xb09d24432010d99d, 0x0984f9877b265a33)
 }
 
 /// BN254CX group order r (the scalar field).
-public enum BN254ScalarModulus: MontgomeryModulus {
-    public static let modulus = UInt256(0xbe11c0a636eb1f6d, 0xc43fd6ee0cc906ce, 0xb0bddf647a6366d2, 0x2400000008702a0d)
-    public static let negInverse: UInt64 = 0x77a1aafa9a633d9b
-    public static let rModM = UInt256(0xcd83bb747f922405, 0xa2411f7da680d058, 0x2acee440a748303c, 0x03ffffffc4eed9a0)
-    public static let r2ModM = UInt256(0x7c882d12fb96bfae, 0xa28f033a656fa449, 0xfac7856946c17599, 0x104e0b77e15d4cd6)
+package enum BN254ScalarModulus: MontgomeryModulus {
+    package static let modulus = UInt256(0xbe11c0a636eb1f6d, 0xc43fd6ee0cc906ce, 0xb0bddf647a6366d2, 0x2400000008702a0d)
+    package static let negInverse: UInt64 = 0x77a1aafa9a633d9b
+    package static let rModM = UInt256(0xcd83bb747f922405, 0xa2411f7da680d058, 0x2acee440a748303c, 0x03ffffffc4eed9a0)
+    package static let r2ModM = UInt256(0x7c882d12fb96bfae, 0xa28f033a656fa449, 0xfac7856946c17599, 0x104e0b77e15d4cd6)
 }
 
 /// The base field Fp of BN254CX.
-public typealias Fp = PrimeFieldElement<BN254FieldModulus>
+package typealias Fp = PrimeFieldElement<BN254FieldModulus>
 /// The scalar field Fr of BN254CX (integers modulo the group order r).
-public typealias Fr = PrimeFieldElement<BN254ScalarModulus>
+package typealias Fr = PrimeFieldElement<BN254ScalarModulus>
 
 extension PrimeFieldElement where M == BN254FieldModulus {
     /// A square root for p ≡ 3 (mod 4): self^((p+1)/4), and whether it is one.
@@ -282,8 +282,7 @@ extension PrimeFieldElement where M == BN254FieldModulus {
 
 /// A 512-bit value as eight little-endian limbs: an unreduced product of two field elements,
 /// so that sums and differences of products can be reduced once (lazy reduction).
-@usableFromInline
-struct UInt512: Sendable {
+package struct UInt512: Sendable {
     @usableFromInline var l0, l1, l2, l3, l4, l5, l6, l7: UInt64
 
     @inlinable @inline(__always)
@@ -387,7 +386,7 @@ extension PrimeFieldElement {
     /// sign rule for 2; when a < n swap them, with quadratic reciprocity; subtract).
     /// (As in, e.g., Cohen, "A Course in Computational Algebraic Number Theory", algorithm
     /// 1.4.10, in its subtractive binary form.)
-    public var legendreSymbol: Int {
+    package var legendreSymbol: Int {
         var a = value
         var n = M.modulus
         var sign = 1

@@ -8,22 +8,22 @@ import CValueBarrier
 /// Equality (`==`, `equalMask`) is constant-time: it reads all four limbs whatever they hold,
 /// rather than the synthesized `Equatable`, which stops at the first limb that differs.
 /// Not `Hashable`: nothing needs it, and hashing a secret is one more place it could leak.
-public struct UInt256: Sendable, Equatable {
-    public var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+package struct UInt256: Sendable, Equatable {
+    package var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
 
     @inlinable
-    public init(_ w0: UInt64, _ w1: UInt64, _ w2: UInt64, _ w3: UInt64) {
+    package init(_ w0: UInt64, _ w1: UInt64, _ w2: UInt64, _ w3: UInt64) {
         self.w0 = w0; self.w1 = w1; self.w2 = w2; self.w3 = w3
     }
 
-    public static let zero = UInt256(0, 0, 0, 0)
+    package static let zero = UInt256(0, 0, 0, 0)
 
     /// The value of a small integer.
     @inlinable
-    public init(_ small: UInt64) { self.init(small, 0, 0, 0) }
+    package init(_ small: UInt64) { self.init(small, 0, 0, 0) }
 
     /// Reads exactly 32 big-endian bytes. Returns nil for any other length.
-    public init?<B: Collection<UInt8>>(bigEndian bytes: B) {
+    package init?<B: Collection<UInt8>>(bigEndian bytes: B) {
         guard bytes.count == 32 else { return nil }
         var limbs: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var i = 0
@@ -43,7 +43,7 @@ public struct UInt256: Sendable, Equatable {
 
     /// Parses a big-endian hexadecimal string of at most 64 digits (no prefix). Not constant-time:
     /// for constants and test data.
-    public init?(hex: String) {
+    package init?(hex: String) {
         let digits = Array(hex.utf8)
         guard !digits.isEmpty, digits.count <= 64 else { return nil }
         var bytes = [UInt8](repeating: 0, count: 32)
@@ -63,14 +63,14 @@ public struct UInt256: Sendable, Equatable {
     }
 
     /// 32 big-endian bytes, leading zeros kept.
-    public var bigEndianBytes: [UInt8] {
+    package var bigEndianBytes: [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         writeBigEndian(into: &out, at: 0)
         return out
     }
 
     /// Writes 32 big-endian bytes at `offset`.
-    public func writeBigEndian(into out: inout [UInt8], at offset: Int) {
+    package func writeBigEndian(into out: inout [UInt8], at offset: Int) {
         let ws = [w3, w2, w1, w0]
         for (k, w) in ws.enumerated() {
             for b in 0..<8 { out[offset + 8 * k + b] = UInt8(truncatingIfNeeded: w >> (56 - 8 * UInt64(b))) }
@@ -79,7 +79,7 @@ public struct UInt256: Sendable, Equatable {
 
     /// Bit `i` (0 = least significant) as 0 or 1.
     @inlinable
-    public func bit(_ i: Int) -> UInt64 {
+    package func bit(_ i: Int) -> UInt64 {
         let limb: UInt64
         switch i >> 6 {
         case 0: limb = w0
@@ -94,14 +94,14 @@ public struct UInt256: Sendable, Equatable {
     /// `width` bits starting at bit `i` (width <= 8), for fixed-window methods. The position is
     /// public; only the value read is secret.
     @inlinable
-    public func bits(at i: Int, width: Int) -> UInt64 {
+    package func bits(at i: Int, width: Int) -> UInt64 {
         var v: UInt64 = 0
         for k in 0..<width { v |= bit(i + k) << UInt64(k) }
         return v
     }
 
     /// Number of significant bits. Not constant-time: for public values only.
-    public var bitLength: Int {
+    package var bitLength: Int {
         if w3 != 0 { return 256 - w3.leadingZeroBitCount }
         if w2 != 0 { return 192 - w2.leadingZeroBitCount }
         if w1 != 0 { return 128 - w1.leadingZeroBitCount }
@@ -111,28 +111,28 @@ public struct UInt256: Sendable, Equatable {
 
     /// All-ones if zero, else 0. Constant-time.
     @inlinable @inline(__always)
-    public var isZeroMask: UInt64 {
+    package var isZeroMask: UInt64 {
         Mask.equal(w0 | w1 | w2 | w3, 0)
     }
 
     @inlinable
-    public var isZero: Bool { (w0 | w1 | w2 | w3) == 0 }
+    package var isZero: Bool { (w0 | w1 | w2 | w3) == 0 }
 
     /// All-ones if `self == other`, else 0. Constant-time: the limbs' differences are OR-ed
     /// together and tested once.
     @inlinable @inline(__always)
-    public func equalMask(_ o: UInt256) -> UInt64 {
+    package func equalMask(_ o: UInt256) -> UInt64 {
         UInt256(w0 ^ o.w0, w1 ^ o.w1, w2 ^ o.w2, w3 ^ o.w3).isZeroMask
     }
 
     /// Constant-time equality (see the type's description).
     @inlinable
-    public static func == (a: UInt256, b: UInt256) -> Bool { a.equalMask(b) != 0 }
+    package static func == (a: UInt256, b: UInt256) -> Bool { a.equalMask(b) != 0 }
 
     /// self + other, and the carry out (0 or 1). Branch-free: a Bool carry would compile to
     /// conditional jumps, which are both slow and secret-dependent.
     @inlinable @inline(__always)
-    public func addingWithCarry(_ o: UInt256) -> (UInt256, UInt64) {
+    package func addingWithCarry(_ o: UInt256) -> (UInt256, UInt64) {
         let (r0, c0) = addCarry(w0, o.w0, 0)
         let (r1, c1) = addCarry(w1, o.w1, c0)
         let (r2, c2) = addCarry(w2, o.w2, c1)
@@ -142,7 +142,7 @@ public struct UInt256: Sendable, Equatable {
 
     /// self - other, and the borrow out (0 or 1). Branch-free, as `addingWithCarry`.
     @inlinable @inline(__always)
-    public func subtractingWithBorrow(_ o: UInt256) -> (UInt256, UInt64) {
+    package func subtractingWithBorrow(_ o: UInt256) -> (UInt256, UInt64) {
         let (r0, b0) = subBorrow(w0, o.w0, 0)
         let (r1, b1) = subBorrow(w1, o.w1, b0)
         let (r2, b2) = subBorrow(w2, o.w2, b1)
@@ -153,7 +153,7 @@ public struct UInt256: Sendable, Equatable {
     /// `mask` all-ones selects `a`, zero selects `b`. Constant-time: the mask passes the value
     /// barrier first, so the optimiser cannot turn the selection back into a branch.
     @inlinable @inline(__always)
-    public static func select(_ mask: UInt64, _ a: UInt256, _ b: UInt256) -> UInt256 {
+    package static func select(_ mask: UInt64, _ a: UInt256, _ b: UInt256) -> UInt256 {
         let mask = valueBarrier(mask)
         return UInt256(b.w0 ^ (mask & (a.w0 ^ b.w0)), b.w1 ^ (mask & (a.w1 ^ b.w1)),
                        b.w2 ^ (mask & (a.w2 ^ b.w2)), b.w3 ^ (mask & (a.w3 ^ b.w3)))
@@ -164,7 +164,7 @@ public struct UInt256: Sendable, Equatable {
     /// x86-64; a barrier-guarded mask elsewhere). The hot path of every modular addition and
     /// multiplication, where a masked selection would cost eight more instructions.
     @inlinable @inline(__always)
-    public func subtractingIfFits(_ m: UInt256) -> UInt256 {
+    package func subtractingIfFits(_ m: UInt256) -> UInt256 {
         let r = mpin_subtract_if_fits4(mpin_limbs4(w0: w0, w1: w1, w2: w2, w3: w3),
                                        mpin_limbs4(w0: m.w0, w1: m.w1, w2: m.w2, w3: m.w3))
         return UInt256(r.w0, r.w1, r.w2, r.w3)
@@ -172,13 +172,13 @@ public struct UInt256: Sendable, Equatable {
 
     /// self >> 1.
     @inlinable
-    public var shiftedRight1: UInt256 {
+    package var shiftedRight1: UInt256 {
         UInt256(w0 >> 1 | w1 << 63, w1 >> 1 | w2 << 63, w2 >> 1 | w3 << 63, w3 >> 1)
     }
 
     /// Constant-time `self < other`, as a mask.
     @inlinable
-    public func lessThanMask(_ o: UInt256) -> UInt64 {
+    package func lessThanMask(_ o: UInt256) -> UInt64 {
         let (_, borrow) = subtractingWithBorrow(o)
         return Mask.ofBit(borrow)
     }
@@ -211,7 +211,7 @@ extension Bool {
 extension UInt256 {
     /// The full 512-bit product as (high, low) halves, by schoolbook multiplication.
     /// Constant-time: the same instructions for every operand.
-    public func multipliedFullWidth(by o: UInt256) -> (high: UInt256, low: UInt256) {
+    package func multipliedFullWidth(by o: UInt256) -> (high: UInt256, low: UInt256) {
         var r: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &r) { raw in
             let acc = raw.bindMemory(to: UInt64.self)
@@ -242,8 +242,8 @@ extension UInt256 {
     }
 
     /// The low 256 bits of self · o (wrapping).
-    public func multipliedLow(by o: UInt256) -> UInt256 { multipliedFullWidth(by: o).low }
+    package func multipliedLow(by o: UInt256) -> UInt256 { multipliedFullWidth(by: o).low }
 
     /// Two's-complement negation modulo 2^256.
-    public var negatedWrapping: UInt256 { UInt256.zero.subtractingWithBorrow(self).0 }
+    package var negatedWrapping: UInt256 { UInt256.zero.subtractingWithBorrow(self).0 }
 }

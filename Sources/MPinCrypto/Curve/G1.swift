@@ -1,27 +1,27 @@
 /// E: y² = x³ + 2 over Fp, the BN254CX curve whose points form G1 (cofactor 1).
-public enum BN254G1Curve: WeierstrassCurve {
-    public static let b = Fp(2)
+package enum BN254G1Curve: WeierstrassCurve {
+    package static let b = Fp(2)
     /// 6x = 2·(2x + x).
     @inlinable
-    public static func timesB3(_ x: Fp) -> Fp { let t = x.doubled + x; return t.doubled }
+    package static func timesB3(_ x: Fp) -> Fp { let t = x.doubled + x; return t.doubled }
 }
 
 /// A point of G1. Every point of E(Fp) except infinity has order r.
-public typealias G1Point = ProjectivePoint<BN254G1Curve>
+package typealias G1Point = ProjectivePoint<BN254G1Curve>
 
 extension ProjectivePoint where C == BN254G1Curve {
     /// The generator (−1, 1) Milagro uses.
-    public static let generator = G1Point(affineX: -Fp.one, y: .one)
+    package static let generator = G1Point(affineX: -Fp.one, y: .one)
 
     /// The size of an uncompressed encoding: 0x04 ‖ x ‖ y.
-    public static let encodedSize = 65
+    package static let encodedSize = 65
 
     /// Decodes Milagro's uncompressed form 0x04 ‖ X ‖ Y (65 bytes).
     ///
     /// Stricter than Milagro (which reduces coordinates and ignores the prefix in 1.0.0):
     /// the prefix must be 0x04, both coordinates canonical (< p), the point on the curve.
     /// The point at infinity has no encoding. Throws, never traps.
-    public init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+    package init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
         let raw = Array(bytes)
         guard raw.count == 65 else { throw .invalidLength(expected: 65, got: raw.count) }
         guard raw[0] == 0x04 else { throw .invalidPrefix }
@@ -35,7 +35,7 @@ extension ProjectivePoint where C == BN254G1Curve {
 
     /// Decodes Milagro's compressed form (0x02 or 0x03 ‖ X, 33 bytes); the low bit of the
     /// prefix is the parity of y.
-    public init(compressedBytes bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+    package init(compressedBytes bytes: some Collection<UInt8>) throws(MPinCryptoError) {
         let raw = Array(bytes)
         guard raw.count == 33 else { throw .invalidLength(expected: 33, got: raw.count) }
         guard raw[0] == 0x02 || raw[0] == 0x03 else { throw .invalidPrefix }
@@ -46,7 +46,7 @@ extension ProjectivePoint where C == BN254G1Curve {
 
     /// The point with abscissa x and y of the given parity (0 even, 1 odd), if x is on the
     /// curve. For public data: the square root is not constant-time in its outcome.
-    public init?(x: Fp, parity: UInt64) {
+    package init?(x: Fp, parity: UInt64) {
         let (root, ok) = (x.squared * x + BN254G1Curve.b).squareRoot()
         guard ok else { return nil }
         let y = root.parity == parity ? root : -root
@@ -54,7 +54,7 @@ extension ProjectivePoint where C == BN254G1Curve {
     }
 
     /// 65 bytes 0x04 ‖ X ‖ Y. Throws for the point at infinity, which has no encoding.
-    public func encoded() throws(MPinCryptoError) -> [UInt8] {
+    package func encoded() throws(MPinCryptoError) -> [UInt8] {
         guard let (x, y) = affine else { throw .pointAtInfinity }
         var out = [UInt8](repeating: 0x04, count: 65)
         x.value.writeBigEndian(into: &out, at: 1)
@@ -67,7 +67,7 @@ extension ProjectivePoint where C == BN254G1Curve {
     /// then peel each inverse off with two multiplications). Throws `.pointAtInfinity` when
     /// any point is at infinity, as `encoded()` does. The same operations for every input of
     /// a given count.
-    public static func encoded(_ points: [G1Point]) throws(MPinCryptoError) -> [[UInt8]] {
+    package static func encoded(_ points: [G1Point]) throws(MPinCryptoError) -> [[UInt8]] {
         for p in points where p.isInfinity { throw .pointAtInfinity }
         guard !points.isEmpty else { return [] }
         // prefix[i] = z_0 ⋯ z_i
@@ -112,7 +112,7 @@ extension ProjectivePoint where C == BN254G1Curve {
     /// Milagro's `ECP_mapit`: read the 32 hash bytes as an integer mod p and try x, x+1, ...
     /// until x³ + 2 is a square; take the even square root. Not constant-time (public input).
     /// Like Milagro it reads the first 32 bytes; a shorter input is padded on the left.
-    public static func map(hash: some Collection<UInt8>) -> G1Point {
+    package static func map(hash: some Collection<UInt8>) -> G1Point {
         let first = Array(hash.prefix(32))
         var x = Fp(UInt256(bigEndian: [UInt8](repeating: 0, count: 32 - first.count) + first)!)
         while true {

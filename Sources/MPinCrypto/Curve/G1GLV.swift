@@ -42,7 +42,7 @@ extension ProjectivePoint where C == BN254G1Curve {
     /// two tables of 0·P ... 8·P (for ±P and ±φ(P)) scanned in full, the sign applied by
     /// masked negation, 33 windows of 4 doublings and 2 additions. Signed digits halve the
     /// tables (8 multiples to build instead of 15, 9 entries to scan instead of 16).
-    public func multiplied(by k: UInt256) -> G1Point {
+    package func multiplied(by k: UInt256) -> G1Point {
         let (k1, neg1, k2, neg2) = G1GLV.split(k)
         let p1 = G1Point.select(neg1, -self, self)
         let phi = G1Point(x: x * G1GLV.beta, y: y, z: z)

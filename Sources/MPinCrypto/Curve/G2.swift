@@ -1,33 +1,33 @@
 /// E': y² = x³ + 2/ξ = x³ + (1 − i) over Fp2, the D-type sextic twist carrying G2.
-public enum BN254G2Curve: WeierstrassCurve {
-    public static let b = Fp2(.one, -Fp.one)
+package enum BN254G2Curve: WeierstrassCurve {
+    package static let b = Fp2(.one, -Fp.one)
     /// 3(1 − i)(a + bi) = 3((a + b) + (b − a)i).
     @inlinable
-    public static func timesB3(_ x: Fp2) -> Fp2 {
+    package static func timesB3(_ x: Fp2) -> Fp2 {
         let t = Fp2(x.a + x.b, x.b - x.a)
         return t.doubled + t
     }
     /// An Fp2 squaring costs two Fp products, a multiplication three.
-    public static var doublesBySquaring: Bool { true }
+    package static var doublesBySquaring: Bool { true }
 }
 
 /// A point on the twist E'(Fp2). Decoded points are checked to lie in G2 (order r).
-public typealias G2Point = ProjectivePoint<BN254G2Curve>
+package typealias G2Point = ProjectivePoint<BN254G2Curve>
 
 extension ProjectivePoint where C == BN254G2Curve {
     /// Milagro's G2 generator (docs/CRYPTO.md §1).
-    public static let generator = G2Point(
+    package static let generator = G2Point(
         affineX: Fp2(Fp(UInt256(hex: "19682d2c7053b256358b2500f5c34bbb907c85bfa03e2726c0851ceee4d2ec74")!),
                      Fp(UInt256(hex: "1466b9ec3e19f64aa011c937a8e99743f81b97b0c209c30f47a58e8b2e29cfe1")!)),
         y: Fp2(Fp(UInt256(hex: "0a79edd972332b8dd81e22157daee2096361b33d847ec1b30cfbfcebcf0be09f")!),
                Fp(UInt256(hex: "06160c39ecc4c09035c6e4512d8d3461c2864ea569d2edebed904b228898ee9d")!)))
 
     /// The size of an encoding: X.a ‖ X.b ‖ Y.a ‖ Y.b, no prefix.
-    public static let encodedSize = 128
+    package static let encodedSize = 128
 
     /// Decodes Milagro's 128-byte G2 form and checks, beyond Milagro: canonical
     /// coordinates and membership in the order-r subgroup (r·Q = O). Throws, never traps.
-    public init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+    package init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
         let raw = Array(bytes)
         guard raw.count == 128 else { throw .invalidLength(expected: 128, got: raw.count) }
         var k = [Fp]()
@@ -42,7 +42,7 @@ extension ProjectivePoint where C == BN254G2Curve {
     }
 
     /// 128 bytes X.a ‖ X.b ‖ Y.a ‖ Y.b. Throws for the point at infinity.
-    public func encoded() throws(MPinCryptoError) -> [UInt8] {
+    package func encoded() throws(MPinCryptoError) -> [UInt8] {
         guard let (x, y) = affine else { throw .pointAtInfinity }
         var out = [UInt8](repeating: 0, count: 128)
         x.a.value.writeBigEndian(into: &out, at: 0)
@@ -63,7 +63,7 @@ extension ProjectivePoint where C == BN254G2Curve {
     /// clearing and subgroup membership testing on pairing-friendly curves", 2022, give the
     /// same test for BN curves.) The sequence of operations depends only on the public
     /// constant, so the test is constant-time in Q (server secrets are decoded with it).
-    public var isInPrimeOrderSubgroup: Bool {
+    package var isInPrimeOrderSubgroup: Bool {
         psi == multiplied(byPublic: Self.traceMinusOne)
     }
 
@@ -87,7 +87,7 @@ extension ProjectivePoint where C == BN254G2Curve {
 
     /// The point with abscissa x on the twist, choosing the square root Fp2.squareRoot gives
     /// (Milagro's `ECP2_setx`), or nil when x³ + b' is not a square. Public data only.
-    public init?(x: Fp2) {
+    package init?(x: Fp2) {
         guard let y = (x.squared * x + BN254G2Curve.b).squareRoot() else { return nil }
         self.init(affineX: x, y: y)
     }

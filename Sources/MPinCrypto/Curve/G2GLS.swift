@@ -75,7 +75,7 @@ extension ProjectivePoint where C == BN254G2Curve {
     /// each negated by mask when its part of k is negative; 17 windows of 4 doublings and
     /// 4 additions, each table scanned in full, the digit's sign applied by masked negation.
     /// Equal to `multiplied(by:)` on G2; wrong outside it.
-    public func multipliedInG2(by k: UInt256) -> G2Point {
+    package func multipliedInG2(by k: UInt256) -> G2Point {
         let parts = G2GLS.split(k)
         let t0 = FixedTable16<G2Point>(multiplesOf: self, through: 8)
         /// The images of a table's entries under ψ (ψ(i·Q) = i·ψ(Q)).
@@ -149,7 +149,7 @@ struct G2GeneratorTable: Sendable {
 extension ProjectivePoint where C == BN254G2Curve {
     /// k·Q for the G2 generator Q and a secret scalar (any 256-bit value), from the
     /// precomputed tables of `G2GeneratorTable`. Equal to `generator.multiplied(by: k)`.
-    public static func generatorMultiple(_ k: UInt256) -> G2Point {
+    package static func generatorMultiple(_ k: UInt256) -> G2Point {
         // Read in place: `rows[i]` would copy each 3 KB table out of the array first.
         G2GeneratorTable.shared.rows.withUnsafeBufferPointer { rows in
             var acc = G2Point.infinity

@@ -1,5 +1,5 @@
 /// A short Weierstrass curve y² = x³ + b over a field `F` (a = 0).
-public protocol WeierstrassCurve: Sendable {
+package protocol WeierstrassCurve: Sendable {
     associatedtype F: FieldArithmetic
     /// The constant b.
     static var b: F { get }
@@ -11,7 +11,7 @@ public protocol WeierstrassCurve: Sendable {
 }
 
 extension WeierstrassCurve {
-    public static var doublesBySquaring: Bool { false }
+    package static var doublesBySquaring: Bool { false }
 }
 
 /// A point in homogeneous projective coordinates (X : Y : Z), x = X/Z, y = Y/Z.
@@ -22,29 +22,29 @@ extension WeierstrassCurve {
 /// for a = 0. They have no exceptional cases (doubling, infinity, inverses), so the
 /// sequence of field operations never depends on the points: constant-time by construction.
 /// They are complete on curves of odd order, which both E(Fp) and the twist E'(Fp2) are.
-public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
-    public typealias F = C.F
-    public var x: F
-    public var y: F
-    public var z: F
+package struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
+    package typealias F = C.F
+    package var x: F
+    package var y: F
+    package var z: F
 
     @inlinable
-    public init(x: F, y: F, z: F) { self.x = x; self.y = y; self.z = z }
+    package init(x: F, y: F, z: F) { self.x = x; self.y = y; self.z = z }
 
     /// The affine point (x, y). The caller must know it is on the curve.
     @inlinable
-    public init(affineX x: F, y: F) { self.init(x: x, y: y, z: .one) }
+    package init(affineX x: F, y: F) { self.init(x: x, y: y, z: .one) }
 
-    public static var infinity: Self { Self(x: .zero, y: .one, z: .zero) }
+    package static var infinity: Self { Self(x: .zero, y: .one, z: .zero) }
 
     /// All-ones when this is the point at infinity.
     @inlinable
-    public var isInfinityMask: UInt64 { z.isZeroMask }
-    public var isInfinity: Bool { isInfinityMask != 0 }
+    package var isInfinityMask: UInt64 { z.isZeroMask }
+    package var isInfinity: Bool { isInfinityMask != 0 }
 
     /// Complete addition (RCB algorithm 7): 12 multiplications, 2 by 3b.
     @inlinable
-    public static func + (p: Self, q: Self) -> Self {
+    package static func + (p: Self, q: Self) -> Self {
         var t0 = p.x * q.x
         var t1 = p.y * q.y
         var t2 = p.z * q.z
@@ -80,7 +80,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     /// (`WeierstrassCurve.doublesBySquaring`, the twist over Fp2) the same coordinates are
     /// computed with more squarings.
     @inlinable
-    public var doubled: Self { C.doublesBySquaring ? doubledBySquaring : doubledRCB }
+    package var doubled: Self { C.doublesBySquaring ? doubledBySquaring : doubledRCB }
 
     /// RCB algorithm 9 as published: 6 multiplications, 2 squarings, 1 by 3b.
     @inlinable @inline(__always)
@@ -124,14 +124,14 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     }
 
     @inlinable
-    public static prefix func - (p: Self) -> Self { Self(x: p.x, y: -p.y, z: p.z) }
+    package static prefix func - (p: Self) -> Self { Self(x: p.x, y: -p.y, z: p.z) }
 
     @inlinable
-    public static func - (p: Self, q: Self) -> Self { p + (-q) }
+    package static func - (p: Self, q: Self) -> Self { p + (-q) }
 
     /// `mask` all-ones selects `a`, zero selects `b`.
     @inlinable @inline(__always)
-    public static func select(_ mask: UInt64, _ a: Self, _ b: Self) -> Self {
+    package static func select(_ mask: UInt64, _ a: Self, _ b: Self) -> Self {
         Self(x: F.select(mask, a.x, b.x), y: F.select(mask, a.y, b.y), z: F.select(mask, a.z, b.z))
     }
 
@@ -142,7 +142,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     /// for projective points as well as variable-time.)
     @_specialize(exported: true, where C == BN254G1Curve)
     @_specialize(exported: true, where C == BN254G2Curve)
-    public static func == (p: Self, q: Self) -> Bool {
+    package static func == (p: Self, q: Self) -> Bool {
         let ex = (p.x * q.z).equalMask(q.x * p.z)
         let ey = (p.y * q.z).equalMask(q.y * p.z)
         // Both at infinity, or both finite and equal coordinates.
@@ -152,14 +152,14 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     }
 
     /// The affine coordinates, or nil for the point at infinity. One inversion.
-    public var affine: (x: F, y: F)? {
+    package var affine: (x: F, y: F)? {
         if isInfinity { return nil }
         let zi = z.inverse
         return (x * zi, y * zi)
     }
 
     /// Whether the point satisfies Y²Z = X³ + bZ³.
-    public var isOnCurve: Bool {
+    package var isOnCurve: Bool {
         let lhs = y.squared * z
         let rhs = x.squared * x + C.b * z.squared * z
         return lhs.equalMask(rhs) != 0
@@ -170,7 +170,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     /// every step, so neither the operations nor the memory touched depend on k.
     @_specialize(exported: true, where C == BN254G1Curve)
     @_specialize(exported: true, where C == BN254G2Curve)
-    public func multiplied(by k: UInt256) -> Self {
+    package func multiplied(by k: UInt256) -> Self {
         var table = FixedTable16<Self>(multiplesOf: self)
         var acc = Self.infinity
         for window in stride(from: 63, through: 0, by: -1) {
@@ -199,7 +199,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
     /// fixed length with conditional swaps.
     @_specialize(exported: true, where C == BN254G1Curve)
     @_specialize(exported: true, where C == BN254G2Curve)
-    public func multiplied(bySmall k: UInt64, bits: Int) -> Self {
+    package func multiplied(bySmall k: UInt64, bits: Int) -> Self {
         var r0 = Self.infinity
         var r1 = self
         for i in stride(from: bits - 1, through: 0, by: -1) {
@@ -215,7 +215,7 @@ public struct ProjectivePoint<C: WeierstrassCurve>: Sendable {
 }
 
 /// Sixteen values with constant-time lookup: `select` reads every entry.
-public struct FixedTable16<T: Sendable>: Sendable {
+package struct FixedTable16<T: Sendable>: Sendable {
     @usableFromInline var storage: (T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T)
 
     @inlinable

@@ -5,7 +5,7 @@
 extension DVS {
     /// A new key pair: z goes into `secretKey` (a buffer that wipes itself; its old contents
     /// are wiped), the public key Pa is returned.
-    public static func generateKeyPair(secretKey: inout SecretBytes) throws(MPinCryptoError) -> DVSPublicKey {
+    package static func generateKeyPair(secretKey: inout SecretBytes) throws(MPinCryptoError) -> DVSPublicKey {
         var (z, pa) = try generateKeyPair()
         secretKey = SecretBytes(taking: &z)
         return pa
@@ -13,7 +13,7 @@ extension DVS {
 
     /// The token the device keeps for signing: z·CS − (f0(pin0) + f1(pin1))·A on the signing
     /// identity, where CS is the client secret the D-TAs issued for `ID ‖ Pa`.
-    public static func extractToken(signingIdentity: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
+    package static func extractToken(signingIdentity: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
                                     clientSecret: borrowing SecretBytes, secretKey z: borrowing SecretBytes)
         throws(MPinCryptoError) -> SecretBytes {
         var keyed = try clientSecret.withTemporaryArray { (cs) throws(MPinCryptoError) in
@@ -25,7 +25,7 @@ extension DVS {
 
     /// Signs `message` (the document hash) with a fresh x: Milagro's one-pass client with date 0,
     /// SEC = TOKEN + (f0(pin0) + f1(pin1))·A. A wrong factor gives a signature that does not verify.
-    public static func sign(signingIdentity: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
+    package static func sign(signingIdentity: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
                             token: borrowing SecretBytes, message: [UInt8], timeValue: Int32) throws(MPinCryptoError) -> DVSSignature {
         guard timeValue >= 0 else { throw .invalidDate }
         let x = try MPin.secretScalar()
@@ -38,5 +38,5 @@ extension DVS {
 
 extension DVSPublicKey {
     /// The length of Pa's encoding.
-    public static let byteCount = 128
+    package static let byteCount = 128
 }

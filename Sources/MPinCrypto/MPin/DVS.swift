@@ -19,12 +19,12 @@
 /// Constant time in the secrets: z (inversion by a fixed exponent, fixed-window scalar
 /// multiplications), the token, the PIN (fixed-length ladder) and x. Hashing to the curve,
 /// decoding and verifying work on public data.
-public enum DVS {
+package enum DVS {
     // MARK: Key pair
 
     /// The public key of a secret key z: Pa = (z⁻¹ mod r)·Q (`MPIN_GET_DVS_KEYPAIR` with a given z).
     /// z is 32 big-endian bytes in [1, r): `.nonCanonical` when z ≥ r, `.zeroScalar` when z = 0.
-    public static func publicKey(secretKey z: [UInt8]) throws(MPinCryptoError) -> DVSPublicKey {
+    package static func publicKey(secretKey z: [UInt8]) throws(MPinCryptoError) -> DVSPublicKey {
         let k = SecretScalar(try secretKey(z))
         let inverse = SecretScalar(k.value.inverse)
         return DVSPublicKey(validated: G2Point.generatorMultiple(inverse.value.value))
@@ -32,7 +32,7 @@ public enum DVS {
 
     /// A new key pair: z uniform in [1, r) from the system CSPRNG, and Pa.
     /// The caller owns z (a secret) and should wipe it after use.
-    public static func generateKeyPair() throws(MPinCryptoError) -> (secretKey: [UInt8], publicKey: DVSPublicKey) {
+    package static func generateKeyPair() throws(MPinCryptoError) -> (secretKey: [UInt8], publicKey: DVSPublicKey) {
         var z = try SystemRandom.scalar()
         // z = 0 has probability about 2^-254; redraw rather than fail. The test ORs every byte
         // (no early exit on the secret's first non-zero byte).
@@ -43,14 +43,14 @@ public enum DVS {
     // MARK: Identity
 
     /// The signing identity ID ‖ Pa: the identity bytes, then the 128-byte public key.
-    public static func signingIdentity(mpinID: [UInt8], publicKey: DVSPublicKey) -> [UInt8] {
+    package static func signingIdentity(mpinID: [UInt8], publicKey: DVSPublicKey) -> [UInt8] {
         mpinID + publicKey.bytes
     }
 
     /// Splits a signing identity received from elsewhere into ID and a fully validated Pa (its
     /// last 128 bytes). The identity part must not be empty: fewer than 129 bytes throw
     /// `.invalidLength(expected: 129, got:)`; a bad key throws as `DVSPublicKey(bytes:)`.
-    public static func splitSigningIdentity(_ identity: [UInt8]) throws(MPinCryptoError)
+    package static func splitSigningIdentity(_ identity: [UInt8]) throws(MPinCryptoError)
         -> (mpinID: [UInt8], publicKey: DVSPublicKey) {
         let keySize = G2Point.encodedSize
         guard identity.count > keySize else { throw .invalidLength(expected: keySize + 1, got: identity.count) }
@@ -61,7 +61,7 @@ public enum DVS {
     // MARK: Client
 
     /// Folds the key into the client secret issued for the signing identity: z·CS (z·s·A).
-    public static func keyedClientSecret(clientSecret: [UInt8], secretKey z: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
+    package static func keyedClientSecret(clientSecret: [UInt8], secretKey z: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let cs = try G1Point(bytes: clientSecret)
         let k = SecretScalar(try secretKey(z))
         return try cs.multiplied(by: k.value.value).encoded()
@@ -69,12 +69,12 @@ public enum DVS {
 
     /// The stored token: z·s·A − f(PIN)·A for A = map(SHA-256(ID ‖ Pa)), Milagro's
     /// `MPIN_EXTRACT_PIN` applied to the keyed client secret and the signing identity.
-    public static func extractToken(signingIdentity: [UInt8], pin: Int32, keyedClientSecret: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
+    package static func extractToken(signingIdentity: [UInt8], pin: Int32, keyedClientSecret: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         try MPin.extractPIN(mpinID: signingIdentity, pin: pin, clientSecret: keyedClientSecret)
     }
 
     /// Signs `message` with a fresh random x (see `sign(signingIdentity:x:pin:token:message:timeValue:)`).
-    public static func sign(signingIdentity: [UInt8], pin: Int32, token: [UInt8], message: [UInt8],
+    package static func sign(signingIdentity: [UInt8], pin: Int32, token: [UInt8], message: [UInt8],
                             timeValue: Int32) throws(MPinCryptoError) -> DVSSignature {
         var x = try SystemRandom.scalar()
         defer { x.wipe() }
@@ -87,7 +87,7 @@ public enum DVS {
     /// `timeValue` T is the signer's clock in Unix seconds; T = 0 leaves the time prefix out of
     /// the hash, as Milagro does. A negative T throws `.invalidDate` (Milagro would hash it like
     /// 0, so two different claimed times would share one signature).
-    public static func sign(signingIdentity: [UInt8], x: [UInt8], pin: Int32, token: [UInt8], message: [UInt8],
+    package static func sign(signingIdentity: [UInt8], x: [UInt8], pin: Int32, token: [UInt8], message: [UInt8],
                             timeValue: Int32) throws(MPinCryptoError) -> DVSSignature {
         guard timeValue >= 0 else { throw .invalidDate }
         let out = try MPin.client(date: 0, mpinID: signingIdentity, x: x, pin: pin, token: token, timePermit: nil,
@@ -96,7 +96,7 @@ public enum DVS {
     }
 
     /// y = SHA-256(be32(T) ‖ U ‖ message) mod r, 32 bytes; no time prefix when T = 0.
-    public static func challenge(u: [UInt8], message: [UInt8], timeValue: Int32) -> [UInt8] {
+    package static func challenge(u: [UInt8], message: [UInt8], timeValue: Int32) -> [UInt8] {
         MPin.challenge(timeValue: timeValue, message: u + message)
     }
 
@@ -106,7 +106,7 @@ public enum DVS {
     /// `publicKey`: e(Pa, V) · e(s·Q, y·A + U) = 1 with A = map(SHA-256(mpinID ‖ Pa)) and y the
     /// challenge recomputed from U, T and `message`. One double Miller loop, one final
     /// exponentiation; the server secret's lines are prepared once by the caller.
-    public static func verify(_ signature: DVSSignature, message: [UInt8], mpinID: [UInt8], publicKey: DVSPublicKey,
+    package static func verify(_ signature: DVSSignature, message: [UInt8], mpinID: [UInt8], publicKey: DVSPublicKey,
                               serverSecret: PreparedG2) -> Bool {
         check(signature, message: message, signingIdentity: signingIdentity(mpinID: mpinID, publicKey: publicKey),
               publicKey: publicKey, serverSecret: serverSecret)
@@ -115,7 +115,7 @@ public enum DVS {
     /// Milagro's `MPIN_SERVER` with Pa, from octets: the signing identity ID ‖ Pa and Pa given
     /// separately, as the library takes them. Returns `.invalidPoint` when Pa, the server secret,
     /// U or V fails to decode (or T is negative), `.badPIN` when the check fails, `.ok` otherwise.
-    public static func verify(signingIdentity: [UInt8], publicKey: [UInt8], serverSecret: [UInt8], u: [UInt8], v: [UInt8],
+    package static func verify(signingIdentity: [UInt8], publicKey: [UInt8], serverSecret: [UInt8], u: [UInt8], v: [UInt8],
                               message: [UInt8], timeValue: Int32) -> MPin.ServerResult {
         do throws(MPinCryptoError) {
             let pa = try DVSPublicKey(bytes: publicKey)
@@ -155,20 +155,20 @@ public enum DVS {
 }
 
 /// A DVS public key Pa in G2, decoded and validated.
-public struct DVSPublicKey: Sendable, Equatable {
+package struct DVSPublicKey: Sendable, Equatable {
     /// The 128-byte encoding x.a ‖ x.b ‖ y.a ‖ y.b (real parts first, no prefix byte).
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// The point; always finite, on the twist and of order r.
-    public let point: G2Point
+    package let point: G2Point
     /// Its Miller-loop lines, computed once here: a verifier that keeps the decoded key pays
     /// only the line evaluations per signature.
-    public let prepared: PreparedG2
+    package let prepared: PreparedG2
 
     /// Decodes 128 bytes with full validation: `.invalidLength` for any other size,
     /// `.pointAtInfinity` for the all-zero string (the usual stand-in for infinity, which
     /// Milagro's G2 form cannot express), `.nonCanonical` for a coordinate ≥ p, `.notOnCurve`
     /// off the twist and `.notInSubgroup` outside the order-r subgroup. Throws, never traps.
-    public init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
+    package init(bytes: some Collection<UInt8>) throws(MPinCryptoError) {
         let raw = Array(bytes)
         guard raw.count == G2Point.encodedSize else { throw .invalidLength(expected: G2Point.encodedSize, got: raw.count) }
         guard raw.contains(where: { $0 != 0 }) else { throw .pointAtInfinity }
@@ -185,25 +185,25 @@ public struct DVSPublicKey: Sendable, Equatable {
         self.bytes = (try? point.encoded()) ?? []
     }
 
-    public static func == (a: DVSPublicKey, b: DVSPublicKey) -> Bool { a.bytes == b.bytes }
+    package static func == (a: DVSPublicKey, b: DVSPublicKey) -> Bool { a.bytes == b.bytes }
 }
 
 /// A DVS signature: U = x·A and V = −(x + y)·SEC as decoded G1 points, with the signer's time
 /// value T (Unix seconds, 0 for none) that enters the challenge. The message travels separately.
-public struct DVSSignature: Sendable, Equatable {
+package struct DVSSignature: Sendable, Equatable {
     /// U, 65 bytes 0x04 ‖ x ‖ y.
-    public let u: [UInt8]
+    package let u: [UInt8]
     /// V, 65 bytes 0x04 ‖ x ‖ y.
-    public let v: [UInt8]
+    package let v: [UInt8]
     /// T, Unix seconds, ≥ 0.
-    public let timeValue: Int32
+    package let timeValue: Int32
     let uPoint: G1Point
     let vPoint: G1Point
 
     /// Decodes U and V as G1 points (length 65, prefix 0x04, canonical coordinates, on the
     /// curve; the G1 cofactor is 1, so that is subgroup membership too) and requires T ≥ 0
     /// (`.invalidDate`). Throws, never traps.
-    public init(u: [UInt8], v: [UInt8], timeValue: Int32) throws(MPinCryptoError) {
+    package init(u: [UInt8], v: [UInt8], timeValue: Int32) throws(MPinCryptoError) {
         guard timeValue >= 0 else { throw .invalidDate }
         uPoint = try G1Point(bytes: u)
         vPoint = try G1Point(bytes: v)
@@ -212,7 +212,7 @@ public struct DVSSignature: Sendable, Equatable {
         self.timeValue = timeValue
     }
 
-    public static func == (a: DVSSignature, b: DVSSignature) -> Bool {
+    package static func == (a: DVSSignature, b: DVSSignature) -> Bool {
         a.u == b.u && a.v == b.v && a.timeValue == b.timeValue
     }
 }

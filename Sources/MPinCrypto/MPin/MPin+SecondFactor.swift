@@ -29,7 +29,7 @@ extension MPin {
 
     /// f1(pin1) as 32 big-endian bytes of its canonical value in [0, r), held as a secret;
     /// 32 zero bytes for an empty pin1.
-    public static func secondFactorValue(mpinID: [UInt8], pin1: borrowing SecretBytes) -> SecretBytes {
+    package static func secondFactorValue(mpinID: [UInt8], pin1: borrowing SecretBytes) -> SecretBytes {
         let f1 = SecretScalar(secondFactor(mpinID: mpinID, pin1: pin1))
         var bytes = f1.value.bytes
         return SecretBytes(taking: &bytes)

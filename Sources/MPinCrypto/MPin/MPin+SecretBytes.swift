@@ -4,18 +4,18 @@
 /// of a live user.
 extension MPin {
     /// `sdkPINValue` of a PIN held as a secret.
-    public static func sdkPINValue(_ pin: borrowing SecretBytes) -> Int32 {
+    package static func sdkPINValue(_ pin: borrowing SecretBytes) -> Int32 {
         pin.withUnsafeBytes { sdkPINValue($0) }
     }
 
     /// A fresh random scalar (`SystemRandom.scalar`) held as a secret.
-    public static func secretScalar() throws(MPinCryptoError) -> SecretBytes {
+    package static func secretScalar() throws(MPinCryptoError) -> SecretBytes {
         var x = try SystemRandom.scalar()
         return SecretBytes(taking: &x)
     }
 
     /// The client secret from its two D-TA shares (`recombineG1`).
-    public static func recombineClientSecret(_ share1: borrowing SecretBytes, _ share2: borrowing SecretBytes)
+    package static func recombineClientSecret(_ share1: borrowing SecretBytes, _ share2: borrowing SecretBytes)
         throws(MPinCryptoError) -> SecretBytes {
         var cs = try share1.withTemporaryArray { (a) throws(MPinCryptoError) in
             try share2.withTemporaryArray { (b) throws(MPinCryptoError) in try recombineG1(a, b) }
@@ -24,7 +24,7 @@ extension MPin {
     }
 
     /// The token a device keeps: the client secret with the PIN folded out (`extractPIN`).
-    public static func extractPIN(mpinID: [UInt8], pin: borrowing SecretBytes, clientSecret: borrowing SecretBytes)
+    package static func extractPIN(mpinID: [UInt8], pin: borrowing SecretBytes, clientSecret: borrowing SecretBytes)
         throws(MPinCryptoError) -> SecretBytes {
         let value = sdkPINValue(pin)
         var token = try clientSecret.withTemporaryArray { (cs) throws(MPinCryptoError) in
@@ -35,7 +35,7 @@ extension MPin {
 
     /// The token of a user with two factors (docs/MFA.md §10): TOKEN = CS − (f0(pin0) + f1(pin1))·A.
     /// With an empty `pin1` this is `extractPIN(mpinID:pin:clientSecret:)`, bit for bit.
-    public static func extractPIN(mpinID: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
+    package static func extractPIN(mpinID: [UInt8], pin0: borrowing SecretBytes, pin1: borrowing SecretBytes,
                                   clientSecret: borrowing SecretBytes) throws(MPinCryptoError) -> SecretBytes {
         let factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
         var token = try clientSecret.withTemporaryArray { (cs) throws(MPinCryptoError) in
@@ -45,14 +45,14 @@ extension MPin {
     }
 
     /// Pass 1's results: U and UT go to the server, SEC stays for pass 2.
-    public struct Pass1: ~Copyable {
-        public let u: [UInt8]
-        public let ut: [UInt8]?
-        public let sec: SecretBytes
+    package struct Pass1: ~Copyable {
+        package let u: [UInt8]
+        package let ut: [UInt8]?
+        package let sec: SecretBytes
     }
 
     /// Client pass 1 (`client1`) with the PIN, x and the token held as secrets.
-    public static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin: borrowing SecretBytes,
+    package static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin: borrowing SecretBytes,
                                token: borrowing SecretBytes, timePermit: [UInt8]?) throws(MPinCryptoError) -> Pass1 {
         let value = sdkPINValue(pin)
         var r = try x.withTemporaryArray { (xa) throws(MPinCryptoError) in
@@ -65,7 +65,7 @@ extension MPin {
 
     /// Client pass 1 for a user with two factors (docs/MFA.md §10): SEC = TOKEN + (f0(pin0) +
     /// f1(pin1))·A (+ the time permit). With an empty `pin1` this is the one-PIN `client1`.
-    public static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin0: borrowing SecretBytes,
+    package static func client1(date: Int32, mpinID: [UInt8], x: borrowing SecretBytes, pin0: borrowing SecretBytes,
                                pin1: borrowing SecretBytes, token: borrowing SecretBytes,
                                timePermit: [UInt8]?) throws(MPinCryptoError) -> Pass1 {
         let factors = PINFactors.of(pin0: sdkPINValue(pin0), pin1: pin1, mpinID: mpinID)
@@ -78,7 +78,7 @@ extension MPin {
     }
 
     /// Client pass 2 (`client2`): V is public, x and SEC stay secret.
-    public static func client2(x: borrowing SecretBytes, y: [UInt8], sec: borrowing SecretBytes) throws(MPinCryptoError) -> [UInt8] {
+    package static func client2(x: borrowing SecretBytes, y: [UInt8], sec: borrowing SecretBytes) throws(MPinCryptoError) -> [UInt8] {
         try x.withTemporaryArray { (xa) throws(MPinCryptoError) in
             try sec.withTemporaryArray { (s) throws(MPinCryptoError) in try client2(x: xa, y: y, sec: s) }
         }

@@ -1,5 +1,5 @@
 /// Why a cryptographic input was refused. No case carries secret material.
-public enum MPinCryptoError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum MPinCryptoError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An encoding had the wrong number of bytes.
     case invalidLength(expected: Int, got: Int)
     /// A G1 encoding did not start with 0x04 (or 0x02/0x03 where compressed points are allowed).
@@ -21,7 +21,7 @@ public enum MPinCryptoError: Error, Equatable, Sendable, CustomStringConvertible
     /// A secret scalar that must be invertible (a DVS key z) was zero modulo the group order.
     case zeroScalar
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .invalidLength(expected, got): "invalid length: expected \(expected) bytes, got \(got)"
         case .invalidPrefix: "invalid point prefix byte"

@@ -7,9 +7,9 @@ import Darwin
 #endif
 
 /// Randomness from the operating system's CSPRNG (getrandom(2) through getentropy(3)).
-public enum SystemRandom {
+package enum SystemRandom {
     /// Fills `count` bytes from the kernel CSPRNG. Blocks only until the pool is seeded at boot.
-    public static func bytes(_ count: Int) throws(MPinCryptoError) -> [UInt8] {
+    package static func bytes(_ count: Int) throws(MPinCryptoError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
@@ -30,7 +30,7 @@ public enum SystemRandom {
 
     /// A uniform scalar in [0, r), as Milagro's `MPIN_RANDOM_GENERATE` (512 random bits
     /// reduced mod r, so the bias is below 2^-250). 32 big-endian bytes.
-    public static func scalar() throws(MPinCryptoError) -> [UInt8] {
+    package static func scalar() throws(MPinCryptoError) -> [UInt8] {
         var raw = try bytes(64)
         defer { raw.wipe() }
         let hi = Fr(UInt256(bigEndian: raw[0..<32])!)
@@ -45,7 +45,7 @@ extension Array where Element == UInt8 {
     /// Overwrites every byte with zero (explicit_bzero: the writes cannot be optimised away),
     /// for buffers that held a PIN, token, secret share or random scalar.
     @inline(never)
-    public mutating func wipe() {
+    package mutating func wipe() {
         withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
     }
 }

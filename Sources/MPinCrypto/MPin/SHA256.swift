@@ -8,16 +8,16 @@ import Darwin
 
 /// SHA-256 (FIPS 180-4), the only hash M-Pin on BN254CX uses. Self-contained so that the
 /// crypto module has no dependencies; tests check it against OpenSSL.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
     private var buffer = [UInt8]()
     private var length: UInt64 = 0
 
-    public init() { buffer.reserveCapacity(64) }
+    package init() { buffer.reserveCapacity(64) }
 
     /// The digest of `data` in one call.
-    public static func hash(_ data: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ data: some Sequence<UInt8>) -> [UInt8] {
         var h = SHA256()
         h.update(data)
         return h.finalize()
@@ -27,7 +27,7 @@ public struct SHA256: Sendable {
     /// memory, a block at a time; only a partial block is copied into `buffer`. The server
     /// hashes every mpinId and authOTT it handles (issue 27 item 3: byte-by-byte appends and a
     /// schedule array per block made each hash cost several microseconds).
-    public mutating func update(_ data: some Sequence<UInt8>) {
+    package mutating func update(_ data: some Sequence<UInt8>) {
         let done: Void? = data.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
         guard done == nil else { return }
         for byte in data { update(byte) }
@@ -63,7 +63,7 @@ public struct SHA256: Sendable {
     }
 
     /// The 32-byte digest. The hasher should not be used afterwards.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
         buffer.append(0x80)
         if buffer.count > 56 {

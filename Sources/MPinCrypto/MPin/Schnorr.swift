@@ -14,18 +14,18 @@
 ///
 /// Signing uses x and k only through constant-time operations (G1 multiplication by a secret
 /// scalar, Fr arithmetic). Verifying works on public data.
-public enum Schnorr {
+package enum Schnorr {
     /// 65-byte R ‖ 32-byte s.
-    public static let signatureSize = G1Point.encodedSize + 32
+    package static let signatureSize = G1Point.encodedSize + 32
 
     /// The public key of a secret key (32 big-endian bytes in [1, r)).
-    public static func publicKey(secretKey: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
+    package static func publicKey(secretKey: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let x = SecretScalar(try secretScalar(secretKey))
         return try G1Point.generator.multiplied(by: x.value.value).encoded()
     }
 
     /// A new key pair from the system CSPRNG. The caller owns the secret key and wipes it.
-    public static func generateKeyPair() throws(MPinCryptoError) -> (secretKey: [UInt8], publicKey: [UInt8]) {
+    package static func generateKeyPair() throws(MPinCryptoError) -> (secretKey: [UInt8], publicKey: [UInt8]) {
         var x = try SystemRandom.scalar()
         // x = 0 has probability about 2^-254; draw again rather than fail.
         while x.reduce(0, |) == 0 { x = try SystemRandom.scalar() }
@@ -33,7 +33,7 @@ public enum Schnorr {
     }
 
     /// The signature of `message` under `secretKey`.
-    public static func sign(_ message: [UInt8], secretKey: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
+    package static func sign(_ message: [UInt8], secretKey: [UInt8]) throws(MPinCryptoError) -> [UInt8] {
         let x = SecretScalar(try secretScalar(secretKey))
         let publicKey = try G1Point.generator.multiplied(by: x.value.value).encoded()
         var nonce = try SystemRandom.scalar()
@@ -48,7 +48,7 @@ public enum Schnorr {
 
     /// Whether `signature` is `publicKey`'s signature of `message`. Malformed input is false,
     /// never a trap.
-    public static func verify(_ signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
+    package static func verify(_ signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == signatureSize,
               let x = try? G1Point(bytes: publicKey),
               let r = try? G1Point(bytes: signature[0..<G1Point.encodedSize]),

@@ -4,7 +4,7 @@
 ///
 /// The sequence of field operations depends only on the public curve constants, never on
 /// the points, so pairing a secret point (the server secret) is constant-time.
-public enum Pairing {
+package enum Pairing {
     /// |u| for the BN parameter u = −0x4000000003C012B1.
     static let u0: UInt64 = 0x4000000003C012B1
     /// The Miller loop runs over n = |6u + 2| = 6|u| − 2 in signed digits taken from 3n and n
@@ -25,13 +25,13 @@ public enum Pairing {
     }()
 
     /// e(Q, P), the reduced pairing value (Milagro's `PAIR_fexp(PAIR_ate(Q, P))`).
-    public static func pairing(_ q: G2Point, _ p: G1Point) -> Fp12 {
+    package static func pairing(_ q: G2Point, _ p: G1Point) -> Fp12 {
         finalExponentiation(millerLoop([(q, p)]))
     }
 
     /// e(Q1, P1) · e(Q2, P2) with one shared Miller loop and one final exponentiation
     /// (Milagro's `PAIR_double_ate`), as the M-Pin server check uses.
-    public static func doublePairing(_ q1: G2Point, _ p1: G1Point, _ q2: G2Point, _ p2: G1Point) -> Fp12 {
+    package static func doublePairing(_ q1: G2Point, _ p1: G1Point, _ q2: G2Point, _ p2: G1Point) -> Fp12 {
         finalExponentiation(millerLoop([(q1, p1), (q2, p2)]))
     }
 
@@ -177,7 +177,7 @@ public enum Pairing {
     /// f^((p¹² − 1)/r) exactly as Milagro computes it: the easy part (p⁶ − 1)(p² + 1), then
     /// the Duquesne–Ghammam hard part (a fixed multiple of (p⁴ − p² + 1)/r, which is why
     /// other libraries' GT bytes differ while accept/reject answers agree).
-    public static func finalExponentiation(_ f: Fp12) -> Fp12 {
+    package static func finalExponentiation(_ f: Fp12) -> Fp12 {
         // Easy part.
         var r = f.conjugate * f.inverse
         r = r.frobenius(2) * r
@@ -230,7 +230,7 @@ extension Fp12 {
 
     /// self · (l0 + l1·t + l3·t³), the product by a line in the Miller loop
     /// (`multipliedBySparse`). Public for the tests, which check it against a schoolbook product.
-    public func multipliedBySparseLine(l0: Fp2, l1: Fp2, l3: Fp2) -> Fp12 {
+    package func multipliedBySparseLine(l0: Fp2, l1: Fp2, l3: Fp2) -> Fp12 {
         multipliedBySparse(Pairing.Line(l0: l0, l3: l3, l1: l1))
     }
 

@@ -6,7 +6,7 @@
 ///
 /// The lines of a secret point are as secret as the point; they are computed with the same
 /// fixed sequence of operations and read in a fixed order.
-public struct PreparedG2: Sendable {
+package struct PreparedG2: Sendable {
     /// The lines in loop order (one or two per loop digit, then two); empty for infinity.
     /// When `normalized`, each is divided by its c0 (which is then 1, and c3, c1 the quotients).
     let lines: [Pairing.LineCoefficients]
@@ -20,7 +20,7 @@ public struct PreparedG2: Sendable {
     /// its t⁰ coefficient makes two of the three Fp4 products of the sparse product by a line
     /// two Fp2 products each (`Fp12.multipliedByNormalizedSparse`). The c0 are never 0 for a
     /// point of order r (2YZ with Y, Z ≠ 0; X − Z·x2 with A ≠ ±B).
-    public init(_ q: G2Point) {
+    package init(_ q: G2Point) {
         let plain = PreparedG2(oneShot: q)
         guard !plain.lines.isEmpty else { self = plain; return }
         let inverses = Fp2.simultaneousInverses(plain.lines.map(\.c0))
@@ -64,17 +64,17 @@ public struct PreparedG2: Sendable {
     }
 
     /// The G2 generator, prepared.
-    public static let generator = PreparedG2(.generator)
+    package static let generator = PreparedG2(.generator)
 }
 
 extension Pairing {
     /// e(Q1, P1) · e(Q2, P2) for prepared Q1, Q2: equal to `doublePairing` on the points.
-    public static func doublePairing(prepared q1: PreparedG2, _ p1: G1Point, prepared q2: PreparedG2, _ p2: G1Point) -> Fp12 {
+    package static func doublePairing(prepared q1: PreparedG2, _ p1: G1Point, prepared q2: PreparedG2, _ p2: G1Point) -> Fp12 {
         finalExponentiation(millerLoop(prepared: [(q1, p1), (q2, p2)]))
     }
 
     /// e(Q, P) for a prepared Q.
-    public static func pairing(prepared q: PreparedG2, _ p: G1Point) -> Fp12 {
+    package static func pairing(prepared q: PreparedG2, _ p: G1Point) -> Fp12 {
         finalExponentiation(millerLoop(prepared: [(q, p)]))
     }
 
