@@ -42,6 +42,10 @@ public struct Login {
     /// Receives every step of `run` (see LoginEvent: never a secret). The PAM module's `debug`
     /// option logs them. Sendable because the login's transport (TracingTransport) calls it.
     public var trace: (@Sendable (LoginEvent) -> Void)?
+    /// Offline logins (`offline = yes`): enrolled at an online success, tried when every node is
+    /// unreachable. Nil when they are off; a REVOKED or BLOCKED answer removes a user's offline
+    /// record either way.
+    public var offline: OfflineLogins?
 
     public init(config: LoginConfig, platform: any PlatformContext, trace: (@Sendable (LoginEvent) -> Void)? = nil) {
         self.config = config
@@ -96,6 +100,9 @@ public struct Login {
         // proof) is left for the next one, within the one budget; a node that may have seen
         // pass 2 is never abandoned, since a second node would count one wrong PIN twice.
         var outcome = Outcome.unavailable("no backend node answered")
+        // Nodes that were tried and never answered for a reason of the network (refused, timed
+        // out, no route, no name): offline logins only when that is every node.
+        var unreachable = 0
         for (index, url) in nodes.enumerated() {
             if index > 0 {
                 trace?(.failover(to: URLHost.of(url)))
@@ -110,7 +117,22 @@ public struct Login {
             if !config.authenticatesByTLS(url), !node.sdk.confine(toOriginOf: url) { break }
             let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
             outcome = result
+            if node.firstAnswer.isUnreachable(url) { unreachable += 1 }
             guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline.instant else { break }
+        }
+        switch outcome {
+        case .success:
+            offline?.onlineSuccess(identity: account.identity, pin: pin)
+        case .revoked, .blocked:
+            // Believed only when signed with the pinned key or through TLS with the configured
+            // CA (an unsigned one is `failed`): the backend stays the authority offline too.
+            let forgetting = offline ?? OfflineLogins(config: config, storage: platform.nonSecureStorage)
+            forgetting.forget(identity: account.identity, because: outcome == .revoked ? "revoked" : "blocked")
+        case .unavailable where offline != nil && unreachable == nodes.count:
+            trace?(.offline)
+            outcome = offline!.unreachable(identity: account.identity, pin: pin)
+        default:
+            break
         }
         // A REVOKED answer is kept with the account, for account management (no network
         // there); a later success clears it. The login's outcome does not depend on the write.
@@ -229,7 +251,7 @@ final class FirstAnswerTransport: HTTPTransport {
     /// Origins (`scheme://host[:port]`) that sent an HTTP answer, whatever its status, and
     /// those that a request reached no answer from (refused, timed out, reset); locked, as
     /// `HTTPTransport` promises calls from several threads at once.
-    private let origins = Mutex<(answered: Set<String>, silent: Set<String>)>(([], []))
+    private let origins = Mutex<(answered: Set<String>, silent: Set<String>, unreachable: Set<String>)>(([], [], []))
 
     init(base: any HTTPTransport, limit: Duration) { self.base = base; self.limit = limit }
 
@@ -237,6 +259,14 @@ final class FirstAnswerTransport: HTTPTransport {
     func isSilent(_ url: String) -> Bool {
         let origin = URLHost.of(url)
         return origins.withLock { $0.silent.contains(origin) && !$0.answered.contains(origin) }
+    }
+
+    /// Whether `url`'s origin never answered and a request to it failed for a reason of the
+    /// network only: refused, timed out, no route, no name. Not a TLS failure (someone answered),
+    /// an untrusted domain or a refused URL (nothing was tried).
+    func isUnreachable(_ url: String) -> Bool {
+        let origin = URLHost.of(url)
+        return origins.withLock { $0.unreachable.contains(origin) && !$0.answered.contains(origin) }
     }
 
     func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
@@ -248,7 +278,13 @@ final class FirstAnswerTransport: HTTPTransport {
             origins.withLock { _ = $0.answered.insert(origin) }
             return response
         } catch {
-            origins.withLock { _ = $0.silent.insert(origin) }
+            origins.withLock {
+                _ = $0.silent.insert(origin)
+                switch error {
+                case .hostNotFound, .connectionRefused, .connectionFailed, .timedOut: _ = $0.unreachable.insert(origin)
+                default: break
+                }
+            }
             throw error
         }
     }

@@ -29,6 +29,8 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
     /// The backend's REVOKED answer (or a success clearing an earlier one) could not be kept
     /// with the account, for the store's reason.
     case revocationNotRecorded(String)
+    /// Every backend node was unreachable: the PIN goes to the offline check (OfflineLogins).
+    case offline
 
     public var description: String {
         switch self {
@@ -43,6 +45,7 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
         case .failover(let origin): "backend node failed before the PIN proof; trying \(origin)"
         case .outcome(let outcome, let duration): "outcome \(outcome.name) after \(Self.milliseconds(duration)) ms"
         case .revocationNotRecorded(let why): "the revocation could not be recorded with the account: \(why)"
+        case .offline: "every backend node is unreachable: checking the PIN offline, with the TPM"
         }
     }
 

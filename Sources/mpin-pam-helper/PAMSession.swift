@@ -188,9 +188,16 @@ struct PAMSession {
         if config.enrol, let code = enrolIfUnregistered(config, user: user, unregistered: unregistered, started: started) {
             return code
         }
-        var login = Login(config: config, platform: platform(config))
+        let platform = platform(config)
+        var login = Login(config: config, platform: platform)
         // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
         if options.debug { login.trace = { event in debug(event.description) } }
+        // Offline logins: tpm2-tss is loaded only if the TPM is needed (OfflineLogins).
+        if config.offline {
+            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage)
+            offline.service = item(PAM_SERVICE)
+            login.offline = offline
+        }
         var firstPass = false
         var cannotAsk = false
         var (outcome, identity) = login.run(unixUser: user) { readPIN(config, firstPass: &firstPass, cannotAsk: &cannotAsk) }
@@ -223,8 +230,14 @@ struct PAMSession {
             return PAM_CONV_ERR
         }
         let code = pamCode(outcome, unregistered: unregistered)
-        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, unregistered: unregistered)
+        let offline = login.offline?.use == .checked
+        for note in login.offline?.notes ?? [] { log(LOG_NOTICE, "user=\(user) \(note)") }
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started,
+                   mode: offline ? " mode=offline" : "", unregistered: unregistered)
         switch outcome {
+        case .success where offline:
+            tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached: this was an offline login, the PIN checked by this host's TPM.")
+        case .wrongPIN where offline: tell(PAM_ERROR_MSG, "Wrong PIN (offline login: the M-Pin server cannot be reached).")
         case .wrongPIN: tell(PAM_ERROR_MSG, "Wrong PIN.")
         case .blocked: tell(PAM_ERROR_MSG, "Your M-Pin identity is blocked; ask an administrator.")
         case .revoked: tell(PAM_ERROR_MSG, "Your M-Pin identity has been revoked; ask an administrator.")
