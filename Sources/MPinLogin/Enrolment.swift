@@ -151,6 +151,9 @@ public struct Enrolment {
         let fingerprint = MPinIdentity.fingerprint(mpinIdHex: user.mpinIdHex) ?? ""
         do {
             try accounts.set(.init(identity: identity, backend: config.backend, mpinIdHash: fingerprint), for: unixUser)
+            // A new registration starts without offline logins: a record sealed with an earlier
+            // PIN of the identity must not outlive it (docs/SECURITY.md, "Offline logins").
+            try OfflineLogins.forget(identity: identity, storage: platform.nonSecureStorage)
         } catch {
             _ = sdk.deleteUser(user)
             return (.failed(error.description), identity, nil)

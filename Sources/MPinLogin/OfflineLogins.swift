@@ -163,6 +163,16 @@ public final class OfflineLogins {
         return Record(bytes)?.online
     }
 
+    /// `YYYY-MM-DD HH:MM:SS UTC`, for mpinctl.
+    public static func utcText(_ seconds: Int64) -> String {
+        var t = time_t(seconds)
+        var parts = tm()
+        guard gmtime_r(&t, &parts) != nil else { return "\(seconds)" }
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+
     func isFresh(_ online: Int64) -> Bool {
         let age = now() - online
         return age >= -300 && age <= config.offlineMaxAge
