@@ -318,7 +318,9 @@ struct PAMSession {
     /// store's lock and the process's own start and exit. Time in the conversation does not
     /// count; past this the module stops the helper.
     func allowTime(_ config: LoginConfig, device: Bool = false) {
-        let seconds = config.timeout + (device || config.mode == .device ? config.deviceTimeout : 0) + 3
+        // Offline logins add the TPM's work after the network's budget (a record made at an online
+        // success, or the offline check): a hardware TPM may take a second or two for it.
+        let seconds = config.timeout + (device || config.mode == .device ? config.deviceTimeout : 0) + 3 + (config.offline ? 5 : 0)
         channel.watchdog(milliseconds: UInt32(min(seconds * 1000, Double(UInt32.max))))
     }
 
