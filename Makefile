@@ -170,6 +170,7 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/host-security-tests.sh
 	bash Tests/Integration/enrol-tests.sh
 	bash Tests/Integration/resident-tests.sh
+	bash Tests/Integration/recovery-tests.sh
 	bash Tests/Integration/offline-tests.sh
 
 # The OpenID provider's web login as a person does it (issue 29): `mpin approve` and `mpin refuse`

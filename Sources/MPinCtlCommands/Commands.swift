@@ -20,10 +20,12 @@ struct Register: CLICommand {
             .option("device-name", help: "A device name sent to the backend."),
             .option("wait", default: "300", help: "Seconds to wait for the identity to be verified."),
             .option("verdict-key", help: "The key `mpin-server verdict-key` prints on the server: the backend must announce this one."),
+            .flag("join-group", help: "Add the user to the group `mpin` (the packaged PAM profile's require_group) without asking."),
         ])
     let global: GlobalOptions
     let user: String, identity: String, backend: String?, activationCode: String?, deviceName: String?, verdictKey: String?
     let wait: Int
+    let joinGroup: Bool
 
     init(_ line: ParsedCommandLine) throws {
         global = GlobalOptions(line)
@@ -34,6 +36,7 @@ struct Register: CLICommand {
         deviceName = line.value("device-name")
         wait = try line.integer("wait")
         verdictKey = line.value("verdict-key")
+        joinGroup = line.flag("join-group")
     }
 
     func run() throws {
@@ -64,18 +67,51 @@ struct Register: CLICommand {
         // A stale, unfinished registration of the same identity is replaced.
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { sdk.deleteUser(u) }
         let mpinUser = sdk.makeNewUser(id: identity, deviceName: deviceName ?? "")
-        try check(sdk.startRegistration(mpinUser, activateCode: activationCode ?? ""))
+        let started = sdk.startRegistration(mpinUser, activateCode: activationCode ?? "")
+        if started.code == .identityNotAuthorized, let code = activationCode, !code.isEmpty {
+            throw CLIError(status: .failed, message: "IDENTITY_NOT_AUTHORIZED: the backend refused the registration: the activation "
+                           + "code is wrong, expired or used. Nothing was registered here; ask the administrator for a new one "
+                           + "(mpin-server user add \(identity))")
+        }
+        try check(started)
         try confirm(sdk, mpinUser)
         let pin = try global.readNewPIN("M-Pin PIN", for: identity, length: config.pinLength)
         try check(sdk.finishRegistration(mpinUser, pin: pin))
         let fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinUser.mpinIdHex) ?? ""
-        try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint), for: user)
+        try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint,
+                               uid: try? UnixAccount.lookup(user).uid), for: user)
         // A new registration starts without offline logins (docs/SECURITY.md, "Offline logins").
         try OfflineLogins.forget(identity: identity, storage: global.platform(config).nonSecureStorage)
         // This host's key for access numbers (PROTOCOL.md §5.8); a device login makes it otherwise.
         _ = try? HostKeyStore.loadOrCreate(global.platform(config).secureStorage)
         if !mpinUser.verdictKeyHex.isEmpty { print("verdict key \(mpinUser.verdictKeyHex)") }
         print("REGISTERED \(user) as \(identity) on \(node)")
+        offerGroup(user)
+    }
+
+    /// The packaged PAM profile asks M-Pin of the members of `mpin` only (require_group=mpin),
+    /// so a registration does nothing until its user joins: offered here, on a terminal asked,
+    /// with --join-group done; the group itself comes with libpam-mpin.
+    func offerGroup(_ user: String) {
+        let group = "mpin"
+        guard let account = try? UnixAccount.lookup(user),
+              let members = try? UnixGroups.membership(of: account, in: [group]), members.isEmpty,
+              getgrnam(group) != nil else { return }
+        var join = joinGroup
+        if !join, isatty(0) == 1, isatty(1) == 1 {
+            print("Add \(user) to the group \(group), so that the packaged PAM profile (require_group=\(group)) asks \(user) for the PIN? [y/N] ",
+                  terminator: "")
+            fflush(nil)
+            let answer = readLine() ?? ""
+            join = answer.lowercased().hasPrefix("y")
+        }
+        guard join else {
+            print("note: \(user) is not in the group \(group); the packaged PAM profile asks M-Pin only of its members: `gpasswd -a \(user) \(group)`")
+            return
+        }
+        let run = ChildProcess.run("/usr/bin/gpasswd", ["-a", user, group])
+        if run.status == 0 { print("added \(user) to the group \(group)") }
+        else { printError("warning: `gpasswd -a \(user) \(group)` failed: \(run.error.split(separator: "\n").first.map(String.init) ?? "exit status \(run.status)")") }
     }
 
     /// ConfirmRegistration, polling while the identity is not verified yet.
@@ -86,6 +122,14 @@ struct Register: CLICommand {
             let status = sdk.confirmRegistration(u)
             if status.isOK { if said { print("") }; return }
             guard status.code == .identityNotVerified, System.monotonicSeconds() < deadline else { try check(status); return }
+            // A right activation code verifies the identity at once: waiting would only hide
+            // that this one was not accepted.
+            if let code = activationCode, !code.isEmpty {
+                throw CLIError(status: .failed, message: "IDENTITY_NOT_VERIFIED: the backend did not accept the activation code "
+                               + "(wrong, expired or used); nothing was registered here. Ask the administrator for a new one "
+                               + "(mpin-server user invite \(u.id)), or register without --activation-code and have the "
+                               + "registration activated on the server")
+            }
             if !said {
                 // The administrator activates this registration by its fingerprint, not all of
                 // the identity's (issue 24, finding 2): tell it to them.

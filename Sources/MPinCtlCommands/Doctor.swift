@@ -87,6 +87,11 @@ struct Doctor: CLICommand {
             report(problem == nil, "helper", "\(helper)" + (problem.map { " \($0)" } ?? ""), fix: fix)
         }
 
+        // Every registration in the store (readable only by root).
+        if getuid() == 0, let sdk = try? global.sdk(config) {
+            RegistrationCheck(config: config, platform: global.platform(config), sdk: sdk).run { report($0, $1, $2, fix: $3) }
+        }
+
         checkOffline(config) { report($0, $1, $2, fix: $3) }
 
         guard !config.backend.isEmpty else {
@@ -195,17 +200,22 @@ extension Doctor {
         }
         // Root authenticates through sshd's stack only with PermitRootLogin yes, and never through
         // sudo's (sudo asks the calling user, and root is not asked at all).
-        let reports = PAMStackAnalysis.analyse(directory: pamDir, rootAuthenticates: { service in
+        let rootAuthenticates: (String) -> Bool = { service in
             service == "sshd" ? sshd?.rootUsesPAM ?? true : !service.hasPrefix("sudo")
-        }, readFile: read, exemptsByConfig: { line in
+        }
+        let reports = PAMStackAnalysis.analyse(directory: pamDir, rootAuthenticates: rootAuthenticates, readFile: read,
+                                               exemptsByConfig: { line in
             // The configuration the line's helper would read (unreadable or invalid: no exemption
             // assumed here; the config checks above report it).
             let options = ModuleOptions(arguments: line.arguments)
             let config = try? options.loadConfig { path throws(ConfigError) in read(path) }
             return !(config?.exemptGroups.isEmpty ?? true)
-        })
+        }, mustGetIn: mustGetIn(read: read, rootAuthenticates: rootAuthenticates))
         for r in reports {
-            report(r.findings.isEmpty && r.problems.isEmpty, "stack", "\(r.service): \(r.summary)", "see the lines below")
+            report(r.findings.isEmpty && r.problems.isEmpty && r.lockouts.isEmpty, "stack", "\(r.service): \(r.summary)", "see the lines below")
+            for lockout in r.lockouts {
+                report(false, "lockout", "\(r.service): \(lockout.message)", lockout.fix)
+            }
             for problem in r.problems {
                 report(false, "stack", "\(r.service): \(problem)", "correct the line; libpam cannot use it as written")
             }
@@ -214,6 +224,41 @@ extension Doctor {
             }
         }
         for line in sshdLines { report(line.ok, "sshd", line.detail, line.fix) }
+    }
+}
+
+extension Doctor {
+    /// Root, and the administrator who ran doctor through sudo (SUDO_USER), when they have no
+    /// registration in the store: each must still get in with the password, or enabling the
+    /// module locks them out. What pam_mpin answers them on a line is its policy for that line
+    /// (EnforcementPolicy: nouserok, nouserok_root, require_group with their groups).
+    func mustGetIn(read: @escaping (String) -> String?, rootAuthenticates: @escaping (String) -> Bool) -> [PAMStackAnalysis.Unregistered] {
+        var registered: Set<String> = []
+        if let config = try? global.loadConfig(),
+           let all = try? AccountMap(storage: global.platform(config).nonSecureStorage).all() {
+            registered = Set(all.filter { !$0.account.revoked }.map(\.unixUser))
+        }
+        var accounts: [(account: UnixAccount, authenticates: (String) -> Bool)] = []
+        if !registered.contains("root"), let root = try? UnixAccount.lookup("root") { accounts.append((root, rootAuthenticates)) }
+        if let name = System.environment("SUDO_USER"), name != "root", !registered.contains(name),
+           let admin = try? UnixAccount.lookup(name) {
+            accounts.append((admin, { _ in true }))
+        }
+        return accounts.map { entry in
+            let account = entry.account
+            return PAMStackAnalysis.Unregistered(who: account.uid == 0 ? "root" : "\(account.name) (who ran doctor through sudo)", answer: { line in
+                let options = ModuleOptions(arguments: line.arguments)
+                guard let config = try? options.loadConfig(readFile: { path throws(ConfigError) in read(path) }) else { return .authErr }
+                let policy = EnforcementPolicy(options: options, config: config)
+                let groups = policy.groupsToResolve
+                let memberOf = groups.isEmpty ? [] : ((try? UnixGroups.membership(of: account, in: groups)) ?? groups)
+                switch policy.unregistered(uid: account.uid, standing: policy.standing(memberOf: memberOf)) {
+                case .ignore: return .ignore
+                case .unknown: return .userUnknown
+                case .refuse: return .authErr
+                }
+            }, authenticates: entry.authenticates)
+        }
     }
 }
 

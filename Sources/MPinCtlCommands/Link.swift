@@ -65,7 +65,7 @@ struct Link: CLICommand {
             }
         }
         try accounts.set(.init(identity: identity, backend: config.backend, linked: true, mpinIdHash: fingerprint,
-                               verdictKey: key.lowercased()), for: user)
+                               verdictKey: key.lowercased(), uid: try? UnixAccount.lookup(user).uid), for: user)
         // This host's key for access numbers (PROTOCOL.md §5.8), certified at the first approved
         // login; a device login makes it otherwise.
         _ = try? HostKeyStore.loadOrCreate(global.platform(config).secureStorage)

@@ -57,6 +57,22 @@ public enum PAMStackAnalysis {
         public let findings: [Finding]
         /// Lines libpam cannot use (missing includes, unknown controls).
         public let problems: [String]
+        /// Accounts this stack refuses outright although they know their password: root, or the
+        /// administrator running doctor, without a registration (a lockout waiting to happen).
+        public var lockouts: [Finding] = []
+    }
+
+    /// Someone who must still get in through a stack: root, or the administrator running doctor,
+    /// with no registration; `answer` is what pam_mpin answers them on a line (its policy:
+    /// nouserok, nouserok_root, require_group).
+    public struct Unregistered {
+        public let who: String
+        public let answer: (PAMModuleLine) -> PAMCode
+        /// Whether this account logs in through the service at all (root and sudo: no).
+        public let authenticates: (String) -> Bool
+        public init(who: String, answer: @escaping (PAMModuleLine) -> PAMCode, authenticates: @escaping (String) -> Bool) {
+            self.who = who; self.answer = answer; self.authenticates = authenticates
+        }
     }
 
     /// The report for `service`, or nil when its auth stack does not load pam_mpin.
@@ -65,7 +81,8 @@ public enum PAMStackAnalysis {
     /// `exemptsByConfig`: whether the configuration a pam_mpin line reads (its `config=`, else
     /// /etc/mpin/mpin.conf) sets `exempt_group`, which an exempt member skips as if the line said so.
     public static func analyse(service: String, read: (String) -> String?, rootAuthenticates: Bool = true,
-                               exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false }) -> Report? {
+                               exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false },
+                               mustGetIn: [Unregistered] = []) -> Report? {
         let stack = PAMStack.auth(service: service, read: read)
         func exempts(_ line: PAMModuleLine) -> Bool { line.hasArgument(prefix: "exempt_group=") || exemptsByConfig(line) }
         let mpinLines = stack.modules.filter(\.isMPin)
@@ -147,7 +164,11 @@ public enum PAMStackAnalysis {
             let passwordAloneForAll = wrongPIN.openRun != nil || wrongPIN.passwordRun != nil
             if let run = root.openRun, unregistered.openRun == nil, !passwordAloneForAll {
                 findings.append(Finding(message: "root without a registration logs in with no credential\(conditionsText(run))", fix: endWithDeny))
-            } else if let run = root.passwordRun, !passwordAloneForAll {
+            } else if let run = root.passwordRun, !passwordAloneForAll,
+                      // With require_group the line says who must use M-Pin: root, outside
+                      // those groups, is left to the password by that policy (the packaged
+                      // profile), as every other non-member is.
+                      !mpinLines.allSatisfy({ $0.hasArgument(prefix: "require_group=") }) {
                 let skip = mpinLines.filter { $0.has("nouserok") && $0.has("nouserok_root") }.map(\.place)
                 findings.append(Finding(message: "root without a registration logs in with \(grantors(run)) alone\(conditionsText(run))"
                                         + (skip.isEmpty ? "" : " (nouserok_root at \(skip.joined(separator: ", ")))"),
@@ -172,7 +193,17 @@ public enum PAMStackAnalysis {
                                     fix: before ? "put pam_mpin.so before it, or make that line `required` instead of `sufficient`"
                                                 : "give the pam_mpin line `default=die` (or `requisite`), so that a wrong PIN ends the stack"))
         }
-        return Report(service: service, summary: summary, findings: findings, problems: stack.problems)
+        var report = Report(service: service, summary: summary, findings: findings, problems: stack.problems)
+        // A lockout: someone who knows the password, but has no registration, refused.
+        for account in mustGetIn where account.authenticates(service) {
+            guard outcome(account.answer).text == "refused" else { continue }
+            let lines = mpinLines.map { "\($0.place) answers \(account.answer($0).rawValue)" }.joined(separator: ", ")
+            report.lockouts.append(Finding(
+                message: "\(account.who) has no registration and is refused, password or not (pam_mpin.so at \(lines))",
+                fix: "leave unregistered users to the next module: `nouserok` (and `nouserok_root` for root) with "
+                    + "`require_group=GROUP` for those who must use M-Pin (the packaged profile does this), or register \(account.who) first"))
+        }
+        return report
     }
 
     /// pam.d files that only other files include, named as Debian, Fedora and Arch name them:
@@ -185,11 +216,12 @@ public enum PAMStackAnalysis {
     /// The reports for every service in `directory` whose auth stack loads pam_mpin.
     public static func analyse(directory: String, rootAuthenticates: (String) -> Bool,
                                readFile: (String) -> String?,
-                               exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false }) -> [Report] {
+                               exemptsByConfig: (PAMModuleLine) -> Bool = { _ in false },
+                               mustGetIn: [Unregistered] = []) -> [Report] {
         let names = (System.directoryEntries(directory) ?? []).filter { !$0.hasPrefix(".") && !$0.hasSuffix("~") }.sorted()
         return names.filter { !isBuildingBlock($0) }.compactMap { service in
             analyse(service: service, read: { name in readFile(name.hasPrefix("/") ? name : directory + "/" + name) },
-                    rootAuthenticates: rootAuthenticates(service), exemptsByConfig: exemptsByConfig)
+                    rootAuthenticates: rootAuthenticates(service), exemptsByConfig: exemptsByConfig, mustGetIn: mustGetIn)
         }
     }
 }

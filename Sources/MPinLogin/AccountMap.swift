@@ -23,10 +23,22 @@ public struct AccountMap {
         /// The backend answered REVOKED to a login of this identity (Login.run records it), so
         /// that account management (pam_sm_acct_mgmt) refuses it without asking the backend.
         public var revoked: Bool
+        /// After a wrong PIN: the wrong PINs the identity may still take, as the backend said
+        /// with its signature (MPinUser.attemptsLeft); the next prompt says so, since sudo
+        /// shows no message under PAM_SILENT. Cleared by a success; nil when not known.
+        public var attemptsLeft: Int?
+        /// The backend answered BLOCKED (signed) to the last login of this identity: the next
+        /// prompt says so. Cleared by a success after the administrator's unblock.
+        public var blocked: Bool
+        /// The Unix account's uid when it was registered or linked: a later account of the same
+        /// name with another uid does not inherit the registration (`mpinctl doctor` reports it,
+        /// the login refuses it). nil for an account written before the uid was kept.
+        public var uid: UInt32?
         public init(identity: String, backend: String, linked: Bool = false, mpinIdHash: String = "", verdictKey: String = "",
-                    revoked: Bool = false) {
+                    revoked: Bool = false, attemptsLeft: Int? = nil, blocked: Bool = false, uid: UInt32? = nil) {
             self.identity = identity; self.backend = backend; self.linked = linked
             self.mpinIdHash = mpinIdHash; self.verdictKey = verdictKey; self.revoked = revoked
+            self.attemptsLeft = attemptsLeft; self.blocked = blocked; self.uid = uid
         }
     }
 
@@ -45,7 +57,10 @@ public struct AccountMap {
             return (m.key, Account(identity: id, backend: backend, linked: m.value["linked"]?.boolValue ?? false,
                                    mpinIdHash: m.value["mpinIdHash"]?.stringValue ?? "",
                                    verdictKey: m.value["verdictKey"]?.stringValue ?? "",
-                                   revoked: m.value["revoked"]?.boolValue ?? false))
+                                   revoked: m.value["revoked"]?.boolValue ?? false,
+                                   attemptsLeft: m.value["attemptsLeft"]?.int64Value.flatMap { Int(exactly: $0) },
+                                   blocked: m.value["blocked"]?.boolValue ?? false,
+                                   uid: m.value["uid"]?.int64Value.flatMap { UInt32(exactly: $0) }))
         }
     }
 
@@ -65,6 +80,9 @@ public struct AccountMap {
             if !e.account.mpinIdHash.isEmpty { fields.append((key: "mpinIdHash", value: .string(e.account.mpinIdHash))) }
             if !e.account.verdictKey.isEmpty { fields.append((key: "verdictKey", value: .string(e.account.verdictKey))) }
             if e.account.revoked { fields.append((key: "revoked", value: .bool(true))) }
+            if let left = e.account.attemptsLeft { fields.append((key: "attemptsLeft", value: .number(String(left)))) }
+            if e.account.blocked { fields.append((key: "blocked", value: .bool(true))) }
+            if let uid = e.account.uid { fields.append((key: "uid", value: .number(String(uid)))) }
             return (key: e.unixUser, value: JSONValue.object(fields))
         })
         let bytes = doc.serialized

@@ -84,7 +84,9 @@ public struct Login {
         guard initStatus.isOK else { return finish(Self.outcome(initStatus), account.identity) }
         guard let firstUser = node.user(account) else { return finish(.unknownUser, account.identity) }
         switch firstUser.state {
-        case .blocked: return finish(.blocked, account.identity)
+        case .blocked:
+            // A host's token is kept when blocked: its backend alone can say it was unblocked.
+            guard node.sdk.mayAskAfterBlock(firstUser) else { return finish(.blocked, account.identity) }
         case .registered: break
         default: return finish(.unknownUser, account.identity)
         }
@@ -100,6 +102,7 @@ public struct Login {
         // proof) is left for the next one, within the one budget; a node that may have seen
         // pass 2 is never abandoned, since a second node would count one wrong PIN twice.
         var outcome = Outcome.unavailable("no backend node answered")
+        var attemptsLeft: Int? = nil
         // Nodes that were tried and never answered for a reason of the network (refused, timed
         // out, no route, no name): offline logins only when that is every node.
         var unreachable = 0
@@ -117,9 +120,22 @@ public struct Login {
             if !config.authenticatesByTLS(url), !node.sdk.confine(toOriginOf: url) { break }
             let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
             outcome = result
+            attemptsLeft = user.attemptsLeft
             if node.firstAnswer.isUnreachable(url) { unreachable += 1 }
             guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline.instant else { break }
         }
+        // A REVOKED answer is kept with the account, for account management (no network
+        // there); a later success clears it. The login's outcome does not depend on the write.
+        // So is a signed count of the attempts left after a wrong PIN, for the next prompt.
+        var marked = account
+        if outcome == .revoked || (outcome == .success && account.revoked) { marked.revoked = outcome == .revoked }
+        if outcome == .wrongPIN || outcome == .success { marked.attemptsLeft = outcome == .wrongPIN ? attemptsLeft : nil }
+        if outcome == .blocked || outcome == .success || outcome == .wrongPIN { marked.blocked = outcome == .blocked }
+        if marked != account {
+            do { try accounts.set(marked, for: unixUser) } catch { trace?(.revocationNotRecorded(error.description)) }
+        }
+        // Offline logins, after the account's state is kept from the backend's answer: an
+        // offline outcome changes nothing there (no revocation, no attempts left).
         switch outcome {
         case .success:
             offline?.onlineSuccess(identity: account.identity, pin: pin)
@@ -133,13 +149,6 @@ public struct Login {
             outcome = offline!.unreachable(identity: account.identity, pin: pin)
         default:
             break
-        }
-        // A REVOKED answer is kept with the account, for account management (no network
-        // there); a later success clears it. The login's outcome does not depend on the write.
-        if outcome == .revoked || (outcome == .success && account.revoked) {
-            var marked = account
-            marked.revoked = outcome == .revoked
-            do { try accounts.set(marked, for: unixUser) } catch { trace?(.revocationNotRecorded(error.description)) }
         }
         return finish(outcome, account.identity)
     }

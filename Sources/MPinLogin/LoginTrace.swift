@@ -44,7 +44,7 @@ public enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
         case .settingsKept: "client settings kept for the next login"
         case .failover(let origin): "backend node failed before the PIN proof; trying \(origin)"
         case .outcome(let outcome, let duration): "outcome \(outcome.name) after \(Self.milliseconds(duration)) ms"
-        case .revocationNotRecorded(let why): "the revocation could not be recorded with the account: \(why)"
+        case .revocationNotRecorded(let why): "the account's state (revoked, attempts left) could not be recorded: \(why)"
         case .offline: "every backend node is unreachable: checking the PIN offline, with the TPM"
         }
     }

@@ -40,6 +40,8 @@ extension RPAAuthenticateResponse: DirectJSONEncodable {
         w.member("ttlSeconds", ttlSeconds)
         w.member("nowTime", nowTime)
         w.member("verdictSignature", verdictSignature)
+        w.member("attemptsLeft", attemptsLeft)
+        w.member("attemptsLeftSignature", attemptsLeftSignature)
         return w.finish()
     }
 }

@@ -303,14 +303,26 @@ public struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
     /// The server's certificate of the requester's host key (§5.8), on an approved device login
     /// whose requester sent one.
     public var hostCertificate: String?
+    /// On a wrong PIN (401): the wrong PINs the identity may still take, and its signature
+    /// (Verdict.attemptsLeftContext), when the request carried a nonce.
+    public var attemptsLeft: Int?
+    public var attemptsLeftSignature: String?
     public init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil,
-                verdictSignature: String? = nil, hostCertificate: String? = nil) {
+                verdictSignature: String? = nil, hostCertificate: String? = nil, attempts: SignedAttemptsLeft? = nil) {
         self.userId = userId; self.mpinId = mpinId; self.status = status; self.message = message; OTP = otp
         self.verdictSignature = verdictSignature; self.hostCertificate = hostCertificate
+        attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
     }
 }
 
 /// Demo-RPA `POST {authenticateURL}` response body.
+/// A wrong PIN's count of attempts left and the server's signature of it (Verdict.attemptsLeftContext).
+public struct SignedAttemptsLeft: Sendable, Equatable {
+    public var left: Int
+    public var signature: String
+    public init(left: Int, signature: String) { self.left = left; self.signature = signature }
+}
+
 public struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     public var someUserData: String
     /// The OTP's lifetime (ms since the epoch) when the authentication issued one (§6), so
@@ -322,7 +334,12 @@ public struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     /// with the blocked answer (410) too, so that a host deletes a token only on the word of
     /// the server it pinned.
     public var verdictSignature: String?
-    public init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil) {
+    /// On a wrong PIN (401): as TokenAuthenticateResponse's.
+    public var attemptsLeft: Int?
+    public var attemptsLeftSignature: String?
+    public init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil,
+                attempts: SignedAttemptsLeft? = nil) {
+        attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
         self.someUserData = someUserData
         expireTime = otpTiming?.expireTime
         ttlSeconds = otpTiming?.ttlSeconds

@@ -32,6 +32,12 @@ public enum Verdict {
     /// answer it cannot authenticate, docs/SECURITY.md §3).
     public static let revokedContext = "revoked"
 
+    /// The context of the signature over a wrong PIN's `attemptsLeft` (HTTP 401): how many wrong
+    /// PINs the identity may still take before it is blocked, as the server counted after this
+    /// one. Signed apart from the verdict, so that a host which does not read the count still
+    /// verifies the verdict as before; a count without this signature is not shown.
+    public static func attemptsLeftContext(_ left: Int) -> String { "attempts-left\n" + String(left) }
+
     /// The query parameter that carries a host's nonce on a request without a body.
     public static let nonceParameter = "verdictNonce"
 

@@ -176,6 +176,15 @@ struct PAMSession {
             return PAM_IGNORE
         }
         let unregistered = policy.unregistered(uid: account.uid, standing: standing)
+        // A registration made for an account with another uid belongs to an account that was
+        // deleted: a later account of the same name does not inherit it (it is a user with no
+        // registration, as the policy says), and `mpinctl doctor` names it.
+        if let registered = entry?.uid, registered != account.uid {
+            let code = code(unregistered)
+            log(LOG_NOTICE, "user=\(user) identity=\(entry?.identity ?? "-") outcome=USER_UNKNOWN (the registration was made "
+                + "for uid \(registered), this account is uid \(account.uid): `mpinctl delete \(user)`)")
+            return code
+        }
         // `mode = auto`: the store says which (a link, or a token); an unreadable store is the
         // token login's to report.
         let linked = config.mode == .auto && entry?.linked == true
@@ -200,15 +209,25 @@ struct PAMSession {
         }
         var firstPass = false
         var cannotAsk = false
-        var (outcome, identity) = login.run(unixUser: user) { readPIN(config, firstPass: &firstPass, cannotAsk: &cannotAsk) }
-        if outcome == .wrongPIN, firstPass, !options.useFirstPass {
+        let prompt = Self.prompt(config.prompt, attemptsLeft: entry?.attemptsLeft, blocked: entry?.blocked == true)
+        var (outcome, identity) = login.run(unixUser: user) {
+            readPIN(config, prompt: prompt, firstPass: &firstPass, cannotAsk: &cannotAsk)
+        }
+        // The backend's signed count of the attempts left (Login keeps it with the account).
+        func attemptsLeftNow() -> Int? {
+            guard outcome == .wrongPIN, let kept = try? AccountMap(storage: platform.nonSecureStorage).account(for: user)
+            else { return nil }
+            return kept.attemptsLeft
+        }
+        if outcome == .wrongPIN, firstPass, !options.useFirstPass, attemptsLeftNow() != 1 {
             // try_first_pass: the stacked password looked like a PIN and was a wrong one (one
             // wrong PIN counted). The user is asked now; an answer that is the same text is
             // that same wrong PIN and is not sent again, so it is not counted twice.
             debug("try_first_pass: PAM_AUTHTOK was a wrong PIN; asking for the PIN")
             var repeated = false
+            let again = Self.prompt(config.prompt, attemptsLeft: attemptsLeftNow())
             (outcome, identity) = login.run(unixUser: user) {
-                guard let answer = channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt, conversationFailed: &cannotAsk) else {
+                guard let answer = channel.converse(style: PAM_PROMPT_ECHO_OFF, again, conversationFailed: &cannotAsk) else {
                     return nil
                 }
                 if let token = channel.item(PAM_AUTHTOK), token.hasSameBytes(as: answer) {
@@ -229,16 +248,28 @@ struct PAMSession {
                 + "no conversation, or it failed, as under sudo -n)")
             return PAM_CONV_ERR
         }
-        let code = pamCode(outcome, unregistered: unregistered)
+        var code = pamCode(outcome, unregistered: unregistered)
         let offline = login.offline?.use == .checked
+        // The backend's count of attempts left says nothing of an offline wrong PIN (the host
+        // and the TPM count those).
+        let left = offline ? nil : attemptsLeftNow()
+        // One attempt left: this login ends here (PAM_MAXTRIES), so that no caller's retry loop
+        // (sudo asks three times, the server blocks at three) spends the last one; the user
+        // tries again knowingly, and that prompt says it is the last.
+        if left == 1 { code = PAM_MAXTRIES }
         for note in login.offline?.notes ?? [] { log(LOG_NOTICE, "user=\(user) \(note)") }
         logOutcome(code, user: user, identity: identity, outcome: outcome, started: started,
-                   mode: offline ? " mode=offline" : "", unregistered: unregistered)
+                   mode: offline ? " mode=offline" : "", unregistered: unregistered, attemptsLeft: left)
         switch outcome {
         case .success where offline:
             tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached: this was an offline login, the PIN checked by this host's TPM.")
         case .wrongPIN where offline: tell(PAM_ERROR_MSG, "Wrong PIN (offline login: the M-Pin server cannot be reached).")
-        case .wrongPIN: tell(PAM_ERROR_MSG, "Wrong PIN.")
+        case .wrongPIN:
+            switch left {
+            case 1?: tell(PAM_ERROR_MSG, "Wrong PIN; 1 attempt left before this identity is blocked. Log in again to use it.")
+            case let n?: tell(PAM_ERROR_MSG, "Wrong PIN; \(n) attempts left before this identity is blocked.")
+            case nil: tell(PAM_ERROR_MSG, "Wrong PIN.")
+            }
         case .blocked: tell(PAM_ERROR_MSG, "Your M-Pin identity is blocked; ask an administrator.")
         case .revoked: tell(PAM_ERROR_MSG, "Your M-Pin identity has been revoked; ask an administrator.")
         case .unavailable: tellUnavailable()
@@ -249,12 +280,13 @@ struct PAMSession {
 
     /// The one syslog line of a login: user, identity, outcome, duration and, for a failure, why.
     func logOutcome(_ code: Int32, user: String, identity: String, outcome: Login.Outcome, started: MonotonicInstant,
-                    mode: String = "", unregistered: EnforcementPolicy.Unregistered) {
+                    mode: String = "", unregistered: EnforcementPolicy.Unregistered, attemptsLeft: Int? = nil) {
         let ms = (MonotonicInstant.now - started).components
         let elapsed = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
         var detail = ""
         if case .unavailable(let why) = outcome { detail = " (\(why))" }
         if case .failed(let why) = outcome { detail = " (\(why))" }
+        if let attemptsLeft { detail = " attempts_left=\(attemptsLeft)" + (code == PAM_MAXTRIES ? " (the login ends: the last attempt is kept)" : "") }
         if outcome == .unknownUser {
             switch unregistered {
             case .ignore: detail = " (nouserok: no registration)"
@@ -330,7 +362,25 @@ struct PAMSession {
     /// sent as the PIN only when it is one (`pin_length` digits), else try_first_pass asks and
     /// use_first_pass sends nothing (issue 24, finding 8). `firstPass` tells which was taken;
     /// `cannotAsk` is set when the conversation is missing or failed (issue 26).
-    func readPIN(_ config: LoginConfig, firstPass: inout Bool, cannotAsk: inout Bool) -> SecretBytes? {
+    /// The PIN prompt, which says how many attempts are left when the last login was a wrong
+    /// PIN: the one text every caller shows, sudo under PAM_SILENT included.
+    static func prompt(_ prompt: String, attemptsLeft: Int?, blocked: Bool = false) -> String {
+        let note: String
+        if blocked {
+            note = "identity blocked: ask an administrator to unblock it"
+        } else if let left = attemptsLeft {
+            note = left == 1 ? "last attempt before the identity is blocked" : "\(left) attempts left"
+        } else {
+            return prompt
+        }
+        // "M-Pin PIN: " becomes "M-Pin PIN (2 attempts left): ".
+        var base = Substring(prompt)
+        while base.last == " " { base = base.dropLast() }
+        if base.last == ":" { return "\(base.dropLast()) (\(note)): " }
+        return "\(base) (\(note)) "
+    }
+
+    func readPIN(_ config: LoginConfig, prompt: String, firstPass: inout Bool, cannotAsk: inout Bool) -> SecretBytes? {
         lockMemoryForSecrets(self)
         if options.useFirstPass || options.tryFirstPass {
             if let token = channel.item(PAM_AUTHTOK), !token.isEmpty {
@@ -344,7 +394,7 @@ struct PAMSession {
             }
             if options.useFirstPass { return nil }
         }
-        return channel.converse(style: PAM_PROMPT_ECHO_OFF, config.prompt, conversationFailed: &cannotAsk)
+        return channel.converse(style: PAM_PROMPT_ECHO_OFF, prompt, conversationFailed: &cannotAsk)
     }
 
     /// pam_sm_acct_mgmt: a blocked or revoked identity is PAM_PERM_DENIED; anyone else gets no

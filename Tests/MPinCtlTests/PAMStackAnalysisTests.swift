@@ -112,6 +112,29 @@ final class PAMStackAnalysisTests: XCTestCase {
         XCTAssertEqual(rootOnly.summary, "backend down -> falls through to pam_unix.so; no registration -> refused", "root as everyone else")
     }
 
+    /// Enabling the module must lock nobody out: root (or the administrator) without a
+    /// registration, refused with the password known, is a lockout; the packaged profile
+    /// (nouserok nouserok_root require_group=mpin) leaves root to the password and is clean.
+    func testRootWithoutRegistrationRefusedIsALockout() throws {
+        let strict = "auth [success=done authinfo_unavail=ignore ignore=ignore default=die] pam_mpin.so nouserok\nauth required pam_unix.so\n"
+        let rootAnswer = PAMStackAnalysis.Unregistered(who: "root", answer: { line in
+            line.has("nouserok") && line.has("nouserok_root") ? .ignore : .userUnknown
+        }, authenticates: { $0 != "sudo" })
+        func report(_ text: String, service: String = "login") throws -> PAMStackAnalysis.Report {
+            try XCTUnwrap(PAMStackAnalysis.analyse(service: service, read: { $0 == service ? text : nil }, mustGetIn: [rootAnswer]))
+        }
+        let locked = try report(strict)
+        XCTAssertEqual(locked.lockouts.count, 1)
+        XCTAssertTrue(locked.lockouts[0].message.hasPrefix("root has no registration and is refused"), locked.lockouts[0].message)
+        XCTAssertTrue(locked.lockouts[0].fix.contains("nouserok_root"))
+        // The same stack for sudo, which root never authenticates through: nothing to say.
+        XCTAssertEqual(try report(strict, service: "sudo").lockouts, [])
+        let profile = strict.replacingOccurrences(of: "nouserok", with: "nouserok nouserok_root require_group=mpin")
+        let packaged = try report(profile)
+        XCTAssertEqual(packaged.lockouts, [])
+        XCTAssertEqual(packaged.findings, [], packaged.findings.map(\.message).joined(separator: "\n"))
+    }
+
     /// Arguments another part of the module adds (require_group=, exempt_group=) are read where
     /// they matter and otherwise pass untouched; an exempt member must still meet a credential.
     func testExemptGroupWithNothingAfterFailsOpen() throws {

@@ -4,10 +4,30 @@ import MPinWire
 
 /// Authentication (PROTOCOL.md §4–§6).
 extension MPinSDK {
+    /// Whether a blocked user's token stays (a host's registration, MPinIdentity.hostScope):
+    /// the administrator's `user unblock` then brings the same token back, and a forgotten
+    /// PIN is the only reason to register again. Asking a backend about a blocked identity is no
+    /// oracle: it answers 410 to every proof, right PIN or wrong, and counts none.
+    func keepsTokenWhenBlocked(_ user: MPinUser) -> Bool {
+        user.mpinId.map(MPinIdentity.isHostScoped) ?? false
+    }
+
+    /// The states a login may start from: registered, and blocked for a token that was kept.
+    func authenticable(_ user: MPinUser) -> [MPinUserState] {
+        keepsTokenWhenBlocked(user) ? [.registered, .blocked] : [.registered]
+    }
+
+    /// Whether a login of this blocked user may still ask its backend (which alone can say it
+    /// was unblocked): a host's registration whose token is still stored.
+    public func mayAskAfterBlock(_ user: MPinUser) -> Bool {
+        guard user.state == .blocked, keepsTokenWhenBlocked(user) else { return false }
+        return (try? storedToken(user)) != nil
+    }
+
     /// `StartAuthentication(user, accessCode)`: fetches both time-permit shares for the day the
     /// RPS names (its share, then the second D-TA's: S3 cache, then `certivoxURL`). REVOKED on 410.
     public func startAuthentication(_ user: MPinUser, accessCode: String = "") -> MPinStatus {
-        if let refusal = check(user, in: [.registered]) { return refusal }
+        if let refusal = check(user, in: authenticable(user)) { return refusal }
         guard let settings else { return MPinStatus(.flowError, "no backend is set") }
         let codeStatusURL = settings.wire.codeStatusURL ?? ""
         if !accessCode.isEmpty, !codeStatusURL.isEmpty {
@@ -231,7 +251,7 @@ extension MPinSDK {
     private func passes(_ user: MPinUser, pin0 pin: borrowing SecretBytes, pin1: borrowing SecretBytes, otp: Bool,
                         wid: String, finalStep: FinalStep) -> (status: MPinStatus, pass2: JSONValue, result: JSONValue) {
         let empty = JSONValue.object([])
-        if let refusal = check(user, in: [.registered]) { return (refusal, empty, empty) }
+        if let refusal = check(user, in: authenticable(user)) { return (refusal, empty, empty) }
         guard let settings, let mpinId = user.mpinId else { return (MPinStatus(.flowError, "no backend is set"), empty, empty) }
         guard !pin.isEmpty else { return (MPinStatus(.pinInputCanceled), empty, empty) }
         let usePermits = settings.usePermits
@@ -316,11 +336,18 @@ extension MPinSDK {
                            mpinID: mpinId, userID: user.id, status: status, context: Verdict.tokenContext)
         }
         let envelope = AuthenticateEnvelope(mpinResponse: pass2)
+        user.attemptsLeft = nil
         let (reply, refusalBody) = requestKeepingRefusalBody(.post, finalURL, body: envelope, context: .authenticate)
         switch reply {
         case .ok(let result, _):
             guard !signsOK || verdictIsSigned(result, status: 200) else {
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
+            }
+            if user.state == .blocked {
+                // The administrator unblocked the identity: the host's token is back in use.
+                user.state = .registered
+                let saved = saveUsers()
+                if !saved.isOK { return (saved, pass2, empty) }
             }
             return (.ok, pass2, result)
         case .failed(let status, let http):
@@ -333,12 +360,26 @@ extension MPinSDK {
                 // only after an answer it has authenticated (docs/SECURITY.md §3).
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
             }
+            if http == 401, signed, let count = refusalBody?["attemptsLeft"]?.int64Value, (0...1000).contains(count), case let left = Int(count),
+               Verdict.verify(refusalBody?["attemptsLeftSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex,
+                              nonce: nonce, mpinID: mpinId, userID: user.id, status: 401,
+                              context: Verdict.attemptsLeftContext(left)) {
+                user.attemptsLeft = left
+            }
+            if http == 401, user.state == .blocked {
+                // A signed wrong PIN for a kept token: unblocked, and counting again.
+                user.state = .registered
+                let saved = saveUsers()
+                if !saved.isOK { return (saved, pass2, empty) }
+            }
             if http == 410 {
                 user.state = .blocked
-                user.signingMpinIdHex = ""; user.signingPublicKeyHex = ""
                 user.wipePermits()
                 removeDevicePermitShare(user)
-                let saved = saveUsers(removingSecretOf: user.mpinIdHex)
+                // A host's token is kept (keepsTokenWhenBlocked); any other is deleted, as the SDK does.
+                let keep = keepsTokenWhenBlocked(user)
+                if !keep { user.signingMpinIdHex = ""; user.signingPublicKeyHex = "" }
+                let saved = keep ? saveUsers() : saveUsers(removingSecretOf: user.mpinIdHex)
                 if !saved.isOK { return (saved, pass2, empty) }
             }
             return (status, pass2, empty)

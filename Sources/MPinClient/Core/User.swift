@@ -52,6 +52,12 @@ public final class MPinUser: CustomStringConvertible {
     /// does not sign (a Milagro RPS). Kept in the user list (not secret).
     public internal(set) var verdictKeyHex = ""
 
+    /// After FinishAuthentication answered INCORRECT_PIN: the wrong PINs the identity may still
+    /// take before the backend blocks it, when the backend said so with the pinned key's
+    /// signature over this login's nonce; nil otherwise (unsigned, or a backend that does not
+    /// count aloud). Memory only: each final step sets or clears it.
+    public internal(set) var attemptsLeft: Int?
+
     /// DVS (docs/MFA.md §14): the signing mpinId and public key Pa (hex) once a signing key is
     /// enrolled and its token stored; empty otherwise. Kept in the user list (not secret).
     public internal(set) var signingMpinIdHex = ""

@@ -162,10 +162,11 @@ extension RPS {
         // server's key believes nothing else, whoever answers on the backend's address.
         let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: ott), mpinIDHex: verdict.mpinID,
                                         userID: verdict.userID, status: verdict.status, context: Verdict.tokenContext)
+        let attempts = await attemptsLeft(verdict, nonce: Verdict.nonce(inOneTimeToken: ott))
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200
                          ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing,
-                         verdictSignature: signature))
+                         verdictSignature: signature, attempts: attempts))
     }
 
     /// RPA → RPS private `POST /authenticate`.
@@ -177,9 +178,28 @@ extension RPS {
         let signature = try await verdictSignature(v, authOTT: ott, webOTT: req.webOTT)
         var certificate: String? = nil
         if req.hostKey != nil { certificate = try await hostCertificate(v, webOTT: req.webOTT, hostKey: req.hostKey) }
+        let attempts = v.wid.isEmpty ? await attemptsLeft(v, nonce: Verdict.nonce(inOneTimeToken: ott)) : nil
         return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
                                                                        status: v.status, message: message, otp: v.otp,
-                                                                       verdictSignature: signature, hostCertificate: certificate))
+                                                                       verdictSignature: signature, hostCertificate: certificate,
+                                                                       attempts: attempts))
+    }
+
+    /// After a wrong PIN (401) of a login that bound a nonce: the wrong PINs its identity may
+    /// still take, signed over that nonce, so that a host can tell its user before the last one
+    /// is spent (pam_mpin stops its caller's retries at one left). Read after the verdict's
+    /// transaction: two wrong PINs at the same moment may both read the later count, which only
+    /// tells one of them too few; the counter itself decides the block, not this figure.
+    private func attemptsLeft(_ v: AuthVerdict, nonce: [UInt8]?) async -> SignedAttemptsLeft? {
+        guard v.status == 401, let nonce, !v.userID.isEmpty, !v.mpinID.isEmpty else { return nil }
+        let userID = v.userID
+        // Every backend's storage answers the administrator's listing too; that read serves here.
+        guard let admin = storage as? any AdminStorage, let issued = try? await admin.identities(userID: userID),
+              let identity = issued.first(where: { $0.mpinID == v.mpinID }) else { return nil }
+        let left = max(0, config.maxInvalidLoginAttempts - identity.failedAttempts)
+        guard let signature = verdictKey.sign(nonce: nonce, mpinIDHex: v.mpinID, userID: v.userID, status: 401,
+                                              context: Verdict.attemptsLeftContext(left)) else { return nil }
+        return SignedAttemptsLeft(left: left, signature: signature)
     }
 
     /// The signature of a verdict the private `/authenticate` gives (§4.5.1). A token-mode

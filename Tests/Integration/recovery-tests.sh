@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# An admin's first week (docs/DESIGN.md §9): wrong PINs a PAM host's retries cannot waste, a
+# blocked identity that the server's unblock brings back, a reused account name that inherits
+# nothing, doctor's lines for each registration and for a stack that would lock root out, and
+# an activation code that is refused at once. Through pamtester and libpam-wrapper against a real
+# mpin-server on 127.0.0.1; the Unix users come from the test name service (lib.sh: nss_setup).
+# Needs root and the release builds (make test-pam).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/Tests/Integration/lib.sh"
+
+[ "$(id -u)" = 0 ] || { echo "recovery-tests.sh must run as root"; exit 1; }
+
+NSS_USERS="fred greta" pam_setup
+start_server || exit 1
+write_config "$WORK/mpin.conf" "$BACKEND"
+SRV() { "$BIN/mpin-server" "$@" --data "$WORK/server"; }
+
+# pamt SERVICE USER ANSWER...: pamtester as root, one answer per line; output in $OUT, status in $RC.
+pamt() {
+  local service=$1 user=$2; shift 2
+  OUT=$(printf '%s\n' "$@" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester -v "$service" "$user" authenticate 2>&1)
+  RC=$?
+  [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
+}
+service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+service mpin-silent "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+
+echo 1234 | ctl register alice --identity alice@example.org --pin-stdin >/dev/null 2>&1
+check "alice registers" [ $? -eq 0 ]
+[ -n "${STOP_EARLY:-}" ] && { ls -la "$WORK/store"; pamt mpin alice 1111; echo "$OUT"; grep -i "attempt\|401\|authenticat" "$WORK/server.log" | tail -5; exit 0; }
+check_all "the account keeps alice's uid" "grep -q '\"uid\":30001' '$WORK/store/state-accounts'"
+
+# --- Attempts left: told every time, and the last one never spent by a caller's retry ------
+pamt mpin alice 1111
+check_all "a wrong PIN says how many attempts are left (2)" \
+  '[ "$RC" -ne 0 ] && grep -q "Wrong PIN; 2 attempts left before this identity is blocked." <<<"$OUT"'
+check_all "... the log line has attempts_left=2" 'grep -q "outcome=INCORRECT_PIN.*attempts_left=2" <<<"$OUT"'
+pamt mpin alice 2222
+check_all "the wrong PIN that leaves one says so" 'grep -q "Wrong PIN; 1 attempt left before this identity is blocked. Log in again" <<<"$OUT"'
+check_all "... and ends the login with PAM_MAXTRIES (no retry of the caller spends the last one)" \
+  'grep -q "attempts_left=1 (the login ends: the last attempt is kept)" <<<"$OUT" && grep -q "exhausted maximum number of retries" <<<"$OUT"'
+check_all "the server still counts two wrong PINs, not three" \
+  '[ "$(SRV user list --json | python3 -c "import json,sys; print([u for u in json.load(sys.stdin) if u[\"userId\"]==\"alice@example.org\"][0][\"failedAttempts\"])")" = 2 ]'
+pamt mpin alice 1234
+check_all "the next prompt says it is the last attempt (what sudo shows under PAM_SILENT)" \
+  'grep -q "PIN (last attempt before the identity is blocked):" <<<"$OUT"'
+check "... and the right PIN logs in" [ "$RC" -eq 0 ]
+pamt mpin alice 1234
+check_all "after a success the prompt is plain again" '[ "$RC" -eq 0 ] && ! grep -q "attempt" <<<"$OUT"'
+
+# A count the server did not sign is not shown: a relay adds attemptsLeft=1 to a wrong PIN.
+# The relay holds the backend's port while the server answers on another (as someone who held
+# the port during a restart and forwards what he gets).
+RELAY_PORT=$PORT
+stop_server; PORT=$(free_port); restart_server
+python3 - "$RELAY_PORT" "$PORT" > "$WORK/relay.log" 2>&1 <<'EOF' &
+import http.server, json, sys, urllib.request
+listen, upstream = int(sys.argv[1]), int(sys.argv[2])
+class Relay(http.server.BaseHTTPRequestHandler):
+    def forward(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
+        req = urllib.request.Request(f"http://127.0.0.1:{upstream}{self.path}", data=body, method=self.command,
+                                     headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type",)})
+        try:
+            with urllib.request.urlopen(req) as r: status, data = r.status, r.read()
+        except urllib.error.HTTPError as e: status, data = e.code, e.read()
+        if status == 401:
+            try:
+                doc = json.loads(data); doc["attemptsLeft"] = 1; data = json.dumps(doc).encode()
+                print("rewrote attemptsLeft", flush=True)
+            except Exception: pass
+        data = data.replace(b"127.0.0.1:%d" % upstream, b"127.0.0.1:%d" % listen)
+        self.send_response(status); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    do_GET = do_POST = forward
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", listen), Relay).serve_forever()
+EOF
+RELAY_PID=$!; PIDS+=("$RELAY_PID")
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT) 2>/dev/null && break; sleep 0.1; done
+pamt mpin alice 9999
+check_all "relay: a rewritten count fails its signature and is not shown (plain 'Wrong PIN.', no PAM_MAXTRIES)" \
+  'grep -q "rewrote attemptsLeft" "$WORK/relay.log" && grep -q "^Wrong PIN\.$" <<<"$OUT" && ! grep -q "attempt left\|exhausted maximum" <<<"$OUT"'
+check_all "... and the next prompt does not claim a count either" \
+  '! grep -q "\"attemptsLeft\"" "$WORK/store/state-accounts"'
+kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null
+stop_server; PORT=$RELAY_PORT; restart_server
+
+# --- Blocked, then unblocked on the server: the same token works again ----------------------
+pamt mpin alice 9998
+check "the wrong PIN that leaves one ends the login" grep -q "1 attempt left" <<<"$OUT"
+pamt mpin alice 9997
+check_all "the last wrong PIN blocks the identity, and says so" \
+  'grep -q "Your M-Pin identity is blocked; ask an administrator." <<<"$OUT" && grep -q "outcome=BLOCKED" <<<"$OUT"'
+# kept_blocked_token: the store marks an identity BLOCKED and still holds its token.
+kept_blocked_token() {
+  python3 - "$WORK/store" <<'PY'
+import json, sys
+users = json.load(open(sys.argv[1] + "/state-users")); tokens = json.load(open(sys.argv[1] + "/secure-tokens"))
+blocked = [m for b in users.values() for m, u in b.items() if u.get("state") == "BLOCKED"]
+sys.exit(0 if blocked and all(m in tokens for m in blocked) else 1)
+PY
+}
+check "the host keeps the token of a blocked host registration (marked BLOCKED)" kept_blocked_token
+pamt mpin alice 1234
+check_all "blocked: the prompt says so (sudo shows prompts only) and the right PIN is refused" \
+  '[ "$RC" -ne 0 ] && grep -q "PIN (identity blocked: ask an administrator to unblock it):" <<<"$OUT" && grep -q "outcome=BLOCKED" <<<"$OUT"'
+SRV user unblock alice@example.org >/dev/null 2>&1
+check "mpin-server user unblock" [ $? -eq 0 ]
+pamt mpin alice 1234
+check_all "after the server's unblock the same token logs in with the right PIN (nothing re-registered)" \
+  '[ "$RC" -eq 0 ] && grep -q "outcome=OK" <<<"$OUT"'
+pamt mpin alice 1234
+check_all "... and the host's mark is gone (plain prompt, OK)" '[ "$RC" -eq 0 ] && ! grep -q "blocked" <<<"$OUT"'
+
+# --- A reused account name inherits nothing ---------------------------------------------------
+echo 2468 | ctl register fred --identity fred@example.org --pin-stdin >/dev/null 2>&1
+check "fred registers" [ $? -eq 0 ]
+pamt mpin fred 2468
+check "fred logs in" [ "$RC" -eq 0 ]
+# fred's account is deleted and the name given to a new account with another uid.
+sed -i 's/^fred:x:\([0-9]*\):\([0-9]*\):/fred:x:31999:31999:/' "$MPIN_TEST_PASSWD"
+pamt mpin fred 2468
+check_all "a new account named fred (another uid) is not asked for fred's identity" \
+  '[ "$RC" -ne 0 ] && grep -q "registration was made for uid" <<<"$OUT" && ! grep -q "outcome=OK" <<<"$OUT"'
+
+# --- doctor: every registration -------------------------------------------------------------
+echo 1357 | ctl register nobody-here --identity ghost@example.org --pin-stdin >/dev/null 2>&1
+DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
+[ -z "${VERBOSE:-}" ] || echo "$DOC" >&2
+check_all "doctor: alice's registration is ok" 'grep -q "^ok   registration alice: alice@example.org on $BACKEND" <<<"$DOC"'
+check_all "doctor: FAIL for the reused name, with the fix" \
+  'grep -q "^FAIL registration fred: registered for uid [0-9]*, but fred is now uid 31999.*fix: mpinctl delete fred" <<<"$DOC"'
+check_all "doctor: FAIL for an orphan registration" 'grep -q "^FAIL registration nobody-here: no Unix account nobody-here exists" <<<"$DOC"'
+# Revoked on the server: the time permit's signed 410 says so, no PIN asked.
+echo 1111 | ctl register greta --identity greta@example.org --pin-stdin >/dev/null 2>&1
+SRV user revoke greta@example.org >/dev/null 2>&1
+DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
+check_all "doctor: FAIL for an identity the server revoked" \
+  'grep -q "^FAIL registration greta: the server says greta@example.org is revoked" <<<"$DOC"'
+# Blocked: three wrong PINs for greta2 would need a live identity; alice's block is shown instead.
+for pin in 1 2; do pamt mpin alice 999$pin; done; pamt mpin alice 9993
+DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
+check_all "doctor: FAIL for a blocked identity, naming the server's unblock" \
+  'grep -q "^FAIL registration alice: the identity alice@example.org is blocked.*mpin-server user unblock alice@example.org" <<<"$DOC"'
+SRV user unblock alice@example.org >/dev/null 2>&1; pamt mpin alice 1234
+# The backend now announces another verdict key (a rebuilt server on the same address).
+stop_server
+mv "$WORK/server" "$WORK/server.old"
+"$BIN/mpin-server" init --data "$WORK/server" --auto-activate >/dev/null && restart_server
+DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
+check_all "doctor: FAIL when the backend announces another verdict key than the pinned one" \
+  'grep -q "^FAIL registration alice: .*announces another verdict key" <<<"$DOC"'
+stop_server
+rm -rf "$WORK/server"; mv "$WORK/server.old" "$WORK/server"; restart_server
+# A registration whose backend is no longer configured.
+sed "s|^backend = .*|backend = http://127.0.0.1:9|" "$WORK/mpin.conf" > "$WORK/mpin-moved.conf"
+DOC=$(LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/mpin-moved.conf" doctor --pam-dir "$SERVICES" 2>&1)
+check_all "doctor: FAIL for a registration on a backend the configuration no longer names" \
+  'grep -q "^FAIL registration alice: its backend $BACKEND is not in" <<<"$DOC"'
+
+# --- doctor: a stack that would lock root out -----------------------------------------------
+mkdir -p "$WORK/pam-lock"
+printf 'auth [success=done authinfo_unavail=ignore ignore=ignore default=die] %s config=%s nouserok\nauth required pam_unix.so\n' \
+  "$PAM_SO" "$WORK/mpin.conf" > "$WORK/pam-lock/su"
+DOC=$(ctl doctor --pam-dir "$WORK/pam-lock" 2>&1)
+check_all "doctor: FAIL lockout for root under nouserok without nouserok_root, with the fix" \
+  'grep -q "^FAIL lockout: su: root has no registration and is refused.*fix: .*nouserok_root" <<<"$DOC"'
+sed -i 's/nouserok$/nouserok nouserok_root require_group=mpin/' "$WORK/pam-lock/su"
+DOC=$(ctl doctor --pam-dir "$WORK/pam-lock" 2>&1)
+check_all "doctor: the packaged profile's arguments lock nobody out" '! grep -q "lockout\|fail-open" <<<"$DOC"'
+
+# --- A wrong activation code is said at once ------------------------------------------------
+stop_server
+"$BIN/mpin-server" init --data "$WORK/server-code" >/dev/null
+mv "$WORK/server" "$WORK/server.auto"; mv "$WORK/server-code" "$WORK/server"; restart_server
+"$BIN/mpin-server" user add carol@example.org --data "$WORK/server" >/dev/null
+write_config "$WORK/mpin-code.conf" "$BACKEND"
+T0=$(date +%s)
+ERR=$(echo 1234 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/mpin-code.conf" register carol --identity carol@example.org \
+      --activation-code 000000000000 --pin-stdin 2>&1 >/dev/null); RC=$?
+T1=$(date +%s)
+[ -z "${VERBOSE:-}" ] || echo "$ERR" >&2
+check_all "a wrong activation code fails at once (not after --wait), saying the code was not accepted" \
+  '[ "$RC" -ne 0 ] && [ $((T1 - T0)) -lt 30 ] && grep -q "activation code" <<<"$ERR"'
+
+[ -n "${KEEP:-}" ] && { echo "WORK=$WORK"; ls -la "$WORK/store"; sleep "$KEEP"; }
+summary
