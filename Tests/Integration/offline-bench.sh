@@ -8,6 +8,7 @@
 #                       Create), interleaved with the one above, so a loaded machine slows both
 #   offline_login_ms    an offline login (backend stopped: connection refused): key derivation,
 #                       CreatePrimary, Load, Unseal, MAC check
+#   offline_enrol_swtpm_cpu_ms, offline_login_swtpm_cpu_ms   swtpm's own CPU per login (mean)
 #   offline_no_tpm_ms   the same offline login with the TPM gone (it stops before the key
 #                       derivation): offline_login_ms minus this is the key derivation and the TPM
 set -u
@@ -27,7 +28,11 @@ done
 mkdir -p "$WORK/tpm"
 swtpm socket --tpm2 --server "type=tcp,port=$port,bindaddr=127.0.0.1" --ctrl "type=tcp,port=$((port + 1)),bindaddr=127.0.0.1" \
   --tpmstate "dir=$WORK/tpm" --flags not-need-init,startup-clear >"$WORK/swtpm.log" 2>&1 &
+SWTPM_PID=$!
 PIDS+=($!)
+# swtpm's own CPU time in milliseconds (utime + stime, in clock ticks of 10 ms): the TPM's work,
+# which the helper's CPU time does not include.
+swtpm_cpu() { awk '{ print ($14 + $15) * 10 }' "/proc/$SWTPM_PID/stat"; }
 for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 TCTI="swtpm:host=127.0.0.1,port=$port"
 write_config "$WORK/mpin.conf" "$BACKEND" "offline = yes" "tpm = $TCTI" "offline_attempts = 100"
@@ -55,18 +60,24 @@ report() {
 
 login 1234 >/dev/null
 fresh=() enrol=()
+tpm_enrol=0
 for _ in $(seq 1 "$RUNS"); do
   fresh+=("$(login 1234)")
   rm -f "$WORK/store/"state-offline-*
+  before=$(swtpm_cpu)
   enrol+=("$(login 1234)")
+  tpm_enrol=$((tpm_enrol + $(swtpm_cpu) - before))
 done
 report offline_online "${fresh[@]}"
 report offline_enrol "${enrol[@]}"
+echo "offline_enrol_swtpm_cpu_ms $((tpm_enrol / RUNS))"
 
 stop_server
 offline=()
+before=$(swtpm_cpu)
 for _ in $(seq 1 "$RUNS"); do offline+=("$(login 1234)"); done
 report offline_login "${offline[@]}"
+echo "offline_login_swtpm_cpu_ms $(( ($(swtpm_cpu) - before) / RUNS ))"
 # The same offline login with the TPM gone: everything but the key derivation and the TPM.
 kill "${PIDS[-1]}" 2>/dev/null; wait "${PIDS[-1]}" 2>/dev/null
 notpm=()
