@@ -235,7 +235,7 @@ struct Auth: UserCommand {
         let platform = global.platform(config)
         var login = Login(config: config, platform: platform)
         if config.offline {
-            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage)
+            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage, lockDirectory: config.store)
             offline.service = "mpinctl"
             login.offline = offline
         }

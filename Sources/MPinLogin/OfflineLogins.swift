@@ -32,6 +32,9 @@ public final class OfflineLogins {
 
     let config: LoginConfig
     let storage: any Storage
+    /// The store's directory, where offline checks take their lock (`.offline-lock`); nil for
+    /// a store that is not a directory (tests).
+    let lockDirectory: String?
     let now: () -> Int64
     /// The PAM service, recorded with each offline login.
     public var service = ""
@@ -41,9 +44,11 @@ public final class OfflineLogins {
     /// found recorded.
     public private(set) var notes: [String] = []
 
-    public init(config: LoginConfig, storage: any Storage, now: @escaping () -> Int64 = { Int64(time(nil)) }) {
+    public init(config: LoginConfig, storage: any Storage, lockDirectory: String? = nil,
+                now: @escaping () -> Int64 = { Int64(time(nil)) }) {
         self.config = config
         self.storage = storage
+        self.lockDirectory = lockDirectory
         self.now = now
     }
 
@@ -84,8 +89,49 @@ public final class OfflineLogins {
         }
     }
 
-    /// Every node unreachable: the outcome of an offline check of `pin`.
+    /// Every node unreachable: the outcome of an offline check of `pin`. Checks run one at a
+    /// time on the host (an exclusive lock in the store): logins started in parallel cannot all
+    /// read the same count and each spend a guess past `offline_attempts`.
     func unreachable(identity: String, pin: borrowing SecretBytes) -> Login.Outcome {
+        var lock: Int32 = -1
+        if let lockDirectory {
+            switch Self.lock(in: lockDirectory, timeout: .seconds(5)) {
+            case .success(let fd): lock = fd
+            case .failure(let why): return .unavailable("offline: \(why)")
+            }
+        }
+        defer { if lock >= 0 { close(lock) } }
+        return check(identity: identity, pin: pin)
+    }
+
+    struct LockFailure: Error, CustomStringConvertible { let description: String }
+
+    /// The exclusive lock on `directory/.offline-lock` (created 0600, no symbolic link followed,
+    /// this process's owner's), waiting at most `timeout`; its descriptor, whose closing
+    /// releases it.
+    static func lock(in directory: String, timeout: Duration) -> Result<Int32, LockFailure> {
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard dir >= 0 else { return .failure(LockFailure(description: "cannot open the store \(directory) (errno \(errno))")) }
+        defer { close(dir) }
+        let fd = openat(dir, ".offline-lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        guard fd >= 0 else { return .failure(LockFailure(description: "cannot open \(directory)/.offline-lock (errno \(errno))")) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(), st.st_mode & 0o077 == 0 else {
+            close(fd)
+            return .failure(LockFailure(description: "\(directory)/.offline-lock is not a private regular file of this user"))
+        }
+        let deadline = MonotonicInstant.now + timeout
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, MonotonicInstant.now < deadline else {
+                close(fd)
+                return .failure(LockFailure(description: "another offline login held the host's lock too long"))
+            }
+            usleep(5_000)
+        }
+        return .success(fd)
+    }
+
+    private func check(identity: String, pin: borrowing SecretBytes) -> Login.Outcome {
         let names = Names(identity)
         let record: Record
         do {

@@ -203,7 +203,7 @@ struct PAMSession {
         if options.debug { login.trace = { event in debug(event.description) } }
         // Offline logins: tpm2-tss is loaded only if the TPM is needed (OfflineLogins).
         if config.offline {
-            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage)
+            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage, lockDirectory: config.store)
             offline.service = item(PAM_SERVICE)
             login.offline = offline
         }

@@ -121,6 +121,26 @@ stop_server
 pamt mpin alice "$PIN"
 check "offline after the online success: unlocked, the right PIN logs in" [ "$RC" -eq 0 ]
 
+# Six wrong PINs at once (six ssh connections, say): the host's count is read and written under
+# a lock, so only offline_attempts of them reach the TPM.
+TPM_COUNT=$(lockout_counter "$TCTI_A")
+GUESSES=()
+for i in 1 2 3 4 5 6; do
+  ( printf '%s\n' "$WRONG" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+      PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester mpin alice authenticate > "$WORK/parallel.$i" 2>&1 ) &
+  GUESSES+=($!)
+done
+wait "${GUESSES[@]}"
+cat "$WORK"/parallel.* >> "$ALL_OUTPUT"
+check "parallel wrong PINs: the host counted offline_attempts of them" [ "$(failures)" -eq 3 ]
+check "parallel wrong PINs: only offline_attempts reached the TPM" [ "$(lockout_counter "$TCTI_A")" -eq $((TPM_COUNT + 3)) ]
+check_all "parallel wrong PINs: the others were refused by the host's count" \
+  '[ "$(cat "$WORK"/parallel.* | grep -c "refused after 3 wrong offline PINs")" -eq 3 ]'
+restart_server || exit 1
+pamt mpin alice "$PIN"
+check "online again after the parallel guesses: the count is reset" [ "$(failures)" -eq 0 ]
+stop_server
+
 # --- An answer is never a reason to go offline -----------------------------------------------
 restart_server || exit 1
 pamt mpin alice "$WRONG"
