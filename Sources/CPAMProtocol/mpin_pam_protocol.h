@@ -42,6 +42,8 @@ enum {
 enum {
     MPIN_PAM_CALL_AUTHENTICATE = 'a',
     MPIN_PAM_CALL_ACCOUNT = 'm',
+    /* pam_sm_chauthtok: a registered user's new PIN. */
+    MPIN_PAM_CALL_CHAUTHTOK = 'p',
 };
 
 enum {

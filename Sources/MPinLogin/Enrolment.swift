@@ -71,6 +71,13 @@ public struct Enrolment {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Whether an existing registration may be replaced by an enrolment: one the backend
+    /// blocked or revoked (signed answers, recorded by Login), and a token on this host (a link
+    /// for device mode is the device's to renew).
+    public static func mayReplace(_ account: AccountMap.Account) -> Bool {
+        !account.linked && (account.blocked || account.revoked)
+    }
+
     /// Why this configuration may not enrol anyone, or nil when it may (checked before the user
     /// is asked anything).
     public var refusal: String? {
@@ -87,13 +94,20 @@ public struct Enrolment {
     /// (which checks it and asks twice), and only then registers, and records the account. On `.registered`
     /// `login` is called with the new PIN, whose outcome is returned beside it; the PIN is
     /// wiped before this returns.
+    ///
+    /// A user whose registration the backend blocked or revoked (as the account records, from
+    /// a signed answer) may enrol again the same way: the new registration names the old
+    /// identity (`RegisterRequest.replaces`), which the backend deletes once the code is
+    /// right, and the old token is deleted here.
     public func run(unixUser: String, askCode: () -> SecretBytes?, askNewPIN: () -> NewPIN,
                     login: (borrowing SecretBytes) -> Login.Outcome) -> (outcome: Outcome, identity: String, login: Login.Outcome?) {
         let identity = identity(for: unixUser)
         if let refusal { return (.notAllowed(refusal), identity, nil) }
         let accounts = AccountMap(storage: platform.nonSecureStorage)
+        let replaced: AccountMap.Account?
         do {
-            if try accounts.account(for: unixUser) != nil { return (.failed("\(unixUser) is already registered"), identity, nil) }
+            replaced = try accounts.account(for: unixUser)
+            if let replaced, !Self.mayReplace(replaced) { return (.failed("\(unixUser) is already registered"), identity, nil) }
         } catch {
             return (.failed(error.description), identity, nil)
         }
@@ -130,7 +144,13 @@ public struct Enrolment {
             return (.notAllowed("\(URLHost.of(config.backend)) announces another verdict key than verdict_key: it may not be your server"),
                     identity, nil)
         }
-        // A registration of the same identity left unfinished by an earlier try is replaced.
+        // A registration of the same identity left unfinished by an earlier try is replaced;
+        // so is the blocked or revoked one this enrolment replaces (its token is no use now).
+        if let replaced {
+            let old = sdk.listUsers(backend: replaced.backend).1.first { $0.id == replaced.identity }
+            sdk.replacesMpinIdHex = old?.mpinIdHex ?? ""
+            if let old { _ = sdk.deleteUser(old) }
+        }
         for u in sdk.listUsers().1 where u.id == identity && u.state != .registered { _ = sdk.deleteUser(u) }
         let user = sdk.makeNewUser(id: identity, deviceName: "pam_mpin enrolment")
         status = code.withTemporaryArray { sdk.startRegistration(user, regCode: String(decoding: $0, as: UTF8.self)) }

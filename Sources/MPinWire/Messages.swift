@@ -71,13 +71,18 @@ public struct RegisterRequest: Codable, Sendable, Equatable {
     /// register`, pam_mpin's self-enrolment): the server writes it into the mpinId, and a proof
     /// made with such a token then approves no access number or web login (`MPinIdentity.hostScope`).
     public var scope: String?
+    /// mpin-server: the mpinId (hex) of the user's earlier identity this registration replaces
+    /// (a forgotten PIN, a blocked identity). Heeded only with a registration code that is
+    /// right for the same user: the server then deletes that identity, so the old token stops
+    /// working for good.
+    public var replaces: String?
 
     public init(userId: String, mobile: Int? = 1, deviceName: String? = nil, userData: String? = nil,
                 activateCode: String? = nil, regOTT: String? = nil, wid: String? = nil, regCode: String? = nil,
-                scope: String? = nil) {
+                scope: String? = nil, replaces: String? = nil) {
         self.userId = userId; self.mobile = mobile; self.deviceName = deviceName
         self.userData = userData; self.activateCode = activateCode; self.regOTT = regOTT
-        self.wid = wid; self.regCode = regCode; self.scope = scope
+        self.wid = wid; self.regCode = regCode; self.scope = scope; self.replaces = replaces
     }
 }
 

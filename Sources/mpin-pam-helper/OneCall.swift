@@ -17,6 +17,7 @@ func serveOneCall() -> Int32 {
     switch Int32(start.call) {
     case Int32(MPIN_PAM_CALL_AUTHENTICATE): channel.result(session.authenticate())
     case Int32(MPIN_PAM_CALL_ACCOUNT): channel.result(session.accountStatus())
+    case Int32(MPIN_PAM_CALL_CHAUTHTOK): channel.result(session.changePIN())
     default: channel.result(PAM_SERVICE_ERR)
     }
     return 0

@@ -260,6 +260,12 @@ struct PAMSession {
         for note in login.offline?.notes ?? [] { log(LOG_NOTICE, "user=\(user) \(note)") }
         logOutcome(code, user: user, identity: identity, outcome: outcome, started: started,
                    mode: offline ? " mode=offline" : "", unregistered: unregistered, attemptsLeft: left)
+        // The way back from a blocked or revoked identity (`enrol`): a registration code from
+        // the administrator and a new PIN, in this same conversation; the old identity goes.
+        if outcome == .blocked || outcome == .revoked, config.enrol,
+           let enrolled = enrolIfUnregistered(config, user: user, unregistered: unregistered, started: started, replacing: outcome) {
+            return enrolled
+        }
         switch outcome {
         case .success where offline:
             tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached: this was an offline login, the PIN checked by this host's TPM.")

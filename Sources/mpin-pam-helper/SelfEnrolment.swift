@@ -10,19 +10,37 @@ import Glibc
 /// `enrol = yes`: a Unix user with no registration enrols in this same conversation (the
 /// registration code from `mpin-server user invite`, a new PIN twice) and is then logged in
 /// with that PIN (MPinLogin's Enrolment does the work; this maps it to PAM).
+private extension Result {
+    var success: Success? { if case .success(let value) = self { value } else { nil } }
+}
+
 extension PAMSession {
     /// The PAM code of an enrolment, or nil when `user` has a registration already (or the
     /// store cannot say: the login reports that), so the usual login runs.
     func enrolIfUnregistered(_ config: LoginConfig, user: String, unregistered: EnforcementPolicy.Unregistered,
-                             started: MonotonicInstant) -> Int32? {
+                             started: MonotonicInstant, replacing: Login.Outcome? = nil) -> Int32? {
         let platform = platform(config)
-        guard (try? AccountMap(storage: platform.nonSecureStorage).account(for: user)) == .some(nil) else { return nil }
+        // An unreadable store is the login's to report.
+        guard let existing = Result(catching: { () throws(StorageError) in
+            try AccountMap(storage: platform.nonSecureStorage).account(for: user)
+        }).success else { return nil }
+        if let account = existing {
+            guard replacing != nil, Enrolment.mayReplace(account) else { return nil }
+        } else if replacing != nil {
+            return nil
+        }
         let enrolment = Enrolment(config: config, platform: platform)
         if let refusal = enrolment.refusal {
             log(LOG_ERR, "user=\(user) outcome=ENROL_REFUSED (\(refusal))")
-            return code(unregistered)
+            return replacing == nil ? code(unregistered) : nil
         }
-        tell(PAM_TEXT_INFO, "No M-Pin identity for \(user) yet: enrol with the registration code your administrator gave you.")
+        if let replacing {
+            // The login just said why (blocked, revoked); the same conversation offers the way back.
+            tell(PAM_TEXT_INFO, "Your M-Pin identity is \(replacing == .blocked ? "blocked" : "revoked"). With a registration code "
+                 + "from your administrator you can enrol again and choose a new PIN; press Enter without one to stop.")
+        } else {
+            tell(PAM_TEXT_INFO, "No M-Pin identity for \(user) yet: enrol with the registration code your administrator gave you.")
+        }
         lockMemoryForSecrets(self)
         let rule = PINFormat.rule(length: config.pinLength)
         let (outcome, identity, loginOutcome) = enrolment.run(
@@ -61,10 +79,12 @@ extension PAMSession {
         case .codeRefused:
             tell(PAM_ERROR_MSG, "The registration code was refused.")
             return PAM_AUTH_ERR
+        case .canceled where replacing != nil:
+            return nil
         case .canceled, .pinFormat:
             tell(PAM_ERROR_MSG, outcome == .pinFormat ? "The PIN must be \(rule)." : "Enrolment canceled.")
             return PAM_AUTH_ERR
-        case .notAllowed: return code(unregistered)
+        case .notAllowed: return replacing == nil ? code(unregistered) : nil
         case .unavailable:
             tellUnavailable()
             return unavailableCode

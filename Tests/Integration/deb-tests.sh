@@ -247,7 +247,7 @@ ssh = pexpect.spawn("ssh", ["-p", port, "-o", "StrictHostKeyChecking=no", "-o", 
                             "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "logged-in-as-$(id -un)"],
                     timeout=30, encoding="utf-8")
 try:
-    ssh.expect("M-Pin PIN: ")
+    ssh.expect(r"M-Pin PIN[^:\n]*: ")
     ssh.sendline(pin)
     print(["in", "denied", "error"][ssh.expect([f"logged-in-as-{user}", "Permission denied", pexpect.EOF])])
 except pexpect.exceptions.ExceptionPexpect:

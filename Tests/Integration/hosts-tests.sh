@@ -94,6 +94,21 @@ check_all "attacker: a member of look-alike groups (mpin-exempt-x, Mpin-exempt, 
   '[ "$CODE" = "$PAM_AUTH_ERR" ] && grep -q "style=PROMPT_ECHO_OFF" <<<"$OUT" && ! grep -q "outcome=IGNORED" <<<"$OUT"'
 conv policy frank record
 check "nouserok: an unregistered user in no group is skipped" [ "$CODE" = 0 ]
+# The packaged profile's line (pam/pam-auth-update/mpin: its `end` is `done` here) with its
+# group: a member without a registration is refused before the password; everyone else, root
+# included, goes on to the next module (here pam_permit, standing for pam_unix).
+service profile "auth [success=done authinfo_unavail=ignore ignore=ignore default=die] $GMODULE nouserok nouserok_root require_group=mpin-admins" \
+                "auth required pam_permit.so"
+conv profile carol record
+check_all "packaged profile: a member of the group without a registration is refused, unasked" \
+  '[ "$CODE" = "$PAM_AUTH_ERR" ] && ! grep -q "style=PROMPT" <<<"$OUT"'
+conv profile alice record 1234
+check_all "packaged profile: a registered user is asked the PIN and logs in" '[ "$CODE" = 0 ] && grep -q "user=alice .*outcome=OK" <<<"$OUT"'
+conv profile frank record
+check "packaged profile: a non-member without a registration goes on to the next module" [ "$CODE" = 0 ]
+conv profile root record
+check_all "packaged profile: root without a registration goes on to the next module (no lockout)" \
+  '[ "$CODE" = 0 ] && ! grep -q "style=PROMPT" <<<"$OUT"'
 conv policy-strict frank record
 check "without nouserok: the same user is PAM_USER_UNKNOWN" [ "$CODE" = "$PAM_USER_UNKNOWN" ]
 conv nss-getgrnam erin record
@@ -230,7 +245,7 @@ import pexpect, sys
 expected, pin, command = sys.argv[1], sys.argv[2], sys.argv[3:]
 c = pexpect.spawn(command[0], command[1:], timeout=20, encoding="utf-8")
 try:
-    if c.expect(["M-Pin PIN: ", pexpect.EOF]) == 1:
+    if c.expect([r"M-Pin PIN[^:\n]*: ", pexpect.EOF]) == 1:
         print("noprompt"); sys.exit()
     c.sendline(pin)
     i = c.expect([r"\$ ", "ran-as-" + expected, "incorrect|failure|denied", pexpect.EOF, pexpect.TIMEOUT])
@@ -299,7 +314,7 @@ c = pexpect.spawn("ssh", ["-p", port, "-i", key, "-o", "IdentitiesOnly=yes", "-o
                           "-o", "UserKnownHostsFile=/dev/null", "-o", "NumberOfPasswordPrompts=1", "-o", "BatchMode=no",
                           "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "ran-as-$(id -un)"], timeout=30, encoding="utf-8")
 try:
-    if c.expect(["M-Pin PIN: ", "Permission denied", pexpect.EOF]) != 0:
+    if c.expect([r"M-Pin PIN[^:\n]*: ", "Permission denied", pexpect.EOF]) != 0:
         print("noprompt"); sys.exit()
     c.sendline(pin)
     print(["in", "denied", "error"][c.expect([f"ran-as-{user}", "Permission denied", pexpect.EOF])])
@@ -339,7 +354,7 @@ if command -v pkexec >/dev/null && [ -x /usr/lib/polkit-1/polkitd ] && [ -f /usr
 import pexpect, sys
 c = pexpect.spawn("pkexec", ["/usr/bin/id", "-un"], timeout=20, encoding="utf-8")
 try:
-    if c.expect(["M-Pin PIN: ", pexpect.EOF]) != 0:
+    if c.expect([r"M-Pin PIN[^:\n]*: ", pexpect.EOF]) != 0:
         print("noprompt"); sys.exit()
     c.sendline(sys.argv[1])
     c.expect(pexpect.EOF)

@@ -39,7 +39,7 @@ c = pexpect.spawn("ssh", ["-p", port, "-o", "StrictHostKeyChecking=no", "-o", "U
                           "-o", "LogLevel=ERROR", f"{user}@127.0.0.1", "echo", "ran-as-$(id -un)"],
                   timeout=30, encoding="utf-8")
 try:
-    c.expect("M-Pin PIN: ")
+    c.expect(r"M-Pin PIN[^:\n]*: ")
     c.sendline(pin)
     i = c.expect([f"ran-as-{user}", "Permission denied", pexpect.EOF])
     print(["in", "denied", "error"][i])
@@ -123,6 +123,21 @@ check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" 
 # says why itself.
 check_all "sudo (PAM_SILENT): the module adds no message, sudo says the attempt failed" \
   '! grep -q "Wrong PIN." "$WORK/sudo.err" && grep -q "incorrect password attempt" "$WORK/sudo.err"'
+# What M-Pin has to say under PAM_SILENT comes in the next prompt, the one text sudo shows.
+sudo_as 2468
+check_all "sudo: after a wrong PIN the next prompt says how many attempts are left, and the right PIN works" \
+  '[ "$SUDO_RC" -eq 0 ] && grep -q "M-Pin PIN (2 attempts left):" "$WORK/sudo.err"'
+# sudo's own retries (three by default) against the server's three attempts: the module ends
+# the login when one is left (PAM_MAXTRIES), and the next sudo's prompt says it is the last.
+printf 'Defaults:%s passwd_tries=3\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
+SUDO_OUT=$(printf '1111\n2222\n3333\n' | runuser -u "$TESTUSER" -- sudo -S -k /usr/bin/id -un 2>"$WORK/sudo.err"); SUDO_RC=$?
+[ -n "${VERBOSE:-}" ] && { echo "--- sudo (three tries) said:"; cat "$WORK/sudo.err"; } >&2
+check_all "sudo with three tries: two wrong PINs end it, the last attempt is not spent by sudo's retry" \
+  '[ "$SUDO_RC" -ne 0 ] && [ "$(grep -o "M-Pin PIN[^:]*:" "$WORK/sudo.err" | wc -l)" = 2 ]'
+sudo_as 2468
+check_all "sudo: the next prompt says it is the last attempt, and the right PIN works" \
+  '[ "$SUDO_RC" -eq 0 ] && grep -q "M-Pin PIN (last attempt before the identity is blocked):" "$WORK/sudo.err"'
+printf 'Defaults:%s passwd_tries=1\n%s ALL=(root) /usr/bin/id\n' "$TESTUSER" "$TESTUSER" > "/etc/sudoers.d/$TESTUSER"
 
 # sudo in device mode, on a pty (script), as in a terminal (sudo's output to a file would be
 # held back in its buffer). sudo_device [ENTER]: with ENTER, the user presses Enter once the

@@ -115,6 +115,71 @@ check_all "after the server's unblock the same token logs in with the right PIN 
 pamt mpin alice 1234
 check_all "... and the host's mark is gone (plain prompt, OK)" '[ "$RC" -eq 0 ] && ! grep -q "blocked" <<<"$OUT"'
 
+# --- The user changes the PIN (passwd through pam_mpin: pam_sm_chauthtok) -------------------
+# pamc SERVICE USER ANSWER...: pamtester's chauthtok, as `passwd` would call it.
+pamc() {
+  local service=$1 user=$2; shift 2
+  OUT=$(printf '%s\n' "$@" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
+        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester -v "$service" "$user" chauthtok 2>&1)
+  RC=$?
+  [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
+}
+# The line an admin puts before common-password in /etc/pam.d/passwd (README: "Change the PIN").
+service mpin-passwd "password [success=done ignore=ignore default=die] $MODULE config=$WORK/mpin.conf" \
+                    "password required pam_permit.so"
+TOKEN_BEFORE=$(sha256sum "$WORK/store/secure-tokens")
+pamc mpin-passwd alice 1234 5678 5679
+check_all "PIN change: new PINs that differ change nothing" \
+  '[ "$RC" -ne 0 ] && grep -q "The PINs do not match. Nothing changed." <<<"$OUT" && [ "$(sha256sum "$WORK/store/secure-tokens")" = "$TOKEN_BEFORE" ]'
+pamc mpin-passwd alice 4321 5678 5678
+check_all "PIN change: a wrong current PIN changes nothing and is counted (attempts left said)" \
+  '[ "$RC" -ne 0 ] && grep -q "Wrong PIN; 2 attempts left" <<<"$OUT" && [ "$(sha256sum "$WORK/store/secure-tokens")" = "$TOKEN_BEFORE" ]'
+pamc mpin-passwd alice 1234 56x8
+check_all "PIN change: a new PIN of the wrong form is refused" '[ "$RC" -ne 0 ] && grep -q "The PIN must be" <<<"$OUT"'
+pamc mpin-passwd alice 1234 5678 5678
+check_all "PIN change: current PIN, new PIN twice: changed" \
+  '[ "$RC" -eq 0 ] && grep -q "M-Pin PIN changed." <<<"$OUT" && grep -q "pin_change=OK" <<<"$OUT"'
+check_all "... the PINs reach no log line" '! grep "SYSLOG" <<<"$OUT" | grep -q "5678\|1234"'
+pamt mpin alice 1234
+check_all "the old PIN no longer logs in (a wrong PIN for the server)" '[ "$RC" -ne 0 ] && grep -q "outcome=INCORRECT_PIN" <<<"$OUT"'
+pamt mpin alice 5678
+check_all "the new PIN logs in, with the same identity (nothing registered anew)" \
+  '[ "$RC" -eq 0 ] && grep -q "identity=alice@example.org outcome=OK" <<<"$OUT"'
+check_all "the server still has one identity for alice" \
+  '[ "$(SRV user identities alice@example.org | wc -l)" = 1 ]'
+pamc mpin-passwd carol 1111 2222 2222
+check_all "PIN change for a user with no registration: pam_mpin steps aside (the next module changes the password)" \
+  '[ "$RC" -eq 0 ] && ! grep -q "M-Pin" <<<"$OUT"'
+stop_server
+pamc mpin-passwd alice 5678 1357 1357
+check_all "PIN change with the backend down: refused, the PIN stays" \
+  '[ "$RC" -ne 0 ] && grep -q "cannot be reached" <<<"$OUT"'
+restart_server
+pamt mpin alice 5678
+check "... and the PIN is still the new one" [ "$RC" -eq 0 ]
+# alice's PIN is 5678 from here on.
+
+# --- A forgotten PIN: blocked, then a registration code and a new PIN, the old identity gone ---
+cp "$WORK/mpin.conf" "$WORK/mpin-enrol.conf"
+printf 'enrol = yes\nenrol_identity = %%u@example.org\n' >> "$WORK/mpin-enrol.conf"
+service mpin-enrol "auth required $MODULE config=$WORK/mpin-enrol.conf" "account required pam_permit.so"
+echo 1111 | ctl register dora --identity dora@example.org --pin-stdin >/dev/null 2>&1
+OLD_FP=$(SRV user identities dora@example.org | cut -f1)
+pamt mpin-enrol dora 0001; pamt mpin-enrol dora 0002
+pamt mpin-enrol dora 0003 ""
+check_all "forgotten PIN: the blocking login offers enrolment; Enter without a code stops (blocked, nothing changed)" \
+  '[ "$RC" -ne 0 ] && grep -q "Your M-Pin identity is blocked. With a registration code" <<<"$OUT" && grep -q "outcome=BLOCKED" <<<"$OUT" \
+   && [ "$(SRV user identities dora@example.org | cut -f1)" = "$OLD_FP" ]'
+CODE=$(SRV user invite dora@example.org)
+pamt mpin-enrol dora 0004 "$CODE" 2580 2580
+check_all "forgotten PIN: a registration code and a new PIN enrol again and log in, in the same conversation" \
+  '[ "$RC" -eq 0 ] && grep -q "enrolment=ENROLLED" <<<"$OUT" && grep -q "outcome=OK" <<<"$OUT"'
+check_all "... the old identity is gone on the server, one new one stands" \
+  '[ "$(SRV user identities dora@example.org | wc -l)" = 1 ] && [ "$(SRV user identities dora@example.org | cut -f1)" != "$OLD_FP" ]'
+check_all "... and the server says which identity the registration replaced" 'grep -q "deleted=true.*registration replaces an identity" "$WORK/server.log"'
+pamt mpin dora 2580
+check_all "the new PIN logs in (plain prompt: the old marks are gone)" '[ "$RC" -eq 0 ] && ! grep -q "blocked\|attempt" <<<"$OUT"'
+
 # --- A reused account name inherits nothing ---------------------------------------------------
 echo 2468 | ctl register fred --identity fred@example.org --pin-stdin >/dev/null 2>&1
 check "fred registers" [ $? -eq 0 ]
@@ -145,7 +210,7 @@ for pin in 1 2; do pamt mpin alice 999$pin; done; pamt mpin alice 9993
 DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
 check_all "doctor: FAIL for a blocked identity, naming the server's unblock" \
   'grep -q "^FAIL registration alice: the identity alice@example.org is blocked.*mpin-server user unblock alice@example.org" <<<"$DOC"'
-SRV user unblock alice@example.org >/dev/null 2>&1; pamt mpin alice 1234
+SRV user unblock alice@example.org >/dev/null 2>&1; pamt mpin alice 5678
 # The backend now announces another verdict key (a rebuilt server on the same address).
 stop_server
 mv "$WORK/server" "$WORK/server.old"

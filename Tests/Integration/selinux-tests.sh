@@ -96,6 +96,9 @@ check "the helper creates, writes and renames in /var/lib/mpin" \
 check "the helper locks the store's directory" has_rule 'lock' -A -s mpin_helper_t -t mpin_var_lib_t -c dir -p lock
 check "the helper connects to http(s) ports" has_rule 'name_connect' -A -s mpin_helper_t -t http_port_t -c tcp_socket -p name_connect
 check "the helper connects to a port labelled mpin_port_t" has_rule 'name_connect' -A -s mpin_helper_t -t mpin_port_t -c tcp_socket -p name_connect
+check "file contexts: /run/mpin is mpin_runtime_t" fc_has '/run/mpin\(/\.\*\)\?' mpin_runtime_t
+check "the helper makes and locks its memory-lock slots in /run/mpin" \
+  bash -c "sesearch -A -s mpin_helper_t -t mpin_runtime_t -c file '$POLICY' | grep -q 'lock' && sesearch -A -s mpin_helper_t -t mpin_runtime_t -c dir '$POLICY' | grep -q create"
 check "the helper logs to syslog" has_rule 'devlog_t' -A -s mpin_helper_t -t devlog_t -c sock_file -p write
 
 # What it may not.
@@ -106,7 +109,8 @@ check "the helper enters no other domain" bash -c "[ -z \"\$(sesearch -A -s mpin
 check "the helper listens on no port" no_rule -A -s mpin_helper_t -c tcp_socket -p name_bind
 check "the helper cannot touch home directories" no_rule -A -s mpin_helper_t -t user_home_t
 check "the helper cannot write etc_t files" no_rule -A -s mpin_helper_t -t etc_t -c file -p write,append,create
-check "the helper has no capability" no_rule -A -s mpin_helper_t -c capability
+check "the helper's one capability is ipc_lock (its memory locked while a PIN is in it)" \
+  bash -c "[ \"\$(sesearch -A -s mpin_helper_t -c capability '$POLICY' | grep -v '^\$')\" = 'allow mpin_helper_t mpin_helper_t:capability ipc_lock;' ]"
 
 # The server's domain, from systemd.
 check "init runs mpin-server in mpin_server_t" has_rule 'mpin_server_exec_t:process mpin_server_t' -T -t mpin_server_exec_t -c process

@@ -70,7 +70,8 @@ enum HelperRequest: Equatable {
             guard count == 1 else { return nil }
             switch first {
             case PAM_SUCCESS, PAM_AUTH_ERR, PAM_MAXTRIES, PAM_PERM_DENIED, PAM_USER_UNKNOWN, PAM_IGNORE,
-                 PAM_AUTHINFO_UNAVAIL, PAM_SERVICE_ERR, PAM_CONV_ERR:
+                 PAM_AUTHINFO_UNAVAIL, PAM_SERVICE_ERR, PAM_CONV_ERR,
+                 PAM_AUTHTOK_ERR, PAM_AUTHTOK_RECOVERY_ERR, PAM_TRY_AGAIN:
                 self = .result(first)
             default: return nil
             }

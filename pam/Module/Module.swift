@@ -25,8 +25,26 @@ import CPAMModule
 public func pamSmAuthenticate(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                               _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let handle else { return PAM_SERVICE_ERR }
-    return runHelper(handle, call: UInt8(MPIN_PAM_CALL_AUTHENTICATE), flags: flags, argc: argc, argv: argv)
+    // An application's own retries on the same handle (sudo asks three times, whatever
+    // PAM_MAXTRIES says; sshd's keyboard-interactive tries) after this module ended the login
+    // with PAM_MAXTRIES (a wrong PIN that left one attempt, or a blocked identity): answered at
+    // once, unasked, so that no retry spends the identity's last attempt. A new login (a new
+    // handle) asks again, its prompt saying that the attempt is the last.
+    var ended: UnsafeRawPointer? = nil
+    if pam_get_data(handle, maxTriesKey, &ended) == PAM_SUCCESS, ended != nil {
+        LogLine("outcome=MAXTRIES (this login ended at the last attempt; the application's retry is not asked)").send(handle, LOG_NOTICE)
+        return PAM_MAXTRIES
+    }
+    let code = runHelper(handle, call: UInt8(MPIN_PAM_CALL_AUTHENTICATE), flags: flags, argc: argc, argv: argv)
+    if code == PAM_MAXTRIES {
+        // Any non-null pointer marks the handle; there is nothing to free.
+        _ = pam_set_data(handle, maxTriesKey, UnsafeMutableRawPointer(bitPattern: 1), nil)
+    }
+    return code
 }
+
+/// The handle's mark that the module ended its login with PAM_MAXTRIES.
+private let maxTriesKey: UnsafePointer<CChar> = cString("pam_mpin_maxtries")
 
 @_cdecl("pam_sm_setcred")
 public func pamSmSetcred(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int32,
@@ -40,6 +58,14 @@ public func pamSmAcctMgmt(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int3
                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let handle else { return PAM_SERVICE_ERR }
     return runHelper(handle, call: UInt8(MPIN_PAM_CALL_ACCOUNT), flags: flags, argc: argc, argv: argv)
+}
+
+/// A registered user's new PIN (`passwd`); PAM_IGNORE for anyone else (the helper decides).
+@_cdecl("pam_sm_chauthtok")
+public func pamSmChauthtok(_ handle: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let handle else { return PAM_SERVICE_ERR }
+    return runHelper(handle, call: UInt8(MPIN_PAM_CALL_CHAUTHTOK), flags: flags, argc: argc, argv: argv)
 }
 
 /// One call: as root, through the resident helper if one listens (Resident.swift); otherwise,

@@ -82,6 +82,11 @@ public final class MPinSDK {
     /// fails (a relay could have taken the request's mark off).
     public var registersHostTokens = false
 
+    /// The mpinId (hex) of an earlier identity of the same user that the next registration with
+    /// a registration code replaces (`RegisterRequest.replaces`): pam_mpin's enrolment of a
+    /// user whose identity is blocked or revoked. Empty: none.
+    public var replacesMpinIdHex = ""
+
     // MARK: Backend
 
     /// Fetches client settings from `server` without keeping them.

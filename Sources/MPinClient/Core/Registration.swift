@@ -60,7 +60,8 @@ extension MPinSDK {
                                    userData: userData.isEmpty ? nil : userData,
                                    activateCode: activateCode.isEmpty ? nil : activateCode, regOTT: isNew ? nil : user.regOTT,
                                    wid: accessCode.isEmpty ? nil : accessCode, regCode: regCode.isEmpty ? nil : regCode,
-                                   scope: registersHostTokens ? MPinIdentity.hostScope : nil)
+                                   scope: registersHostTokens ? MPinIdentity.hostScope : nil,
+                                   replaces: regCode.isEmpty || replacesMpinIdHex.isEmpty ? nil : replacesMpinIdHex)
         let answer: RegisterResponse?
         let context: RequestContext = accessCode.isEmpty ? .register : .registerWithAccessCode
         switch request(.put, settings.wire.registerURL + urlSuffix, body: body, context: context) {

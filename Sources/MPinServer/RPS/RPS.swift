@@ -169,6 +169,14 @@ final class RPS: Sendable {
             throw ServerError.activationCodeRefused
         case .stored(let active):
             logger.info("registration stored", metadata: ["active": "\(active)"])
+            // A right registration code is the administrator's word for this user: the identity
+            // it replaces (theirs, named by the host that held it) goes, so its token is dead.
+            if regCodeHash != nil, let replaced = req.replaces.flatMap({ Hex.canonical($0) }), !replaced.isEmpty, replaced != mpinID,
+               let admin = storage as? any AdminStorage {
+                let userID = userID
+                let dropped = (try? await admin.deleteIdentity(userID: userID, mpinID: replaced)) ?? false
+                logger.notice("registration replaces an identity", metadata: ["deleted": "\(dropped)"])
+            }
             metrics.recordRegistrationStarted()
             if !active && config.verification == .link {
                 try spool.append(userID: userID, mpinIDHex: mpinID, activateKey: activateKey, expires: expires,

@@ -19,6 +19,9 @@ package protocol AdminStorage: Sendable {
     func identities(userID: String) async throws -> [IssuedIdentity]
     /// Clears the wrong-PIN counter of that one identity of the user; false when there is none.
     func unblockIdentity(userID: String, mpinID: String) async throws -> Bool
+    /// Deletes that one identity of the user (a token replaced by a new registration): its
+    /// proofs then find no identity; false when the user has none by that mpinId.
+    func deleteIdentity(userID: String, mpinID: String) async throws -> Bool
     /// Stores a new application (its secret only as a hash).
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 idTokenAlg: String, now: Date) async throws
