@@ -28,7 +28,8 @@ APT_PACKAGES = pkg-config libssl-dev libpam0g-dev libcurl4-openssl-dev libsqlite
                openssh-server openssh-client sudo groff-base mandoc python3 python3-jwcrypto zbar-tools systemd \
                python3-pexpect dpkg-dev lintian adduser postgresql chromium python3-authlib python3-websocket \
                login util-linux polkitd pkexec dbus-daemon \
-               selinux-policy-dev selinux-policy-default setools checkpolicy semodule-utils
+               selinux-policy-dev selinux-policy-default setools checkpolicy semodule-utils \
+               libtss2-dev swtpm swtpm-tools tpm2-tools
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps packages build module test test-man test-selinux test-unit test-vectors test-postgres test-pam test-backup test-login test-hosts test-weblogin test-deb test-install deb bench bench-mcl bench-scale ct-check demo demo-crypto fuzz test-fuzz install clean
@@ -174,6 +175,7 @@ test-pam: $(MODULE_STDLIB) module
 	bash Tests/Integration/enrol-tests.sh
 	bash Tests/Integration/resident-tests.sh
 	bash Tests/Integration/recovery-tests.sh
+	bash Tests/Integration/offline-tests.sh
 
 # mpin-server backup and restore (Tests/Integration/backup-tests.sh): a backup taken while logins
 # run, the data directory (and the PostgreSQL schema) wiped, the restore, and the user's old token
@@ -257,6 +259,7 @@ bench: deps module
 	$(SWIFT) build -c release --product mpinctl
 	$(SWIFT) build -c release --product mpin-server
 	bash Tests/Integration/pam-bench.sh
+	bash Tests/Integration/offline-bench.sh
 	$(SWIFT) build -c release --product mpin
 	bash Tests/Integration/device-bench.sh
 	$(MAKE) bench-scale

@@ -89,6 +89,10 @@ let package = Package(
         // OpenSSL's libssl for PlainHTTPTransport's https, loaded on first use (dlopen of
         // libssl.so.3; only OpenSSL's headers at build time, from libssl-dev).
         .target(name: "CTLSShim"),
+        // The host's TPM 2.0 for offline logins (docs/SECURITY.md, "Offline logins"): tpm2-tss's
+        // ESYS and TCTI loader loaded on first use (dlopen), and only when offline logins are on;
+        // only tpm2-tss's headers at build time (libtss2-dev).
+        .target(name: "CTPMShim"),
         // POSIX calls retried on EINTR, for every module that makes blocking system calls, and the
         // process hardening of the programs that hold secrets (prctl, through CProcessControl's header).
         .systemLibrary(name: "CProcessControl", path: "Sources/CProcessControl"),
@@ -98,7 +102,7 @@ let package = Package(
         .target(name: "MPinLinux", dependencies: ["MPinClient", "MPinPOSIX", "CCurl", "CCurlShim", "CTLSShim"], swiftSettings: moduleSettings),
         // What the PAM module and mpinctl share: mpin.conf, module options, the Unix user ->
         // identity map, and the login procedure with its time budget.
-        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX"], swiftSettings: moduleSettings),
+        .target(name: "MPinLogin", dependencies: ["MPinClient", "MPinCrypto", "MPinJSON", "MPinWire", "MPinPOSIX", "CTPMShim"], swiftSettings: moduleSettings),
         // The frames pam_mpin.so and mpin-pam-helper exchange, and PAM's constants (headers only).
         .systemLibrary(name: "CPAMProtocol", path: "Sources/CPAMProtocol"),
         // One pam_mpin.so call (pam/Module runs it, as pam_unix runs unix_chkpwd), so that
@@ -249,7 +253,7 @@ let package = Package(
 // declared in module M is visible only in a file that imports M itself, not in one that gets it
 // through another module's import), so that each file says what it depends on.
 let swift7Features: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
-let cTargets: Set<String> = ["CCurlShim", "CTLSShim"]
+let cTargets: Set<String> = ["CCurlShim", "CTLSShim", "CTPMShim"]
 for target in package.targets where target.type != .system && !cTargets.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + swift7Features
 }

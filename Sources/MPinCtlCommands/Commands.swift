@@ -80,6 +80,8 @@ struct Register: CLICommand {
         let fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinUser.mpinIdHex) ?? ""
         try accounts.set(.init(identity: identity, backend: node, mpinIdHash: fingerprint,
                                uid: try? UnixAccount.lookup(user).uid), for: user)
+        // A new registration starts without offline logins (docs/SECURITY.md, "Offline logins").
+        try OfflineLogins.forget(identity: identity, storage: global.platform(config).nonSecureStorage)
         // This host's key for access numbers (PROTOCOL.md §5.8); a device login makes it otherwise.
         _ = try? HostKeyStore.loadOrCreate(global.platform(config).secureStorage)
         if !mpinUser.verdictKeyHex.isEmpty { print("verdict key \(mpinUser.verdictKeyHex)") }
@@ -198,6 +200,13 @@ struct Show: UserCommand {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: \(user) is not registered")
         }
         print("user: \(r.user)\nidentity: \(r.identity)\nbackend: \(r.backend)\nstate: \(r.state)")
+        // The offline record, if any: when the online login it holds was (offline_max_age
+        // counts from it).
+        if let online = try OfflineLogins.recordTime(identity: r.identity, storage: global.platform(config).nonSecureStorage) {
+            print("offline: record of \(OfflineLogins.utcText(online))" + (config.offline ? "" : " (offline = no: not used)"))
+        } else if config.offline {
+            print("offline: no record (made at the next online login)")
+        }
     }
 }
 
@@ -209,6 +218,7 @@ struct Delete: UserCommand {
     func run() throws {
         let (config, account, sdk) = try global.registeredUser(user)
         for u in sdk.listUsers(backend: account.backend).1 where u.id == account.identity { try check(sdk.deleteUser(u)) }
+        try OfflineLogins.forget(identity: account.identity, storage: global.platform(config).nonSecureStorage)
         try AccountMap(storage: global.platform(config).nonSecureStorage).set(nil, for: try unixName(user))
         print("DELETED \(user)")
     }
@@ -222,12 +232,19 @@ struct Auth: UserCommand {
     func run() throws {
         try requireRoot()
         let config = try global.loadConfig()
-        let login = Login(config: config, platform: global.platform(config))
+        let platform = global.platform(config)
+        var login = Login(config: config, platform: platform)
+        if config.offline {
+            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage, lockDirectory: config.store)
+            offline.service = "mpinctl"
+            login.offline = offline
+        }
         var failure: (any Error)? = nil
         let (outcome, _) = login.run(unixUser: try unixName(user)) {
             do { return try global.readPIN(config.prompt) } catch { failure = error; return nil }
         }
-        print(outcome.name)
+        for note in login.offline?.notes ?? [] { printError(note) }
+        print(login.offline?.use == .checked ? "\(outcome.name) (offline)" : outcome.name)
         if let failure { throw failure }
         switch outcome {
         case .success: return

@@ -92,6 +92,8 @@ struct Doctor: CLICommand {
             RegistrationCheck(config: config, platform: global.platform(config), sdk: sdk).run { report($0, $1, $2, fix: $3) }
         }
 
+        checkOffline(config) { report($0, $1, $2, fix: $3) }
+
         guard !config.backend.isEmpty else {
             report(true, "backend", "no default backend configured; not checked")
             if failures > 0 { throw ExitWithStatus(.failed) }
@@ -137,6 +139,36 @@ struct Doctor: CLICommand {
 }
 
 extension Doctor {
+    /// Offline logins: off, or on with a TPM that answers (and its dictionary-attack state).
+    /// Without a usable TPM they are off, whatever mpin.conf says: nothing falls back to a
+    /// verifier on disk (docs/SECURITY.md, "Offline logins").
+    func checkOffline(_ config: LoginConfig, report: (Bool, String, String, String) -> Void) {
+        guard config.offline else {
+            report(true, "offline", "offline logins off (offline = no)", "")
+            return
+        }
+        let tpm: HostTPM
+        do {
+            tpm = try HostTPM(tcti: config.tpm)
+        } catch {
+            report(false, "offline", "offline = yes, but \(error): offline logins are off until a TPM answers at tpm = \(config.tpm)",
+                   "check the TPM (ls -l /dev/tpmrm0) and tpm2-tss (apt-get install libtss2-esys-3.0.2-0 libtss2-tctildr0), or set offline = no")
+            return
+        }
+        let days = Double(config.offlineMaxAge) / 86_400
+        report(true, "offline", "on: up to offline_max_age (\(days < 1 ? "\(config.offlineMaxAge) s" : "\(days) days")) after a user's "
+               + "last online login here, \(config.offlineAttempts) wrong offline PINs (offline_attempts)", "")
+        do {
+            let state = try tpm.lockoutState()
+            report(!state.inLockout, "tpm", "\(config.tpm) answers; dictionary-attack protection: \(state.failedTries) of "
+                   + "\(state.maxTries) wrong authorisations counted, one forgiven every \(state.recoverySeconds) s"
+                   + (state.inLockout ? "; IN LOCKOUT: no offline login until it ends" : ""),
+                   "wait \(state.recoverySeconds) s, or clear it as the TPM's owner (tpm2_dictionarylockout -c)")
+        } catch {
+            report(false, "tpm", "\(config.tpm): \(error)", "check the TPM")
+        }
+    }
+
     /// What each service's auth stack does when pam_mpin cannot say yes, and the combinations
     /// that let a login through without the PIN (PAMStackAnalysis); for sshd, the settings
     /// without which pam_mpin is never asked (SSHDCheck).

@@ -172,6 +172,9 @@ package struct Enrolment {
         do {
             try accounts.set(.init(identity: identity, backend: config.backend, mpinIdHash: fingerprint,
                                    uid: try? UnixAccount.lookup(unixUser).uid), for: unixUser)
+            // A new registration starts without offline logins: a record sealed with an earlier
+            // PIN of the identity must not outlive it (docs/SECURITY.md, "Offline logins").
+            try OfflineLogins.forget(identity: identity, storage: platform.nonSecureStorage)
         } catch {
             _ = sdk.deleteUser(user)
             return (.failed(error.description), identity, nil)

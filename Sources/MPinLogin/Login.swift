@@ -42,6 +42,10 @@ package struct Login {
     /// Receives every step of `run` (see LoginEvent: never a secret). The PAM module's `debug`
     /// option logs them. Sendable because the login's transport (TracingTransport) calls it.
     package var trace: (@Sendable (LoginEvent) -> Void)?
+    /// Offline logins (`offline = yes`): enrolled at an online success, tried when every node is
+    /// unreachable. Nil when they are off; a REVOKED or BLOCKED answer removes a user's offline
+    /// record either way.
+    package var offline: OfflineLogins?
 
     package init(config: LoginConfig, platform: any PlatformContext, trace: (@Sendable (LoginEvent) -> Void)? = nil) {
         self.config = config
@@ -99,6 +103,9 @@ package struct Login {
         // pass 2 is never abandoned, since a second node would count one wrong PIN twice.
         var outcome = Outcome.unavailable("no backend node answered")
         var attemptsLeft: Int? = nil
+        // Nodes that were tried and never answered for a reason of the network (refused, timed
+        // out, no route, no name): offline logins only when that is every node.
+        var unreachable = 0
         for (index, url) in nodes.enumerated() {
             if index > 0 {
                 trace?(.failover(to: URLHost.of(url)))
@@ -114,6 +121,7 @@ package struct Login {
             let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
             outcome = result
             attemptsLeft = user.attemptsLeft
+            if node.firstAnswer.isUnreachable(url) { unreachable += 1 }
             guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline.instant else { break }
         }
         // A REVOKED answer is kept with the account, for account management (no network
@@ -125,6 +133,22 @@ package struct Login {
         if outcome == .blocked || outcome == .success || outcome == .wrongPIN { marked.blocked = outcome == .blocked }
         if marked != account {
             do { try accounts.set(marked, for: unixUser) } catch { trace?(.revocationNotRecorded(error.description)) }
+        }
+        // Offline logins, after the account's state is kept from the backend's answer: an
+        // offline outcome changes nothing there (no revocation, no attempts left).
+        switch outcome {
+        case .success:
+            offline?.onlineSuccess(identity: account.identity, pin: pin)
+        case .revoked, .blocked:
+            // Believed only when signed with the pinned key or through TLS with the configured
+            // CA (an unsigned one is `failed`): the backend stays the authority offline too.
+            let forgetting = offline ?? OfflineLogins(config: config, storage: platform.nonSecureStorage)
+            forgetting.forget(identity: account.identity, because: outcome == .revoked ? "revoked" : "blocked")
+        case .unavailable where offline != nil && unreachable == nodes.count:
+            trace?(.offline)
+            outcome = offline!.unreachable(identity: account.identity, pin: pin)
+        default:
+            break
         }
         return finish(outcome, account.identity)
     }
@@ -236,7 +260,7 @@ final class FirstAnswerTransport: HTTPTransport {
     /// Origins (`scheme://host[:port]`) that sent an HTTP answer, whatever its status, and
     /// those that a request reached no answer from (refused, timed out, reset); locked, as
     /// `HTTPTransport` promises calls from several threads at once.
-    private let origins = Mutex<(answered: Set<String>, silent: Set<String>)>(([], []))
+    private let origins = Mutex<(answered: Set<String>, silent: Set<String>, unreachable: Set<String>)>(([], [], []))
 
     init(base: any HTTPTransport, limit: Duration) { self.base = base; self.limit = limit }
 
@@ -244,6 +268,14 @@ final class FirstAnswerTransport: HTTPTransport {
     func isSilent(_ url: String) -> Bool {
         let origin = URLHost.of(url)
         return origins.withLock { $0.silent.contains(origin) && !$0.answered.contains(origin) }
+    }
+
+    /// Whether `url`'s origin never answered and a request to it failed for a reason of the
+    /// network only: refused, timed out, no route, no name. Not a TLS failure (someone answered),
+    /// an untrusted domain or a refused URL (nothing was tried).
+    func isUnreachable(_ url: String) -> Bool {
+        let origin = URLHost.of(url)
+        return origins.withLock { $0.unreachable.contains(origin) && !$0.answered.contains(origin) }
     }
 
     func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
@@ -255,7 +287,13 @@ final class FirstAnswerTransport: HTTPTransport {
             origins.withLock { _ = $0.answered.insert(origin) }
             return response
         } catch {
-            origins.withLock { _ = $0.silent.insert(origin) }
+            origins.withLock {
+                _ = $0.silent.insert(origin)
+                switch error {
+                case .hostNotFound, .connectionRefused, .connectionFailed, .timedOut: _ = $0.unreachable.insert(origin)
+                default: break
+                }
+            }
             throw error
         }
     }

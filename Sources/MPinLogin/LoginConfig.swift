@@ -47,6 +47,19 @@ package struct LoginConfig: Sendable, Equatable {
     package var requireGroups: [String] = []
     /// Members of these groups, unless also of a required one, are skipped (`exempt_group`).
     package var exemptGroups: [String] = []
+    /// Offline logins (`offline = yes`): while every backend node is unreachable, a PIN is
+    /// checked by the host's TPM against what the user's last online login sealed there
+    /// (OfflineLogins; docs/SECURITY.md, "Offline logins").
+    package var offline = false
+    /// How long after the user's last online success on this host an offline login is still
+    /// allowed, in seconds (`offline_max_age`, default 7 days): what bounds a revoked user's
+    /// offline logins.
+    package var offlineMaxAge: Int64 = 7 * 86_400
+    /// Wrong offline PINs after which offline logins stop until the next online success
+    /// (`offline_attempts`).
+    package var offlineAttempts = 3
+    /// The TPM's TCTI configuration (`tpm`): tpm2-tss's `device:PATH`, `swtpm:host=H,port=N`, ...
+    package var tpm = "device:/dev/tpmrm0"
 
     package init() {}
 
@@ -130,6 +143,31 @@ package struct LoginConfig: Sendable, Equatable {
             let (groups, problem) = EnforcementPolicy.parseGroups(v, key: "exempt_group")
             c.exemptGroups = groups; return problem
         },
+        "offline": { c, v in
+            switch v {
+            case "yes": c.offline = true
+            case "no": c.offline = false
+            default: return "offline must be yes or no"
+            }
+            return nil
+        },
+        "offline_max_age": { c, v in
+            guard let seconds = LoginConfig.duration(v), seconds > 0, seconds <= 366 * 86_400 else {
+                return "offline_max_age must be a duration up to 366 days: seconds, or a number with s, m, h or d (7d)"
+            }
+            c.offlineMaxAge = seconds; return nil
+        },
+        "offline_attempts": { c, v in
+            guard let n = Int(v), (1...100).contains(n) else { return "offline_attempts must be a number from 1 to 100" }
+            c.offlineAttempts = n; return nil
+        },
+        "tpm": { c, v in
+            // A TCTI configuration string: `name` or `name:conf`, printable, no spaces.
+            guard !v.isEmpty, v.utf8.count <= 200, v.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+                return "tpm must be a TCTI configuration such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321"
+            }
+            c.tpm = v; return nil
+        },
     ]
 
     /// The nodes a login of an identity registered at `registered` tries, in order: that one
@@ -167,6 +205,15 @@ package struct LoginConfig: Sendable, Equatable {
     /// store) is believed only where a signature with a pinned key vouches for it.
     package func authenticatesByTLS(_ url: String) -> Bool {
         (!caFile.isEmpty || !caPath.isEmpty) && url.hasPrefix("https://")
+    }
+
+    /// Seconds in `text`: a number, or a number followed by s, m, h or d.
+    static func duration(_ text: String) -> Int64? {
+        guard let last = text.last else { return nil }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (text[...], 1)
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int64(digits), n <= 1_000_000_000 else { return nil }
+        return n * unit
     }
 
     /// Sets `key` from text, as the file or a module argument gives it; the error says why not.

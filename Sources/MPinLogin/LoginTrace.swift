@@ -29,6 +29,8 @@ package enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
     /// The backend's REVOKED answer (or a success clearing an earlier one) could not be kept
     /// with the account, for the store's reason.
     case revocationNotRecorded(String)
+    /// Every backend node was unreachable: the PIN goes to the offline check (OfflineLogins).
+    case offline
 
     package var description: String {
         switch self {
@@ -43,6 +45,7 @@ package enum LoginEvent: Equatable, Sendable, CustomStringConvertible {
         case .failover(let origin): "backend node failed before the PIN proof; trying \(origin)"
         case .outcome(let outcome, let duration): "outcome \(outcome.name) after \(Self.milliseconds(duration)) ms"
         case .revocationNotRecorded(let why): "the account's state (revoked, attempts left) could not be recorded: \(why)"
+        case .offline: "every backend node is unreachable: checking the PIN offline, with the TPM"
         }
     }
 

@@ -46,7 +46,9 @@ package struct ModuleOptions: Sendable, Equatable {
                              "cacert": "cacert", "capath": "capath", "rps_prefix": "rps_prefix",
                              "connect_timeout": "connect_timeout", "mode": "mode", "device_timeout": "device_timeout",
                              "pin_length": "pin_length", "enrol": "enrol", "enrol_identity": "enrol_identity",
-                             "verdict_key": "verdict_key", "require_group": "require_group", "exempt_group": "exempt_group"]
+                             "verdict_key": "verdict_key", "require_group": "require_group", "exempt_group": "exempt_group",
+                             "offline": "offline", "offline_max_age": "offline_max_age", "offline_attempts": "offline_attempts",
+                             "tpm": "tpm"]
 
     package init(arguments: [String]) {
         self.init()
@@ -68,6 +70,7 @@ package struct ModuleOptions: Sendable, Equatable {
             case ("helper", let v?): helperPath = v
             case ("helper_socket", let v?): helperSocket = v
             case ("enrol", nil): overrides.append(("enrol", "yes"))
+            case ("offline", nil): overrides.append(("offline", "yes"))
             case (let n, let v?) where Self.configKeys[n] != nil: overrides.append((Self.configKeys[n]!, v))
             default: unknown.append(arg)
             }

@@ -201,9 +201,16 @@ struct PAMSession {
         if config.enrol, let code = enrolIfUnregistered(config, user: user, unregistered: unregistered, started: started) {
             return code
         }
-        var login = Login(config: config, platform: platform(config))
+        let platform = platform(config)
+        var login = Login(config: config, platform: platform)
         // pam_u2f's `debug`: every step to syslog at LOG_DEBUG. The events carry no secret.
         if options.debug { login.trace = { event in debug(event.description) } }
+        // Offline logins: tpm2-tss is loaded only if the TPM is needed (OfflineLogins).
+        if config.offline {
+            let offline = OfflineLogins(config: config, storage: platform.nonSecureStorage, lockDirectory: config.store)
+            offline.service = item(PAM_SERVICE)
+            login.offline = offline
+        }
         var firstPass = false
         var cannotAsk = false
         let prompt = Self.prompt(config.prompt, attemptsLeft: entry?.attemptsLeft, blocked: entry?.blocked == true)
@@ -212,7 +219,7 @@ struct PAMSession {
         }
         // The backend's signed count of the attempts left (Login keeps it with the account).
         func attemptsLeftNow() -> Int? {
-            guard outcome == .wrongPIN, let kept = try? AccountMap(storage: platform(config).nonSecureStorage).account(for: user)
+            guard outcome == .wrongPIN, let kept = try? AccountMap(storage: platform.nonSecureStorage).account(for: user)
             else { return nil }
             return kept.attemptsLeft
         }
@@ -246,13 +253,17 @@ struct PAMSession {
             return PAM_CONV_ERR
         }
         var code = pamCode(outcome, unregistered: unregistered)
-        let left = attemptsLeftNow()
+        let offline = login.offline?.use == .checked
+        // The backend's count of attempts left says nothing of an offline wrong PIN (the host
+        // and the TPM count those).
+        let left = offline ? nil : attemptsLeftNow()
         // One attempt left: this login ends here (PAM_MAXTRIES), so that no caller's retry loop
         // (sudo asks three times, the server blocks at three) spends the last one; the user
         // tries again knowingly, and that prompt says it is the last.
         if left == 1 { code = PAM_MAXTRIES }
-        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started, unregistered: unregistered,
-                   attemptsLeft: left)
+        for note in login.offline?.notes ?? [] { log(LOG_NOTICE, "user=\(user) \(note)") }
+        logOutcome(code, user: user, identity: identity, outcome: outcome, started: started,
+                   mode: offline ? " mode=offline" : "", unregistered: unregistered, attemptsLeft: left)
         // The way back from a blocked or revoked identity (`enrol`): a registration code from
         // the administrator and a new PIN, in this same conversation; the old identity goes.
         if outcome == .blocked || outcome == .revoked, config.enrol,
@@ -260,6 +271,9 @@ struct PAMSession {
             return enrolled
         }
         switch outcome {
+        case .success where offline:
+            tell(PAM_TEXT_INFO, "The M-Pin server cannot be reached: this was an offline login, the PIN checked by this host's TPM.")
+        case .wrongPIN where offline: tell(PAM_ERROR_MSG, "Wrong PIN (offline login: the M-Pin server cannot be reached).")
         case .wrongPIN:
             switch left {
             case 1?: tell(PAM_ERROR_MSG, "Wrong PIN; 1 attempt left before this identity is blocked. Log in again to use it.")
@@ -346,7 +360,9 @@ struct PAMSession {
     /// store's lock and the process's own start and exit. Time in the conversation does not
     /// count; past this the module stops the helper.
     func allowTime(_ config: LoginConfig, device: Bool = false) {
-        let seconds = config.timeout + (device || config.mode == .device ? config.deviceTimeout : 0) + 3
+        // Offline logins add the TPM's work after the network's budget (a record made at an online
+        // success, or the offline check): a hardware TPM may take a second or two for it.
+        let seconds = config.timeout + (device || config.mode == .device ? config.deviceTimeout : 0) + 3 + (config.offline ? 5 : 0)
         channel.watchdog(milliseconds: UInt32(min(seconds * 1000, Double(UInt32.max))))
     }
 

@@ -251,7 +251,7 @@ final class ExitStatusTests: XCTestCase {
         XCTAssertEqual(mkdir(pamDir, 0o755), 0)
         let r = try ctl(["--config", config, "doctor", "--pam-dir", pamDir])
         let names = r.lines.map { line in String(line.dropFirst(5).prefix { $0 != ":" }) }
-        XCTAssertEqual(names, ["config", "root", "store", "module", "pam.d", "registrations", "libcurl", "backend", "tls", "clock"], r.stdout)
+        XCTAssertEqual(names, ["config", "root", "store", "module", "pam.d", "registrations", "offline", "libcurl", "backend", "tls", "clock"], r.stdout)
         XCTAssertTrue(r.lines.contains("ok   pam.d: no file in \(pamDir) uses pam_mpin yet"), r.stdout)
         XCTAssertTrue(r.lines.allSatisfy { $0.hasPrefix("ok   ") || $0.hasPrefix("FAIL ") }, r.stdout)
         XCTAssertTrue(r.lines.allSatisfy { !$0.hasPrefix("FAIL ") || $0.contains(" -- fix: ") }, "every failure says what to do")
