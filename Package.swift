@@ -158,7 +158,10 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+        ],
+        // An import is internal unless it says otherwise (`package import`): a dependency
+        // shows in MPinServer's interface only where a declaration the package uses names it.
+        swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
         // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
         // -static-stdlib and this program also links dynamically for the tests), and without the
@@ -202,10 +205,14 @@ let package = Package(
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
         // The platform test doubles (in-memory storage, scripted, recorded and M-Pin backend
-        // transports, the storage stress values), private directories and the one process runner,
+        // transports, the storage stress values), private directories, the one process runner and
+        // the throwaway PostgreSQL databases of the server's PostgreSQL variants (MPIN_TEST_POSTGRES),
         // for test targets and test-helper executables only.
-        .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
-                path: "Tests/MPinTestSupport"),
+        .target(name: "MPinTestSupport", dependencies: [
+            "MPinClient", "MPinCrypto", "MPinWire", "MPinJSON", "MPinServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+        ], path: "Tests/MPinTestSupport"),
         .testTarget(name: "MPinClientTests",
                     dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinTestSupport", "MPinReferenceData"]),
         .testTarget(name: "MPinLinuxTests",
@@ -215,8 +222,6 @@ let package = Package(
             "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "JWTKit", package: "jwt-kit"),
-            // Creates and drops the throwaway databases of the PostgreSQL variants (MPIN_TEST_POSTGRES).
-            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server;
         // doctor's analysis of pam.d stacks and sshd settings (MPinCtlCommands) and the command-line
@@ -231,8 +236,6 @@ let package = Package(
         .testTarget(name: "MPinMFATests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinWire", "MPinServer", "MPinTestSupport",
             .product(name: "Logging", package: "swift-log"),
-            // The DVS tests' PostgreSQL variant creates and drops throwaway databases.
-            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ]
 )
