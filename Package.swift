@@ -205,21 +205,24 @@ let package = Package(
         .testTarget(name: "MPinJSONTests", dependencies: ["MPinJSON"]),
         .testTarget(name: "MPinWireTests", dependencies: ["MPinWire", "MPinCrypto", "MPinJSON"]),
         // The platform test doubles (in-memory storage, scripted, recorded and M-Pin backend
-        // transports, the storage stress values), private directories, the one process runner and
-        // the throwaway PostgreSQL databases of the server's PostgreSQL variants (MPIN_TEST_POSTGRES),
+        // transports, the storage stress values), private directories and the one process runner,
         // for test targets and test-helper executables only.
-        .target(name: "MPinTestSupport", dependencies: [
-            "MPinClient", "MPinCrypto", "MPinWire", "MPinJSON", "MPinServer",
+        .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
+                path: "Tests/MPinTestSupport", exclude: ["Postgres"]),
+        // The throwaway PostgreSQL databases of the server's PostgreSQL variants (MPIN_TEST_POSTGRES),
+        // apart from MPinTestSupport so that the targets without a server do not load PostgresNIO.
+        .target(name: "MPinPostgresTestSupport", dependencies: [
+            "MPinServer",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ], path: "Tests/MPinTestSupport"),
+        ], path: "Tests/MPinTestSupport/Postgres"),
         .testTarget(name: "MPinClientTests",
                     dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinTestSupport", "MPinReferenceData"]),
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
         .testTarget(name: "MPinServerTests", dependencies: [
-            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport",
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport", "MPinPostgresTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
@@ -235,6 +238,7 @@ let package = Package(
         // The MFA flavour (MPinMFA) over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinMFATests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinWire", "MPinServer", "MPinTestSupport",
+            "MPinPostgresTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
     ]

@@ -1,6 +1,6 @@
 import Foundation
 import MPinServer
-import MPinTestSupport
+import MPinPostgresTestSupport
 import XCTest
 
 /// The DVS tests again with the server's state in PostgreSQL (signing keys, their counters,

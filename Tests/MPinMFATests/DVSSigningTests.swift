@@ -4,7 +4,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinServer
-import MPinTestSupport
+import MPinPostgresTestSupport
 import MPinWire
 import XCTest
 

@@ -3,7 +3,7 @@ import GRDB
 import Logging
 import MPinCrypto
 import MPinServer
-import MPinTestSupport
+import MPinPostgresTestSupport
 import MPinWire
 import XCTest
 #if canImport(Glibc)

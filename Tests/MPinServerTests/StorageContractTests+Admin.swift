@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import MPinCrypto
 import MPinServer
-import MPinTestSupport
 import MPinWire
 import XCTest
 

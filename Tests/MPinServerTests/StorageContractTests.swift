@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import MPinCrypto
 import MPinServer
-import MPinTestSupport
+import MPinPostgresTestSupport
 import MPinWire
 import XCTest
 

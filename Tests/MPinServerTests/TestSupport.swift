@@ -5,7 +5,7 @@ import FoundationNetworking
 import Logging
 import MPinCrypto
 import MPinServer
-import MPinTestSupport
+import MPinPostgresTestSupport
 import MPinWire
 import XCTest
 
