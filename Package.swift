@@ -168,7 +168,10 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+        ],
+        // An import is internal unless it says otherwise (`package import`): a dependency
+        // shows in MPinServer's interface only where a declaration the package uses names it.
+        swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
         // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
         // -static-stdlib and this program also links dynamically for the tests), and without the
@@ -215,18 +218,23 @@ let package = Package(
         // transports, the storage stress values), private directories and the one process runner,
         // for test targets and test-helper executables only.
         .target(name: "MPinTestSupport", dependencies: ["MPinClient", "MPinCrypto", "MPinWire", "MPinJSON"],
-                path: "Tests/MPinTestSupport"),
+                path: "Tests/MPinTestSupport", exclude: ["Postgres"]),
+        // The throwaway PostgreSQL databases of the server's PostgreSQL variants (MPIN_TEST_POSTGRES),
+        // apart from MPinTestSupport so that the targets without a server do not load PostgresNIO.
+        .target(name: "MPinPostgresTestSupport", dependencies: [
+            "MPinServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+        ], path: "Tests/MPinTestSupport/Postgres"),
         .testTarget(name: "MPinClientTests",
                     dependencies: ["MPinClient", "MPinJSON", "MPinCrypto", "MPinTestSupport", "MPinReferenceData"]),
         .testTarget(name: "MPinLinuxTests",
                     dependencies: ["MPinLinux", "MPinClient", "MPinTestSupport", "mpin-storage-stress", "mpin-fork-check"]),
         .testTarget(name: "MPinLoginTests", dependencies: ["MPinLogin", "MPinClient", "MPinLinux", "MPinJSON", "MPinTestSupport"]),
         .testTarget(name: "MPinServerTests", dependencies: [
-            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport",
+            "MPinServer", "MPinWire", "MPinCrypto", "MPinReferenceData", "MPinTestSupport", "MPinPostgresTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "JWTKit", package: "jwt-kit"),
-            // Creates and drops the throwaway databases of the PostgreSQL variants (MPIN_TEST_POSTGRES).
-            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // mpinctl's exit statuses and output, running the built mpinctl against the built mpin-server;
         // doctor's analysis of pam.d stacks and sshd settings (MPinCtlCommands) and the command-line
@@ -240,9 +248,8 @@ let package = Package(
         // The MFA flavour (MPinMFA) over the Linux platform against mpin-server, in one process.
         .testTarget(name: "MPinMFATests", dependencies: [
             "MPinClient", "MPinCrypto", "MPinLinux", "MPinJSON", "MPinWire", "MPinServer", "MPinTestSupport",
+            "MPinPostgresTestSupport",
             .product(name: "Logging", package: "swift-log"),
-            // The DVS tests' PostgreSQL variant creates and drops throwaway databases.
-            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ]
 )

@@ -10,7 +10,7 @@ import MPinJSON
 ///   client can cause: 500 (internal), 502 (D-TA unreachable) and 503 (storage or capacity)
 ///   all mean a bug here. (`--role rps` with remote D-TAs can answer 502; not served here.)
 /// - No error escapes the router: the error middleware turns every error into a response.
-/// - Every response but `GET /health` and `GET /metrics` (registered before the middleware)
+/// - Every response but `GET /health` and `GET /metrics` (routed without the CORS middleware)
 ///   carries the CORS headers of the original server; `routesWithoutCORS` carry none, and no
 ///   response carries `Access-Control-Allow-Credentials`.
 /// - Every error (4xx) is JSON, `{"message": string}`, or on the OpenID provider's endpoints

@@ -95,7 +95,8 @@ with open(os.path.join(repo, "Sources", "MPinFuzzServer", "RouteTable.swift")) a
 def declared_routes():
     """(path, methods) of every `endpoint(...)` and `router.get(...)` in Sources/MPinServer, with
     the prefix ServerRoutes.swift mounts it under: the D-TA's under dta/, the RPS's public and
-    the OpenID provider's prefix routes under rps/, the rest at the root."""
+    the OpenID provider's prefix routes under rps/, the rest at the root; a path that names the
+    prefix itself (`"\(prefix)/pass1"`, LoginRoutes.swift) under rps/ too."""
     found = set()
     server_dir = os.path.join(repo, "Sources", "MPinServer")
     for root, _, files in os.walk(server_dir):
@@ -111,7 +112,8 @@ def declared_routes():
                             "rps/" if func.group(1) in ("publicRoutes", "prefixRoutes") else ""
                     m = re.search(r'\.endpoint\("([^"]*)"((?:, \.\w+)+)', line)
                     if m:
-                        found.add((prefix + m.group(1), tuple(sorted(re.findall(r"\.(\w+)", m.group(2))))))
+                        path = prefix + m.group(1).replace("\\(prefix)/", "rps/")
+                        found.add((path, tuple(sorted(re.findall(r"\.(\w+)", m.group(2))))))
                     m = re.search(r'router\.(get|post|put|delete)\("([^"]*)"', line)
                     if m:
                         found.add((m.group(2), (m.group(1),)))

@@ -4,6 +4,7 @@ import MPinCrypto
 import MPinJSON
 import MPinLinux
 import MPinServer
+import MPinPostgresTestSupport
 import MPinWire
 import XCTest
 

@@ -125,9 +125,9 @@ final class HTTPLayerTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// The login requests, answered ahead of the middleware (`LoginRoutes`), carry the headers
-    /// every other answer carries, in the same order: a refusal like any other refusal, a
-    /// verdict like any other 200.
+    /// The login requests, answered through their own lean middleware (`LoginRoutes`), carry the
+    /// headers every other answer carries, in the same order: a refusal like any other refusal,
+    /// a verdict like any other 200, a 405 like any other 405.
     func testLoginAnswersHaveTheHeadersOfEveryOtherAnswer() async throws {
         let server = try TestServer()
         try await server.start()
@@ -153,6 +153,10 @@ final class HTTPLayerTests: XCTestCase {
                 XCTAssertTrue(head[0].contains(" \(status) "), "\(path): \(head[0])")
                 XCTAssertEqual(shape(head), shape(refusal), path)
             }
+            let wrongMethod = try RawHTTP.head(base, "GET", "/rps/pass1")
+            let otherWrongMethod = try RawHTTP.head(base, "GET", "/rps/getAccessNumber")
+            XCTAssertTrue(wrongMethod[0].contains(" 405 "), wrongMethod[0])
+            XCTAssertEqual(shape(wrongMethod), shape(otherWrongMethod))
             var client = MPinTestClient(http: server.client)
             try await client.registerFully("lena", pin: "1234")
             let (pass2, _) = try await client.passes(pin: "1234")
@@ -204,7 +208,7 @@ final class HTTPLayerTests: XCTestCase {
             XCTAssertEqual(requests.count, 4)
             let routes = requests.map { $0.metadata["route"] ?? "" }
             XCTAssertTrue(routes[1].contains("signature") && !routes[1].contains(registration.mpinId), routes[1])
-            // A login request, answered ahead of the middleware, logs its line as the others do.
+            // A login request, answered through its own middleware, logs its line as the others do.
             XCTAssertEqual(routes[3], "/rps/pass1")
             XCTAssertEqual(requests.map { $0.metadata["status"] }, ["200", "200", "404", "403"])
             XCTAssertEqual(requests.map { $0.metadata["method"] }, ["PUT", "GET", "GET", "POST"])

@@ -3,8 +3,8 @@ import GRDB
 import Logging
 import MPinCrypto
 import MPinServer
+import MPinPostgresTestSupport
 import MPinWire
-import PostgresNIO
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -24,77 +24,13 @@ enum TestStorage: Sendable, Equatable {
     case sqlite
     case postgres
 
-    static let environmentVariable = "MPIN_TEST_POSTGRES"
-
-    /// The PostgreSQL server the tests may create databases on, from MPIN_TEST_POSTGRES.
-    static var postgresURL: PostgresURL? {
-        ProcessInfo.processInfo.environment[environmentVariable].flatMap(PostgresURL.init)
-    }
-
     /// Skips the calling test, saying why, when MPIN_TEST_POSTGRES is not set.
     static func requirePostgres() throws {
-        let value = ProcessInfo.processInfo.environment[environmentVariable]
-        if value != nil && postgresURL == nil {
-            XCTFail("\(environmentVariable) is not a postgresql://USER@HOST:PORT/DB URL")
+        if TestPostgres.isConfigured && TestPostgres.url == nil {
+            XCTFail("\(TestPostgres.environmentVariable) is not a postgresql://USER@HOST:PORT/DB URL")
         }
-        try XCTSkipIf(value == nil, "\(environmentVariable) is not set: PostgreSQL variant skipped (make test-postgres runs it)")
-    }
-}
-
-/// Throwaway databases on the MPIN_TEST_POSTGRES server.
-enum TestPostgres {
-    static var logger: Logger {
-        var l = Logger(label: "mpin-test-postgres")
-        l.logLevel = .critical
-        return l
-    }
-
-    /// Runs `body` on a connection to the MPIN_TEST_POSTGRES database (or `database`).
-    static func withConnection<T>(database: String? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        guard let base = TestStorage.postgresURL else { throw XCTSkip("\(TestStorage.environmentVariable) is not set") }
-        let config = PostgresConnection.Configuration(host: base.host, port: base.port, username: base.user, password: nil,
-                                                      database: database ?? base.database, tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: config, id: 1, logger: logger)
-        do {
-            let result = try await body(connection)
-            try? await connection.close()
-            return result
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-    }
-
-    /// Creates a fresh, empty database; returns its name and URL.
-    static func createDatabase() async throws -> (name: String, url: String) {
-        guard var url = TestStorage.postgresURL else { throw XCTSkip("\(TestStorage.environmentVariable) is not set") }
-        let name = "mpin_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        try await withConnection { c in
-            _ = try await c.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger).collect()
-        }
-        url.database = name
-        return (name, url.description)
-    }
-
-    /// Drops a database made by `createDatabase`, closing what is still connected to it.
-    static func dropDatabase(_ name: String) async throws {
-        try await withConnection { c in
-            _ = try await c.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger).collect()
-        }
-    }
-
-    /// One statement on a test database.
-    static func execute(_ sql: String, database: String) async throws {
-        try await withConnection(database: database) { c in
-            _ = try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
-        }
-    }
-
-    /// The first column of the first row, as an Int.
-    static func integer(_ sql: String, database: String) async throws -> Int? {
-        try await withConnection(database: database) { c in
-            try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().first?.decode(Int.self)
-        }
+        try XCTSkipIf(!TestPostgres.isConfigured,
+                      "\(TestPostgres.environmentVariable) is not set: PostgreSQL variant skipped (make test-postgres runs it)")
     }
 }
 
@@ -359,7 +295,7 @@ final class MultiNodeTests: XCTestCase {
             // A second init on the same database finds the schema and keeps it.
             let again = NSTemporaryDirectory() + "mpin-nodes-again-" + UUID().uuidString
             defer { try? FileManager.default.removeItem(atPath: again) }
-            var url = TestStorage.postgresURL!
+            var url = TestPostgres.url!
             url.database = fleet.database
             try run(["init", "--data", again, "--database", url.description])
             XCTAssertEqual(try listed(fleet, "zoe")?["state"] as? String, "revoked")

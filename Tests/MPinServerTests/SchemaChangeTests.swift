@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MPinServer
+import MPinPostgresTestSupport
 import XCTest
 
 // The schema changes written once (`SchemaChange`, issue 28) as each backend's SQL: the exact

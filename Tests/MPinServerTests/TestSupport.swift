@@ -5,6 +5,7 @@ import FoundationNetworking
 import Logging
 import MPinCrypto
 import MPinServer
+import MPinPostgresTestSupport
 import MPinWire
 import XCTest
 

@@ -6,9 +6,9 @@ import MPinWire
 /// server secrets, client secrets and time permits (docs/PROTOCOL.md Appendix A). Every request
 /// must carry a valid HMAC signature of the RPS; signatures expire. The share never leaves
 /// this value.
-public struct DTA: Sendable {
+package struct DTA: Sendable {
     /// 1 = the local (customer) D-TA the RPS calls, 2 = the remote one the client calls.
-    public let index: Int
+    package let index: Int
     let appID: String
     let appKey: String
     private let share: [UInt8]

@@ -22,7 +22,7 @@ let originalCORSFields: HTTPFields = [
 /// the provider's own pages and their poll (same origin), the token and userinfo endpoints
 /// (client secrets and bearer tokens; relying parties call them from their servers), the
 /// activation page and the D-TA's server secret (RPS to D-TA only). `/health` and `/metrics`
-/// come before this middleware.
+/// are routed without this middleware (`ServerRoutes`).
 struct OriginalCORSMiddleware<Context: RequestContext>: RouterMiddleware {
     static var fields: HTTPFields { originalCORSFields }
 

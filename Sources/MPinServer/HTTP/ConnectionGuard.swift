@@ -1,6 +1,6 @@
 import HummingbirdCore
 import Logging
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 import Synchronization
 #if canImport(Glibc)
@@ -10,23 +10,23 @@ import Glibc
 /// What one connection may cost (issue 37 item 3): how long a client may take to send a
 /// request's head, its body, and how long a kept-alive connection may sit idle; how many
 /// connections are open at once.
-public struct ConnectionLimits: Sendable, Equatable {
+package struct ConnectionLimits: Sendable, Equatable {
     /// Connections open at once; beyond it the connection that has waited longest for its
     /// client (idle, or still sending its request) is closed to make room.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// From the connection's first byte (or its opening) to the end of the request's head.
-    public var headerTimeout: TimeAmount
+    package var headerTimeout: TimeAmount
     /// From the end of the head to the end of the body.
-    public var bodyTimeout: TimeAmount
+    package var bodyTimeout: TimeAmount
     /// A kept-alive connection with no request.
-    public var idleTimeout: TimeAmount
+    package var idleTimeout: TimeAmount
 
     static let defaultMaxConnections = 4_096
     static let defaultHeaderTimeoutSeconds = 10.0
     static let defaultBodyTimeoutSeconds = 10.0
     static let defaultIdleTimeoutSeconds = 30.0
 
-    public init(maxConnections: Int = 4_096,
+    package init(maxConnections: Int = 4_096,
                 headerTimeout: TimeAmount = .seconds(10), bodyTimeout: TimeAmount = .seconds(10),
                 idleTimeout: TimeAmount = .seconds(30)) {
         self.maxConnections = maxConnections
@@ -55,7 +55,7 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// Raises the soft descriptor limit to the hard one (systemd's default soft limit is 1,024,
     /// its hard one far higher); returns the soft limit in force afterwards.
     @discardableResult
-    public static func raiseDescriptorLimit() -> Int {
+    package static func raiseDescriptorLimit() -> Int {
         var limit = rlimit()
         if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
             limit.rlim_cur = limit.rlim_max

@@ -8,8 +8,10 @@ import NIOCore
 /// crossed threads twice: the event loop read it and woke a pool thread, which answered and woke
 /// the event loop again to write. A connection's task preferring its own event loop (SE-0417)
 /// reads, handles and writes on one thread: a resumption enqueued from that loop is a queue
-/// append, not a thread wake-up. Handlers never block on an event loop's future (`wait()`); the
-/// SQLite transactions they run are short and already ran on the calling thread.
+/// append, not a thread wake-up. Nothing a handler awaits blocks the loop: it never waits on an
+/// event loop's future (`wait()`), SQLite's transactions run on GRDB's own threads (its async
+/// API; a write may wait for another process's lock) and PostgreSQL's on its connections' event
+/// loops, and the handler resumes on this loop when they finish.
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
 

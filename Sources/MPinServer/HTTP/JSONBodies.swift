@@ -1,19 +1,19 @@
-import Hummingbird
+package import Hummingbird
 import MPinJSON
 import MPinWire
 
 /// Typed request bodies: the MPinWire message types read strictly (`WireCoding.strict`, the
 /// reading the client's messages are tested against). The one deliberate leniency of the server, `OTP` given
 /// as a number, lives in `Pass2Request` (MPinWire) because peers of the original server send it.
-public struct WireBodyDecoder: Sendable {
+package struct WireBodyDecoder: Sendable {
     /// The parser's size limit: the body-limit middleware has already refused anything larger.
-    public let maxBodyBytes: Int
+    package let maxBodyBytes: Int
 
-    public init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
+    package init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
 
     /// Which error a body that cannot be read becomes: the RPS's registration, activation and
     /// RPA endpoints answer 400 "INVALID JSON", the pass endpoints 403 "Invalid data received".
-    public enum Refusal: Sendable {
+    package enum Refusal: Sendable {
         case invalidJSON, invalidPassBody
 
         func error(_ detail: String) -> ServerError {
@@ -25,14 +25,14 @@ public struct WireBodyDecoder: Sendable {
     }
 
     /// Decodes the (already collected) body as `T`.
-    public func decode<T: Decodable>(_ type: T.Type, from request: Request, refusal: Refusal = .invalidJSON) async throws -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from request: Request, refusal: Refusal = .invalidJSON) async throws -> T {
         var request = request
         return try decode(type, from: try await request.collectBody(upTo: maxBodyBytes), refusal: refusal)
     }
 
     /// Decodes a body already read. A member named twice is a syntax error (`refusal`), and
     /// an identity or name field holding a control character is `controlCharacter` (400).
-    public func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer, refusal: Refusal = .invalidJSON) throws(ServerError) -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer, refusal: Refusal = .invalidJSON) throws(ServerError) -> T {
         var parser = JSONParser()
         parser.maxBytes = maxBodyBytes
         parser.rejectsDuplicateKeys = true

@@ -17,7 +17,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    /// The line, also written by `LoginRouteResponder` for the login requests it answers.
+    /// The line, also written by `LoginStepMiddleware` for the login requests it answers.
     static func log(to logger: Logger, level: Logger.Level = .info, method: HTTPRequest.Method, route: String?,
                     status: Int, elapsed: Duration) {
         logger.log(level: level, "request", metadata: [

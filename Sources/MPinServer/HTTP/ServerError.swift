@@ -1,4 +1,4 @@
-import Hummingbird
+package import Hummingbird
 import MPinWire
 
 /// Why the server refuses a request. Handlers throw these; `statusAndMessage` is the one table
@@ -8,7 +8,7 @@ import MPinWire
 /// Statuses follow the original servers (PROTOCOL.md §2.1, §3–§5): the RPS answers 400 for
 /// malformed registration input, the D-TA and the pass endpoints 403 for malformed arguments,
 /// 401 for a failed check, 408 for anything expired and 410 for a blocked identity.
-public enum ServerError: Error, Sendable, Equatable {
+package enum ServerError: Error, Sendable, Equatable {
     // MARK: Malformed requests
 
     /// 400: the request is malformed (`reason` is the whole message).
@@ -91,7 +91,7 @@ public enum ServerError: Error, Sendable, Equatable {
     case unavailable(String)
 
     /// The table: status and message of every error.
-    public var statusAndMessage: (status: Int, message: String) {
+    package var statusAndMessage: (status: Int, message: String) {
         switch self {
         case .badRequest(let reason): (400, reason)
         case .invalidJSON(let detail): (400, "BAD REQUEST. INVALID JSON" + detail)
@@ -128,13 +128,13 @@ public enum ServerError: Error, Sendable, Equatable {
     }
 
     /// The HTTP status code.
-    public var statusCode: Int { statusAndMessage.status }
+    package var statusCode: Int { statusAndMessage.status }
     /// The message of the JSON error body, safe to show and to log.
-    public var message: String { statusAndMessage.message }
+    package var message: String { statusAndMessage.message }
 
     /// Any error as the server answers it: its own errors as they are, the router's "no such
     /// path" as `notFound`, and everything else as a 500 that reveals nothing.
-    public init(answering error: any Error) {
+    package init(answering error: any Error) {
         switch error {
         case let e as ServerError: self = e
         case let e as HTTPError where e.status == .notFound: self = .notFound
@@ -145,16 +145,16 @@ public enum ServerError: Error, Sendable, Equatable {
 }
 
 extension ServerError: CustomStringConvertible {
-    public var description: String { "\(statusCode) \(message)" }
+    package var description: String { "\(statusCode) \(message)" }
 }
 
 extension ServerError: HTTPResponseError {
-    public var status: HTTPResponse.Status { .init(code: statusCode) }
+    package var status: HTTPResponse.Status { .init(code: statusCode) }
 
     /// The JSON error body, with `WWW-Authenticate` on every 401 (PROTOCOL.md §2.1).
-    public func response(from request: Request, context: some RequestContext) -> Response { jsonResponse() }
+    package func response(from request: Request, context: some RequestContext) -> Response { jsonResponse() }
 
-    public func jsonResponse() -> Response {
+    package func jsonResponse() -> Response {
         var signature: String? = nil
         switch self {
         case .blockedVerdict(let s), .revokedVerdict(let s): signature = s

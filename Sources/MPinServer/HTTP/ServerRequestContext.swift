@@ -1,14 +1,14 @@
-import Hummingbird
-import NIOCore
+package import Hummingbird
+package import NIOCore
 
 /// The request context of every route: Hummingbird's basic one plus the peer's address, which
 /// the access-number rate limit counts by.
-public struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// The connection's peer; nil when the channel has none (tests without sockets).
-    public let remoteAddress: SocketAddress?
+    package let remoteAddress: SocketAddress?
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }

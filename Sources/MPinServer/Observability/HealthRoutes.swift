@@ -21,7 +21,7 @@ struct HealthRoutes: Sendable {
         var keys: String
     }
 
-    func add<Context: RequestContext>(to router: Router<Context>) {
+    func add<Context: RequestContext>(to router: some RouterMethods<Context>) {
         router.get("health") { _, _ -> Response in
             var health = Health(status: "ok", database: "ok", keys: "loaded")
             if let storage {

@@ -1,18 +1,17 @@
 import Hummingbird
 
-/// Times the requests of a login (pass 1, pass 2 and the final step, whichever route carries
-/// it) into `ServerMetrics`, by the route's pattern: never by path or query.
+/// Times the final steps that reach the common middleware chain (the RPA's token check
+/// `/authenticate` and the mobile's `/{rpsPrefix}/authenticate`) into `ServerMetrics`, by the
+/// route's pattern: never by path or query. The three login requests time themselves
+/// (`LoginStepMiddleware`).
 struct LoginTimingMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
-    /// Route pattern → step, e.g. `/rps/pass1` → `.pass1`.
+    /// Route pattern → step, e.g. `/rps/authenticate` → `.authenticate`.
     let steps: [String: ServerMetrics.LoginStep]
 
     init(metrics: ServerMetrics, rpsPrefix: String) {
         self.metrics = metrics
-        steps = [
-            "/\(rpsPrefix)/pass1": .pass1, "/\(rpsPrefix)/pass2": .pass2,
-            "/mpinAuthenticate": .authenticate, "/authenticate": .authenticate, "/\(rpsPrefix)/authenticate": .authenticate,
-        ]
+        steps = ["/authenticate": .authenticate, "/\(rpsPrefix)/authenticate": .authenticate]
     }
 
     func handle(_ request: Request, context: Context,

@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 
 /// A log handler that keeps the metadata set on its logger apart from `base`'s and hands it to
 /// `base` only with a line actually logged.
@@ -8,26 +8,26 @@ import Logging
 /// set, the id's description included: ~1 % of the server's CPU under load, per request,
 /// whether or not anything is logged (issue 27 item 3). Here setting metadata is a dictionary
 /// write; the lines logged carry the same metadata as before.
-public struct RequestMetadataLogHandler: LogHandler {
-    public var base: any LogHandler
+package struct RequestMetadataLogHandler: LogHandler {
+    package var base: any LogHandler
     /// Metadata set through this handler, merged under a line's own metadata when it is logged.
     private var added: Logger.Metadata = [:]
 
-    public init(base: any LogHandler) { self.base = base }
+    package init(base: any LogHandler) { self.base = base }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         guard !added.isEmpty else { return base.log(event: event) }
         var event = event
         event.metadata = added.merging(event.metadata ?? [:]) { _, own in own }
         base.log(event: event)
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { added[key] ?? base[metadataKey: key] }
         set { added[key] = newValue }
     }
 
-    public var metadata: Logger.Metadata {
+    package var metadata: Logger.Metadata {
         get { base.metadata.merging(added) { _, own in own } }
         set {
             added = [:]
@@ -35,12 +35,12 @@ public struct RequestMetadataLogHandler: LogHandler {
         }
     }
 
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { base.logLevel }
         set { base.logLevel = newValue }
     }
 
-    public var metadataProvider: Logger.MetadataProvider? {
+    package var metadataProvider: Logger.MetadataProvider? {
         get { base.metadataProvider }
         set { base.metadataProvider = newValue }
     }

@@ -7,7 +7,7 @@ import Prometheus
 ///
 /// Labels take a few fixed values only: never an identity, an mpinId, a token or anything a
 /// client sent.
-public final class ServerMetrics: Sendable {
+package final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
 
     /// How a login's final step ended.
@@ -36,7 +36,7 @@ public final class ServerMetrics: Sendable {
     private let connectionClosures: [ConnectionClosure: CoreMetrics.Counter]
     private let openConnections: CoreMetrics.Gauge
 
-    public init() {
+    package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         // A local login step takes about a millisecond; a loaded server tens.
         factory.durationHistogramBuckets["mpin_login_step_duration_seconds"] = [
@@ -70,7 +70,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The text `/metrics` answers with (Prometheus exposition format 0.0.4).
-    public func exposition() -> String { registry.emitToString() }
+    package func exposition() -> String { registry.emitToString() }
 
     /// Counts one verdict of a login's final step.
     func recordVerdict(status: Int, blockedNow: Bool) {

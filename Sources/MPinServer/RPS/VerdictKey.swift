@@ -60,5 +60,5 @@ extension DataDirectory {
     }
 
     /// The verdict key's public half (hex), made if there is none yet.
-    public func verdictPublicKey() throws -> String { try loadOrCreateVerdictKey().publicKeyHex }
+    package func verdictPublicKey() throws -> String { try loadOrCreateVerdictKey().publicKeyHex }
 }

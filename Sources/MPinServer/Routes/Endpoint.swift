@@ -18,24 +18,6 @@ extension RouterMethods {
     }
 }
 
-/// Who registers an endpoint's own methods when it is not its route collection.
-enum EndpointRegistrar {
-    /// `LoginRoutes`, before the router's middleware.
-    case loginRoutes
-}
-
-extension RouterMethods {
-    /// Declares an endpoint whose `methods` are registered elsewhere (`registrar`): here only
-    /// the 405s of the other methods, as `endpoint(_:_:use:)` gives them.
-    @discardableResult
-    func endpoint(_ path: RouterPath, _ methods: HTTPRequest.Method..., servedBy registrar: EndpointRegistrar) -> Self {
-        for method in declinedMethods where !methods.contains(method) {
-            on(path, method: method) { _, _ -> Response in throw ServerError.methodNotAllowed }
-        }
-        return self
-    }
-}
-
 extension RequestContext {
     /// A path parameter declared as `:name` in the route; empty only if the route lacks it.
     func pathParameter(_ name: String) -> String { parameters.get(name) ?? "" }

@@ -2,74 +2,79 @@ import Hummingbird
 import Logging
 import MPinWire
 
-/// The three requests of every login (pass 1, pass 2 and the demo RPA's final step), each
-/// answered by one `LoginRouteResponder` registered before the router's middleware
-/// (Hummingbird applies a middleware only to the routes added after it).
+/// The three requests of every login (pass 1, pass 2 and the demo RPA's final step), each in a
+/// router group of its own whose one middleware is `LoginStepMiddleware`.
 ///
-/// Why: under load the server's CPU per login is what limits the logins per second, and a
-/// login is these three requests. Through the middleware chain each one took five more async
-/// hops (request log, login timing, CORS, errors, body limit), a string-keyed lookup of its
-/// step, and the CORS headers inserted at the front of the response's fields; here the same
-/// work is done inline, once, and a successful answer's fields are built in their final order
-/// (issue 27 item 3, docs/PERFORMANCE.md §2.2). What a client sees is unchanged: the same
-/// status, body and headers in the same order, every error as the error middleware answers
-/// it, CORS headers on every answer. Other methods on these paths (the 405s, OPTIONS) still go
-/// through the middleware chain (`RPSRoutes` declines them, `endpoint(_:_:servedBy:)`).
+/// Why a middleware of their own: under load the server's CPU per login is what limits the
+/// logins per second, and a login is these three requests. Through the common chain each one
+/// took five more async hops (request log, login timing, CORS, errors, body limit), a
+/// string-keyed lookup of its step, and the CORS headers inserted at the front of the
+/// response's fields; here the same work is one layer, and a successful answer's fields are
+/// built in their final order (docs/PERFORMANCE.md §2.2). What a client sees is the common
+/// chain's: the same status, body and headers in the same order, every error as the error
+/// middleware answers it, CORS headers on every answer. The other methods on these paths get
+/// 405 through the same middleware (`endpoint`); OPTIONS finds no route, so the router's own
+/// middleware answers it, as on every path (`ServerRoutes`).
 struct LoginRoutes: Sendable {
     let rps: RPS
     let decoder: WireBodyDecoder
     let logger: Logger
     let metrics: ServerMetrics?
 
-    /// Registers the three POST routes; call before adding any middleware.
-    func add<Context: RequestContext>(to router: Router<Context>) {
+    func add<Context: RequestContext>(to router: some RouterMethods<Context>) {
         let rps = rps, decoder = decoder
         let prefix = rps.config.rpsPrefix
-        router.on("\(prefix)/pass1", method: .post, responder: responder(.pass1) { body, context in
-            let req = try decoder.decode(Pass1Request.self, from: body, refusal: .invalidPassBody)
+        group(router, .pass1).endpoint("\(prefix)/pass1", .post) { request, context -> Response in
+            let req = try decoder.decode(Pass1Request.self, from: try await Self.body(request, decoder), refusal: .invalidPassBody)
             return .loginAnswer(try await rps.pass1(req, source: context.clientAddress))
-        })
-        router.on("\(prefix)/pass2", method: .post, responder: responder(.pass2) { body, context in
-            let req = try decoder.decode(Pass2Request.self, from: body, refusal: .invalidPassBody)
+        }
+        group(router, .pass2).endpoint("\(prefix)/pass2", .post) { request, context -> Response in
+            let req = try decoder.decode(Pass2Request.self, from: try await Self.body(request, decoder), refusal: .invalidPassBody)
             return .loginAnswer(try await rps.pass2(req, source: context.clientAddress))
-        })
-        router.on("mpinAuthenticate", method: .post, responder: responder(.authenticate) { body, _ in
-            let reply = try await rps.rpaAuthenticate(try decoder.decode(AuthenticateRequest.self, from: body))
+        }
+        group(router, .authenticate).endpoint("mpinAuthenticate", .post) { request, _ -> Response in
+            let req = try decoder.decode(AuthenticateRequest.self, from: try await Self.body(request, decoder))
+            let reply = try await rps.rpaAuthenticate(req)
             return .loginAnswer(reply.body, status: reply.status)
-        })
+        }
     }
 
-    private func responder<Context: RequestContext>(
-        _ step: ServerMetrics.LoginStep,
-        _ handle: @escaping @Sendable (ByteBuffer, Context) async throws -> Response
-    ) -> LoginRouteResponder<Context> {
-        LoginRouteResponder(step: step, maxBodyBytes: decoder.maxBodyBytes, logger: logger, metrics: metrics, handle: handle)
+    /// A group for one step's route, with the step's middleware.
+    private func group<Context: RequestContext>(_ router: some RouterMethods<Context>,
+                                                _ step: ServerMetrics.LoginStep) -> RouterGroup<Context> {
+        router.group().add(middleware: LoginStepMiddleware<Context>(step: step, maxBodyBytes: decoder.maxBodyBytes,
+                                                                   logger: logger, metrics: metrics))
+    }
+
+    /// The body, which `LoginStepMiddleware` has read already (within the limit).
+    private static func body(_ request: Request, _ decoder: WireBodyDecoder) async throws -> ByteBuffer {
+        var request = request
+        return try await request.collectBody(upTo: decoder.maxBodyBytes)
     }
 }
 
-/// One login request, with what the middleware chain would do for it done inline: the body
-/// read within the limit (413 beyond), errors turned into their JSON answers, the CORS
-/// headers, the step's timing and the request's log line.
-struct LoginRouteResponder<Context: RequestContext>: HTTPResponder {
+/// What the common middleware chain does for a request (`ServerRoutes`), done in one layer for
+/// one login step: the body read within the limit (413 beyond), errors turned into their JSON
+/// answers with the CORS headers first, the step's timing and the request's log line.
+struct LoginStepMiddleware<Context: RequestContext>: RouterMiddleware {
     let step: ServerMetrics.LoginStep
     let maxBodyBytes: Int
     let logger: Logger
     let metrics: ServerMetrics?
-    let handle: @Sendable (ByteBuffer, Context) async throws -> Response
 
-    func respond(to request: Request, context: Context) async throws -> Response {
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var response: Response
         do {
             var request = request
-            let body: ByteBuffer
-            do { body = try await request.collectBody(upTo: maxBodyBytes) } catch { throw ServerError.bodyTooLarge }
-            response = try await handle(body, context)
+            do { _ = try await request.collectBody(upTo: maxBodyBytes) } catch { throw ServerError.bodyTooLarge }
+            response = try await next(request, context)
         } catch {
             // What ErrorResponseMiddleware answers (these handlers throw no OAuthError), with
             // the CORS headers first as OriginalCORSMiddleware puts them.
             response = ServerError(answering: error).jsonResponse()
-            response.headers.insert(contentsOf: OriginalCORSMiddleware<Context>.fields, at: response.headers.startIndex)
+            response.headers.insert(contentsOf: originalCORSFields, at: response.headers.startIndex)
         }
         let elapsed = ContinuousClock.now - start
         metrics?.recordStep(step, elapsed)
@@ -79,8 +84,8 @@ struct LoginRouteResponder<Context: RequestContext>: HTTPResponder {
     }
 }
 
-/// The fields of a successful login answer in the order the middleware chain gave them: the
-/// CORS headers, then the content type.
+/// The fields of a successful login answer in the order the common chain gives them: the CORS
+/// headers, then the content type.
 private let loginAnswerFields: HTTPFields = {
     var fields = originalCORSFields
     fields[.contentType] = "application/json; charset=UTF-8"

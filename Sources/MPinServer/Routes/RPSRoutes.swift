@@ -3,7 +3,7 @@ import MPinWire
 
 extension RPS {
     /// The RPS's public API under `/{rpsPrefix}` (PROTOCOL.md §3–§5): registration, time
-    /// permits, the two passes and access numbers.
+    /// permits and access numbers; the two passes are `LoginRoutes`.
     func publicRoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         routes.endpoint("clientSettings", .get) { _, _ in JSONResponse(try self.clientSettings()) }
@@ -25,9 +25,6 @@ extension RPS {
                          headers: [.cacheControl: "no-cache"])
         }
         routes.endpoint("setupDone/:mpinID", .post) { _, _ in JSONResponse(StatusResponse(message: "OK")) }
-        // Served by `LoginRoutes`, ahead of the middleware.
-        routes.endpoint("pass1", .post, servedBy: .loginRoutes)
-        routes.endpoint("pass2", .post, servedBy: .loginRoutes)
         routes.endpoint("authenticate", .post) { request, _ in
             switch try await self.mobileAuthenticate(try await decoder.decode(AuthenticateRequest.self, from: request)) {
             case .loggedIn(let body): return JSONResponse(body).response()
@@ -93,12 +90,10 @@ extension RPS {
         return routes
     }
 
-    /// The demo RPA's endpoints the client calls (§4.5, §5.6): the final authentication step
-    /// and logout.
+    /// The demo RPA's endpoints the client calls (§4.5, §5.6): logout; its final
+    /// authentication step is `LoginRoutes`.
     func demoRPARoutes<Context: RequestContext>(decoder: WireBodyDecoder) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
-        // Served by `LoginRoutes`, ahead of the middleware.
-        routes.endpoint("mpinAuthenticate", .post, servedBy: .loginRoutes)
         routes.endpoint("logout", .post) { request, _ in
             try await self.logout(try await decoder.decode(LogoutData.self, from: request))
             return Response(status: .ok)

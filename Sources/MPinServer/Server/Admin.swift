@@ -3,35 +3,35 @@ import MPinCrypto
 import MPinWire
 
 /// One user as `mpin-server user list` shows it.
-public struct UserSummary: Codable, Sendable, Equatable {
-    public var userId: String
+package struct UserSummary: Codable, Sendable, Equatable {
+    package var userId: String
     /// `pending`, `active` or `revoked`.
-    public var state: String
+    package var state: String
     /// Identities (mpinIds) whose client secret was issued.
-    public var identities: Int
+    package var identities: Int
     /// Registrations waiting for their client-secret share.
-    public var pendingRegistrations: Int
+    package var pendingRegistrations: Int
     /// Highest wrong-PIN count among the user's identities.
-    public var failedAttempts: Int
+    package var failedAttempts: Int
     /// True when one of the identities is blocked.
-    public var blocked: Bool
+    package var blocked: Bool
 }
 
 /// A registration waiting for its client-secret share, as `mpin-server user pending` shows it:
 /// enough for the admin to tell the user's own registration from one somebody else started for
 /// the same identity (issue 24, finding 2).
-public struct PendingRegistration: Codable, Sendable, Equatable {
+package struct PendingRegistration: Codable, Sendable, Equatable {
     /// The registration's fingerprint: hex SHA-256 of its mpinId, as `mpin list --fingerprints`
     /// shows it on the user's device. `user activate --registration` takes it (or a prefix).
-    public var fingerprint: String
+    package var fingerprint: String
     /// When it was started and when it expires (seconds since the epoch).
-    public var created: Double
-    public var expires: Double
-    public var deviceName: String
+    package var created: Double
+    package var expires: Double
+    package var deviceName: String
     /// The client address it came from.
-    public var source: String
+    package var source: String
     /// Whether it is active already (waiting only for the client to fetch its share).
-    public var active: Bool
+    package var active: Bool
     /// The mpinId, lower-case hex (not shown; what the storage activates).
     var mpinID: String
 
@@ -44,7 +44,7 @@ public struct PendingRegistration: Codable, Sendable, Equatable {
         self.active = active
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         fingerprint = try c.decode(String.self, forKey: .fingerprint)
         created = try c.decode(Double.self, forKey: .created)
@@ -59,12 +59,12 @@ public struct PendingRegistration: Codable, Sendable, Equatable {
 /// An issued identity of a user, as `mpin-server user identities` shows it: one device's
 /// registration, so that the admin unblocks the user's own and not a stolen one (review of
 /// issue 24: `user unblock` cleared every identity's counter).
-public struct IssuedIdentity: Codable, Sendable, Equatable {
+package struct IssuedIdentity: Codable, Sendable, Equatable {
     /// Hex SHA-256 of the mpinId, as `mpin list --fingerprints` shows it on the device.
-    public var fingerprint: String
-    public var created: Double
-    public var failedAttempts: Int
-    public var blocked: Bool
+    package var fingerprint: String
+    package var created: Double
+    package var failedAttempts: Int
+    package var blocked: Bool
     var mpinID: String
 
     enum CodingKeys: String, CodingKey { case fingerprint, created, failedAttempts, blocked }
@@ -75,7 +75,7 @@ public struct IssuedIdentity: Codable, Sendable, Equatable {
         self.created = created; self.failedAttempts = failedAttempts; blocked = failedAttempts >= maxAttempts
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         fingerprint = try c.decode(String.self, forKey: .fingerprint)
         created = try c.decode(Double.self, forKey: .created)
@@ -86,7 +86,7 @@ public struct IssuedIdentity: Codable, Sendable, Equatable {
 }
 
 /// Administration failures, shown to the operator.
-public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchUser(String)
     case randomFailure
     case inviteLifetime(Int)
@@ -99,7 +99,7 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `--identity` names no identity of the user, or more than one.
     case noSuchIdentity(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noSuchUser(let u): return "no such user: \(u)"
         case .randomFailure: return "the random source failed"
@@ -121,7 +121,7 @@ public enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// The administrator's operations (`mpin-server user …`), directly on the database (SQLite or
 /// PostgreSQL).
-public struct Admin: Sendable {
+package struct Admin: Sendable {
     let storage: any AdminStorage & MFAStorage
     let maxAttempts: Int
 
@@ -130,19 +130,19 @@ public struct Admin: Sendable {
         self.maxAttempts = config.maxInvalidLoginAttempts
     }
 
-    public init(database: ServerDatabase, config: ServerConfig) {
+    package init(database: ServerDatabase, config: ServerConfig) {
         self.storage = database.backend
         self.maxAttempts = config.maxInvalidLoginAttempts
     }
 
     /// Every user, sorted by id.
-    public func list() async throws -> [UserSummary] {
+    package func list() async throws -> [UserSummary] {
         try await storage.listUsers(maxAttempts: maxAttempts)
     }
 
     /// Creates the user if needed and issues a fresh one-time activation code (returned once,
     /// stored hashed), which StartRegistration's `activateCode` accepts.
-    public func add(userID: String) async throws -> String {
+    package func add(userID: String) async throws -> String {
         // 12 decimal digits: easy to type, 40 bits of entropy, single use.
         guard let code = Secrets.randomDigits(12) else { throw AdminError.randomFailure }
         try await storage.addUser(userID: userID, activationCodeHash: Secrets.hash(code), now: Date())
@@ -153,7 +153,7 @@ public struct Admin: Sendable {
     /// registration code of the MPinMFA flavour (docs/MFA.md §8) for `userID`, live for
     /// `ttlSeconds`, returned once and stored hashed. A registration that presents it is active
     /// at once; wrong codes tried for the user are counted (WrongRegCodeCounter).
-    public func invite(userID: String, ttlSeconds: Int) async throws -> String {
+    package func invite(userID: String, ttlSeconds: Int) async throws -> String {
         guard (60...Self.maxInviteSeconds).contains(ttlSeconds) else { throw AdminError.inviteLifetime(ttlSeconds) }
         let now = Date()
         for _ in 0..<3 {
@@ -167,10 +167,10 @@ public struct Admin: Sendable {
     }
 
     /// The longest an invitation may live: 30 days.
-    public static let maxInviteSeconds = 30 * 24 * 3600
+    package static let maxInviteSeconds = 30 * 24 * 3600
 
     /// The user's pending registrations, oldest first.
-    public func pending(userID: String) async throws -> [PendingRegistration] {
+    package func pending(userID: String) async throws -> [PendingRegistration] {
         try await storage.pendingRegistrations(userID: userID, now: Date())
     }
 
@@ -178,7 +178,7 @@ public struct Admin: Sendable {
     /// digits), that one pending registration. Never all of them: anyone on the network can
     /// start a registration for any identity, so the admin names the user's own (issue 24,
     /// finding 2). Without `registration` the user is activated only when nothing is pending.
-    public func activate(userID: String, registration: String? = nil) async throws {
+    package func activate(userID: String, registration: String? = nil) async throws {
         let pending = try await pending(userID: userID)
         guard let registration else {
             guard pending.isEmpty else { throw AdminError.registrationNotNamed(userID, pending) }
@@ -193,10 +193,10 @@ public struct Admin: Sendable {
     }
 
     /// Revokes the user: no more time permits (clients see REVOKED) or authentications.
-    public func revoke(userID: String) async throws { try await change(userID, .revoke) }
+    package func revoke(userID: String) async throws { try await change(userID, .revoke) }
 
     /// The user's issued identities, oldest first.
-    public func identities(userID: String) async throws -> [IssuedIdentity] {
+    package func identities(userID: String) async throws -> [IssuedIdentity] {
         try await storage.identities(userID: userID).map {
             IssuedIdentity(mpinID: $0.mpinID, created: $0.created, failedAttempts: $0.failedAttempts, maxAttempts: maxAttempts)
         }
@@ -206,7 +206,7 @@ public struct Admin: Sendable {
     /// a prefix of at least 8 hex digits), or, without it, the only blocked one. Never every
     /// identity at once: the blocked one may be a stolen token (review of issue 24). The
     /// signing keys' counters are cleared with it.
-    public func unblock(userID: String, identity: String? = nil) async throws {
+    package func unblock(userID: String, identity: String? = nil) async throws {
         let all = try await identities(userID: userID)
         let chosen: IssuedIdentity
         if let identity {
@@ -228,7 +228,7 @@ public struct Admin: Sendable {
     }
 
     /// Deletes the user, its identities and registrations.
-    public func delete(userID: String) async throws { try await change(userID, .delete) }
+    package func delete(userID: String) async throws { try await change(userID, .delete) }
 
     private func change(_ userID: String, _ change: UserChange) async throws {
         if !(try await storage.changeUser(userID: userID, change)) { throw AdminError.noSuchUser(userID) }

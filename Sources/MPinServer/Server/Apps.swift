@@ -4,25 +4,25 @@ import MPinWire
 
 /// One registered application (OAuth client) as `mpin-server app list` shows it: never its
 /// secret, which is stored only as a hash (docs/MFA.md §1, §2).
-public struct AppSummary: Codable, Sendable, Equatable {
-    public var clientId: String
-    public var name: String
-    public var redirectURI: String
-    public var logoURL: String
+package struct AppSummary: Codable, Sendable, Equatable {
+    package var clientId: String
+    package var name: String
+    package var redirectURI: String
+    package var logoURL: String
     /// Seconds since the epoch.
-    public var created: Double
+    package var created: Double
     /// The algorithm of its ID tokens, `RS256` or `ES256` (docs/MFA.md §7.1).
-    public var idTokenAlg: String
+    package var idTokenAlg: String
 }
 
 /// The credentials of a new application, shown to the administrator once.
-public struct NewAppCredentials: Codable, Sendable, Equatable {
-    public var clientId: String
-    public var clientSecret: String
+package struct NewAppCredentials: Codable, Sendable, Equatable {
+    package var clientId: String
+    package var clientSecret: String
 }
 
 /// Refusals of the application commands, shown to the operator; they never quote a secret.
-public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidName
     case invalidRedirectURI
     case invalidLogoURL
@@ -30,7 +30,7 @@ public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchApp(String)
     case randomFailure
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidName: return "the name must be 1 to 100 characters without control characters"
         case .invalidRedirectURI: return "the redirect URI must be an absolute http or https URL without a fragment"
@@ -44,17 +44,17 @@ public enum AppError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// The administrator's operations on applications (`mpin-server app …`), directly on the
 /// database as `Admin` does for users.
-public struct AppAdmin: Sendable {
+package struct AppAdmin: Sendable {
     let storage: any AdminStorage
 
     package init(storage: SQLiteStorage) { self.storage = storage }
-    public init(database: ServerDatabase) { self.storage = database.backend }
+    package init(database: ServerDatabase) { self.storage = database.backend }
 
     /// Registers an application and returns its client id and secret; only the secret's
     /// SHA-256 is stored, so this is the one time it can be shown.
     /// Its ID tokens are signed with `idTokenAlg`: RS256 unless the relying party asks for ES256
     /// (RS256 is OpenID Connect's default, OIDC Core §15.1, Dynamic Registration §2).
-    public func add(name: String, redirectURI: String, logoURL: String = "",
+    package func add(name: String, redirectURI: String, logoURL: String = "",
                     idTokenAlg: String = "RS256") async throws -> NewAppCredentials {
         guard Self.isValidName(name) else { throw AppError.invalidName }
         guard OIDCKey.algorithms.contains(idTokenAlg) else { throw AppError.invalidIDTokenAlg }
@@ -71,10 +71,10 @@ public struct AppAdmin: Sendable {
     }
 
     /// Every application, oldest first.
-    public func list() async throws -> [AppSummary] { try await storage.listApps() }
+    package func list() async throws -> [AppSummary] { try await storage.listApps() }
 
     /// Deletes the application.
-    public func delete(clientID: String) async throws {
+    package func delete(clientID: String) async throws {
         if !(try await storage.deleteApp(clientID: clientID)) { throw AppError.noSuchApp(clientID) }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+package import Logging
 import MPinCrypto
 import MPinPOSIX
 import MPinWire
@@ -12,10 +12,10 @@ import Glibc
 /// per D-TA) and `DIR/mpin.sqlite`, or a PostgreSQL database that `config.json`'s `database`
 /// names (its password, if any, in `DIR/database.password`). The directory is 0700 and every
 /// file 0600.
-public struct DataDirectory: Sendable {
-    public let path: String
+package struct DataDirectory: Sendable {
+    package let path: String
 
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     var configPath: String { path + "/config.json" }
     var appKeyPath: String { path + "/app.key" }
@@ -25,13 +25,13 @@ public struct DataDirectory: Sendable {
     /// The PostgreSQL password, when the database needs one (0600, never in config.json).
     var databasePasswordPath: String { path + "/database.password" }
     /// Activation links of `link` mode, one JSON object per line.
-    public var spoolPath: String { path + "/mail.spool" }
+    package var spoolPath: String { path + "/mail.spool" }
     func sharePath(_ index: Int) -> String { path + "/dta\(index).share" }
 
     /// Creates the directory, a fresh config, app key, both shares and the database.
     /// Refuses to touch an already initialised directory.
     @discardableResult
-    public static func initialise(path: String, autoActivate: Bool,
+    package static func initialise(path: String, autoActivate: Bool,
                                   adjust: (inout ServerConfig) -> Void = { _ in }) throws -> DataDirectory {
         let dir = DataDirectory(path: path)
         if FileManager.default.fileExists(atPath: dir.configPath) { throw SetupError.dataDirectoryExists(path) }
@@ -58,7 +58,7 @@ public struct DataDirectory: Sendable {
 
     /// The certificate and key files `config.json` names (relative names are inside the data
     /// directory), nil when it names neither; one without the other is an invalid setting.
-    public func tlsFiles(_ config: ServerConfig) throws -> TLSFiles? {
+    package func tlsFiles(_ config: ServerConfig) throws -> TLSFiles? {
         func resolved(_ p: String) -> String { p.hasPrefix("/") ? p : path + "/" + p }
         switch (config.tlsCertificate, config.tlsKey) {
         case (nil, nil): return nil
@@ -72,7 +72,7 @@ public struct DataDirectory: Sendable {
     /// `DIR/tls.key` (0600), and names both in `config.json`. Refuses to replace existing files.
     /// Returns the certificate's path: the `cacert` of clients.
     @discardableResult
-    public func addSelfSignedCertificate(host: String) throws -> String {
+    package func addSelfSignedCertificate(host: String) throws -> String {
         let certPath = path + "/tls.crt", keyPath = path + "/tls.key"
         let made: (certificatePEM: String, keyPEM: String)
         do { made = try SelfSignedCertificate.make(host: host) } catch {
@@ -98,7 +98,7 @@ public struct DataDirectory: Sendable {
     }
 
     /// Reads `config.json`.
-    public func loadConfig() throws -> ServerConfig {
+    package func loadConfig() throws -> ServerConfig {
         guard let data = FileManager.default.contents(atPath: configPath) else { throw SetupError.missingFile(configPath) }
         let config: ServerConfig
         do { config = try JSONDecoder().decode(ServerConfig.self, from: data) } catch {
@@ -157,14 +157,14 @@ public struct DataDirectory: Sendable {
 
     /// The database `config.json` names, for a command or a test: it runs what it needs itself
     /// until `close()`.
-    public func openDatabase(config: ServerConfig? = nil, busyTimeout: Double = 10,
+    package func openDatabase(config: ServerConfig? = nil, busyTimeout: Double = 10,
                              logger: Logger = Logger(label: "mpin-server")) async throws -> ServerDatabase {
         try await openDatabase(config: config, busyTimeout: busyTimeout, inServiceGroup: false, logger: logger)
     }
 
     /// What nodes copied from this directory must share besides the database: the ID-token
     /// key and the verdict key (hosts pin it), made now rather than by each node's first `serve`.
-    public func prepareForNodes() throws {
+    package func prepareForNodes() throws {
         _ = try loadOrCreateOIDCKey()
         _ = try loadOrCreateOIDCRSAKey()
         _ = try loadOrCreateVerdictKey()
@@ -172,7 +172,7 @@ public struct DataDirectory: Sendable {
 
     /// Undoes `initialise` (an `init --database` whose database cannot be used): removes the
     /// files it wrote, so that `init` can be run again.
-    public func removeInitialisedFiles() throws {
+    package func removeInitialisedFiles() throws {
         for p in [configPath, appKeyPath, sharePath(1), sharePath(2), oidcKeyPath, oidcRSAKeyPath, verdictKeyPath] { unlink(p) }
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 import Hummingbird
-import Logging
+package import Logging
 import ServiceLifecycle
 import UnixSignals
 
 /// Which roles a process hosts.
-public enum ServerRole: Sendable, Equatable {
+package enum ServerRole: Sendable, Equatable {
     /// RPS, authentication server and both D-TAs in one process (the default).
     case all
     /// The RPS alone, reaching D-TA 1 at `dta1URL` and telling clients to fetch their second
@@ -16,15 +16,15 @@ public enum ServerRole: Sendable, Equatable {
 }
 
 /// The backend over one data directory: by default every role in one process.
-public final class MPinServer: Sendable {
+package final class MPinServer: Sendable {
     let routes: ServerRoutes
     let storage: (any ServerStorage)?
     /// The opened database (nil for a D-TA alone), closed when the server stops.
     let database: ServerDatabase?
     /// What `/metrics` reports.
-    public let metrics: ServerMetrics
-    public let host: String
-    public let port: Int
+    package let metrics: ServerMetrics
+    package let host: String
+    package let port: Int
     let logger: Logger
     /// The certificate and key files and the context made from them; nil for plain HTTP.
     let tls: (files: TLSFiles, box: TLSContextBox)?
@@ -36,13 +36,13 @@ public final class MPinServer: Sendable {
     let connections: ConnectionTable
 
     /// `https` or `http`.
-    public var scheme: String { tls == nil ? "http" : "https" }
+    package var scheme: String { tls == nil ? "http" : "https" }
 
     /// Loads the data directory (config, key files, database) and, for the RPS, recombines the
     /// server secret from both D-TAs. Port 0 picks a free port (see `RunningServer.port`).
     /// `tls`: the certificate and key to serve HTTPS with, instead of those config.json names
     /// (if any); they are checked here (`TLSSetupError`).
-    public init(dataDirectory: String, host: String = "127.0.0.1", port: Int = 8005, role: ServerRole = .all,
+    package init(dataDirectory: String, host: String = "127.0.0.1", port: Int = 8005, role: ServerRole = .all,
                 tls: TLSFiles? = nil, logger: Logger = Logger(label: "mpin-server")) async throws {
         let dir = DataDirectory(path: dataDirectory)
         let config = try dir.loadConfig()
@@ -136,7 +136,7 @@ public final class MPinServer: Sendable {
 
     /// Serves until SIGTERM or SIGINT, then stops gracefully. Logs one line when ready. With
     /// TLS, SIGHUP reloads the certificate and key (connections already open keep theirs).
-    public func serve() async throws {
+    package func serve() async throws {
         let logger = logger, host = host, scheme = scheme
         if let tls {
             logger.info("TLS certificate loaded", metadata: [
@@ -170,23 +170,23 @@ public final class MPinServer: Sendable {
 
     /// Reads the certificate and key files again and, when they pass the checks of a start,
     /// uses them for new connections (what SIGHUP does). Throws, keeping the current ones, if not.
-    public func reloadTLS() throws {
+    package func reloadTLS() throws {
         guard let tls else { return }
         try tls.box.reload(from: tls.files)
     }
 
     /// The connection cap and deadlines in force.
-    public var connectionLimits: ConnectionLimits { connections.limits }
+    package var connectionLimits: ConnectionLimits { connections.limits }
 
     /// SHA-256 (hex) of the certificate new connections get; nil without TLS.
-    public var tlsCertificateFingerprint: String? { tls?.box.credentials.fingerprint }
+    package var tlsCertificateFingerprint: String? { tls?.box.credentials.fingerprint }
 
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// Starts serving in the background (for tests and embedding); stop with `stop()`.
-    public func start() async throws -> RunningServer {
+    package func start() async throws -> RunningServer {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         let app = application { port in continuation.yield(port); continuation.finish() }
         let database = database
@@ -208,15 +208,15 @@ public final class MPinServer: Sendable {
 }
 
 /// A server started with `MPinServer.start()`.
-public final class RunningServer: Sendable {
+package final class RunningServer: Sendable {
     /// The bound port.
-    public let port: Int
+    package let port: Int
     private let task: Task<Void, any Error>
 
     init(port: Int, task: Task<Void, any Error>) { self.port = port; self.task = task }
 
     /// Stops the server (and its services) and waits until it has closed its socket.
-    public func stop() async {
+    package func stop() async {
         task.cancel()
         _ = try? await task.value
     }

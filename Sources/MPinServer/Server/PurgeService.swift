@@ -1,11 +1,11 @@
 import Foundation
-import Logging
+package import Logging
 import ServiceLifecycle
 
 /// Deletes expired short-lived records (registrations, authOTTs, access numbers, sessions)
 /// every `interval`, for as long as the server runs: a service of the server's lifecycle,
 /// so that it starts and stops with it.
-public struct PurgeService: Service {
+package struct PurgeService: Service {
     let storage: any ServerStorage
     var interval: Duration = .seconds(60)
     let logger: Logger
@@ -19,7 +19,7 @@ public struct PurgeService: Service {
         self.init(storage: storage as any ServerStorage, interval: interval, logger: logger)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         // Stops at the server's graceful shutdown as well as at cancellation.
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How a registration's identity is verified before its client-secret share is issued.
-public enum VerificationMode: String, Codable, Sendable {
+package enum VerificationMode: String, Codable, Sendable {
     /// Every registration is active at once (demo; `init --auto-activate`).
     case auto
     /// The user must present the one-time code printed by `mpin-server user add`
@@ -14,69 +14,69 @@ public enum VerificationMode: String, Codable, Sendable {
 
 /// The deployment's settings, stored as `config.json` in the data directory. Holds no secret:
 /// the app key and the master-secret shares live in their own 0600 files.
-public struct ServerConfig: Codable, Sendable, Equatable {
+package struct ServerConfig: Codable, Sendable, Equatable {
     /// Application identifier (hex), the `appID` of client settings and D-TA requests.
-    public var appID: String
+    package var appID: String
     /// Path prefix of the public RPS endpoints (`rps` → `/rps/user`, …).
-    public var rpsPrefix: String = "rps"
-    public var verification: VerificationMode = .auto
+    package var rpsPrefix: String = "rps"
+    package var verification: VerificationMode = .auto
     /// Failed authentications after which an identity is blocked (410).
-    public var maxInvalidLoginAttempts: Int = 3
+    package var maxInvalidLoginAttempts: Int = 3
     /// Lifetime of a registration record (regOTT) in seconds.
-    public var verifyUserExpireSeconds: Int = 3600
+    package var verifyUserExpireSeconds: Int = 3600
     /// Lifetime of the signed parameters for the second client-secret share.
-    public var signatureExpireSeconds: Int = 60
+    package var signatureExpireSeconds: Int = 60
     /// Lifetime of pass-1 state (y) in seconds.
-    public var pass1ExpireSeconds: Int = 15
+    package var pass1ExpireSeconds: Int = 15
     /// Lifetime of an authOTT in seconds.
-    public var authOTTExpireSeconds: Int = 60
+    package var authOTTExpireSeconds: Int = 60
     /// Displayed access-number lifetime (`ttlSeconds`) and the extra validity after it.
-    public var accessNumberExpireSeconds: Int = 60
-    public var accessNumberExtendValiditySeconds: Int = 5
+    package var accessNumberExpireSeconds: Int = 60
+    package var accessNumberExtendValiditySeconds: Int = 5
     /// `getAccessNumber` (and access-number lookups) allowed per client address and minute;
     /// beyond it 429. nil (also for config files made before this key): 30.
-    public var accessNumberRequestsPerMinute: Int? = nil
+    package var accessNumberRequestsPerMinute: Int? = nil
     static let defaultAccessNumberRequestsPerMinute = 30
     /// How long the mobile access-number authentication waits for the browser.
-    public var mobileWaitSeconds: Double = 10
+    package var mobileWaitSeconds: Double = 10
     /// Path the mobile client posts its logout data to.
-    public var logoutURL: String = "/logout"
+    package var logoutURL: String = "/logout"
     /// Advertised in client settings (informative for the SDK).
-    public var requestOTP: Bool = false
+    package var requestOTP: Bool = false
     /// Lifetime of an OTP issued at pass 2; the demo-RPA step then returns it (expireTime,
     /// ttlSeconds, nowTime) as the original demo RPA does with its requestOTP option on.
     /// nil (also for data directories made before this option) returns `someUserData` only,
     /// as the recorded server did.
-    public var otpTTLSeconds: Int? = 60
+    package var otpTTLSeconds: Int? = 60
     /// Base URL put in front of activation links (`link` mode); relative links when nil.
-    public var publicBaseURL: String? = nil
+    package var publicBaseURL: String? = nil
     /// The MFA platform's settings (MFA.md §1.1); absent in older config files.
-    public var mfaSettings: MFASettings? = nil
+    package var mfaSettings: MFASettings? = nil
     /// Largest accepted request body in bytes.
-    public var maxBodyBytes: Int = 64 * 1024
+    package var maxBodyBytes: Int = 64 * 1024
     /// Connections open at once (nil: 4,096), kept below the descriptor limit by an eighth of it;
     /// at the cap the connection that has waited longest for its client is closed (issue 37).
-    public var maxConnections: Int? = nil
+    package var maxConnections: Int? = nil
     /// Seconds a client may take for a request's head (nil: 10), for its body after the head
     /// (nil: 10), and a kept-alive connection may stay idle (nil: 30).
-    public var headerTimeoutSeconds: Double? = nil
-    public var bodyTimeoutSeconds: Double? = nil
-    public var idleTimeoutSeconds: Double? = nil
+    package var headerTimeoutSeconds: Double? = nil
+    package var bodyTimeoutSeconds: Double? = nil
+    package var idleTimeoutSeconds: Double? = nil
     /// The server's TLS certificate (PEM, leaf first) and private key (PEM, mode 0600), absolute
     /// or relative to the data directory. With both set `serve` speaks HTTPS only; with neither,
     /// plain HTTP. `serve --tls-cert/--tls-key` take precedence.
-    public var tlsCertificate: String? = nil
-    public var tlsKey: String? = nil
+    package var tlsCertificate: String? = nil
+    package var tlsKey: String? = nil
     /// Whether `serve` may speak plain HTTP on an address other than loopback (nil: no; it
     /// refuses to start). Only for a network where nothing else listens in (issue 37).
-    public var allowPlainHTTP: Bool? = nil
+    package var allowPlainHTTP: Bool? = nil
     /// Where the server's state lives: nil or `sqlite` for `DIR/mpin.sqlite` (one machine),
     /// `postgresql://USER@HOST:PORT/DB` for a PostgreSQL database that several nodes share
     /// (`init --database`). A password, if the database needs one, is read from
     /// `DIR/database.password` (0600), never from this file.
-    public var database: String? = nil
+    package var database: String? = nil
 
-    public init(appID: String) { self.appID = appID }
+    package init(appID: String) { self.appID = appID }
 
     /// The first setting outside the range the server can work with (lifetimes up to ten years,
     /// so that millisecond and date arithmetic cannot overflow), nil when all are fine.
@@ -106,14 +106,14 @@ public struct ServerConfig: Codable, Sendable, Equatable {
 
 /// Lifetimes and names of the MFA platform (MFA.md §1.1); every member optional so that a
 /// config file names only what it changes.
-public struct MFASettings: Codable, Sendable, Equatable {
-    public var accessCodeTTLSeconds: Int?
-    public var authzCodeTTLSeconds: Int?
-    public var idTokenTTLSeconds: Int?
-    public var regCodeTTLSeconds: Int?
-    public var customerName: String?
-    public var customerLogoURL: String?
-    public init() {}
+package struct MFASettings: Codable, Sendable, Equatable {
+    package var accessCodeTTLSeconds: Int?
+    package var authzCodeTTLSeconds: Int?
+    package var idTokenTTLSeconds: Int?
+    package var regCodeTTLSeconds: Int?
+    package var customerName: String?
+    package var customerLogoURL: String?
+    package init() {}
 }
 
 /// The MFA settings with their defaults applied.

@@ -1,5 +1,5 @@
 /// Problems with the data directory or the stored keys, raised at start-up and by `init`.
-public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     case dataDirectoryExists(String)
     case missingFile(String)
     case corruptFile(String)
@@ -15,7 +15,7 @@ public enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Plain HTTP on an address other hosts can reach (the host), without `allowPlainHTTP`.
     case plainHTTPOnNetwork(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .dataDirectoryExists(let p): return "data directory already initialised: \(p)"
         case .missingFile(let p) where p.hasSuffix("/config.json"):

@@ -7,12 +7,12 @@ import Synchronization
 /// The TLS context new connections get. A reload replaces it; connections already set up keep
 /// the context they started with (a `NIOSSLHandler` holds its own reference), so nothing in
 /// flight is dropped.
-public final class TLSContextBox: Sendable {
+package final class TLSContextBox: Sendable {
     private let current: Mutex<TLSCredentials>
 
-    public init(_ credentials: TLSCredentials) { current = Mutex(credentials) }
+    package init(_ credentials: TLSCredentials) { current = Mutex(credentials) }
 
-    public var credentials: TLSCredentials { current.withLock { $0 } }
+    package var credentials: TLSCredentials { current.withLock { $0 } }
 
     /// Loads `files` again and, if they pass every check of a start, uses them for new
     /// connections. Throws, keeping the current credentials, if they do not.

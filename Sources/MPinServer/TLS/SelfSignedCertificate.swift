@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 import SwiftASN1
 import X509
 #if canImport(Glibc)
@@ -9,10 +9,10 @@ import Glibc
 /// A self-signed P-256 certificate for one host name or IP address, for demos and tests
 /// (`mpin-server init --self-signed HOST`). It is its own trust anchor: clients name the
 /// certificate file as their `cacert`.
-public enum SelfSignedCertificate {
+package enum SelfSignedCertificate {
     /// The certificate's PEM and the PKCS#8 PEM of its key, valid from an hour ago (clock skew)
     /// for `days` days, with `host` as subject alternative name (IP address or DNS name).
-    public static func make(host: String, days: Int = 825, now: Date = Date()) throws -> (certificatePEM: String, keyPEM: String) {
+    package static func make(host: String, days: Int = 825, now: Date = Date()) throws -> (certificatePEM: String, keyPEM: String) {
         let key = P256.Signing.PrivateKey()
         let certificateKey = Certificate.PrivateKey(key)
         let name = try DistinguishedName { CommonName(host) }
@@ -49,7 +49,7 @@ public enum SelfSignedCertificate {
 
     /// A host name or address a certificate can name: an IP literal, or DNS labels of letters,
     /// digits and hyphens (a leading `*.` allowed).
-    public static func isValidHost(_ host: String) -> Bool {
+    package static func isValidHost(_ host: String) -> Bool {
         if ipAddressBytes(host) != nil { return true }
         var name = Substring(host)
         if name.hasPrefix("*.") { name = name.dropFirst(2) }

@@ -1,7 +1,7 @@
 import Crypto
-import Foundation
+package import Foundation
 import MPinPOSIX
-import NIOSSL
+package import NIOSSL
 import SwiftASN1
 import X509
 #if canImport(Glibc)
@@ -10,11 +10,11 @@ import Glibc
 
 /// Where the server's certificate (PEM, leaf first, then any intermediates) and private key
 /// (PEM) are. `serve --tls-cert/--tls-key`, or `tlsCertificate`/`tlsKey` in config.json.
-public struct TLSFiles: Sendable, Equatable {
-    public var certificatePath: String
-    public var keyPath: String
+package struct TLSFiles: Sendable, Equatable {
+    package var certificatePath: String
+    package var keyPath: String
 
-    public init(certificatePath: String, keyPath: String) {
+    package init(certificatePath: String, keyPath: String) {
         self.certificatePath = certificatePath
         self.keyPath = keyPath
     }
@@ -22,7 +22,7 @@ public struct TLSFiles: Sendable, Equatable {
 
 /// Why a certificate or key was refused, at start or at a reload. Names the file; never holds
 /// key material.
-public enum TLSSetupError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum TLSSetupError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file is missing or cannot be read (path, reason).
     case unreadable(String, String)
     /// The key file grants any access to group or others (path, its mode).
@@ -32,7 +32,7 @@ public enum TLSSetupError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The certificate's public key is not the key's (certificate path, key path).
     case keyMismatch(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let p, let why): return "\(p): cannot read: \(why)"
         case .keyNotPrivate(let p, let mode):
@@ -46,17 +46,17 @@ public enum TLSSetupError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// A certificate and key read from `TLSFiles`, checked, and made into a server `NIOSSLContext`
 /// that accepts TLS 1.2 and 1.3 only.
-public struct TLSCredentials: Sendable {
+package struct TLSCredentials: Sendable {
     /// The context new connections are set up with.
-    public let context: NIOSSLContext
+    package let context: NIOSSLContext
     /// The leaf certificate's end of validity (logged at start and reload).
-    public let notValidAfter: Date
+    package let notValidAfter: Date
     /// SHA-256 of the leaf certificate's DER, hex (logged, so that a reload can be confirmed).
-    public let fingerprint: String
+    package let fingerprint: String
 
     /// Reads and checks both files: the key file must be a regular file that neither group nor
     /// others can access, and the first certificate must carry the key's public key.
-    public static func load(_ files: TLSFiles) throws(TLSSetupError) -> TLSCredentials {
+    package static func load(_ files: TLSFiles) throws(TLSSetupError) -> TLSCredentials {
         let keyPEM = try readKeyFile(files.keyPath)
         let certPEM = try readFile(files.certificatePath)
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The administrator's operations (`mpin-server user …` and `app …`) on the database. Same
 /// contract as `ServerStorage`: every method is one transaction, secrets arrive as hashes.

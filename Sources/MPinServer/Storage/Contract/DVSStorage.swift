@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What the DVS endpoints keep (docs/MFA.md §14): single-use registration tokens (as hashes)
 /// and the enrolled signing keys, each with its own wrong-PIN counter.
@@ -38,16 +38,16 @@ extension DVSStorage {
 /// SHA-256 of the signing mpinId and U (a signature's one random part, which only its signer can
 /// make), `digest` SHA-256 of the rest (timestamp, hash, V). Both hex.
 package struct SeenSignature: Sendable, Equatable {
-    public var key: String
-    public var digest: String
-    public init(key: String, digest: String) { self.key = key; self.digest = digest }
+    package var key: String
+    package var digest: String
+    package init(key: String, digest: String) { self.key = key; self.digest = digest }
 }
 
 /// An enrolled signing key.
 package struct SigningKey: Sendable, Equatable {
-    public var userID: String
-    public var publicKey: String
-    public var blocked: Bool
+    package var userID: String
+    package var publicKey: String
+    package var blocked: Bool
 }
 
 /// What a verification comes to once counted.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MPinWire
 
 /// The MFA platform's state (docs/MFA.md §11): applications, sessions started by `/authorize`
@@ -23,28 +23,28 @@ package protocol MFAStorage: Sendable {
 
 /// A registered application as the server reads it.
 package struct StoredApp: Sendable, Equatable {
-    public var clientID: String
-    public var name: String
-    public var logoURL: String
-    public var redirectURI: String
-    public var secretHash: String
+    package var clientID: String
+    package var name: String
+    package var logoURL: String
+    package var redirectURI: String
+    package var secretHash: String
     /// `RS256` or `ES256` (docs/MFA.md §7.1).
-    public var idTokenAlg: String
+    package var idTokenAlg: String
 }
 
 /// A session `/authorize` creates.
 package struct NewMFASession: Sendable {
-    public var accessCodeHash: String
-    public var webOTTHash: String
-    public var clientID: String
-    public var redirectURI: String
-    public var state: String
-    public var nonce: String?
-    public var codeChallenge: String
-    public var prerollID: String
-    public var expires: Date
+    package var accessCodeHash: String
+    package var webOTTHash: String
+    package var clientID: String
+    package var redirectURI: String
+    package var state: String
+    package var nonce: String?
+    package var codeChallenge: String
+    package var prerollID: String
+    package var expires: Date
 
-    public init(accessCodeHash: String, webOTTHash: String, clientID: String, redirectURI: String, state: String,
+    package init(accessCodeHash: String, webOTTHash: String, clientID: String, redirectURI: String, state: String,
                 nonce: String?, codeChallenge: String, prerollID: String, expires: Date) {
         self.accessCodeHash = accessCodeHash; self.webOTTHash = webOTTHash; self.clientID = clientID
         self.redirectURI = redirectURI; self.state = state; self.nonce = nonce; self.codeChallenge = codeChallenge
@@ -61,9 +61,9 @@ package enum CodeStatusVerb: Sendable, Equatable {
 
 /// What `codeStatus` shows of a session: its app and the identity hint.
 package struct SessionView: Sendable, Equatable {
-    public var prerollID: String
-    public var appName: String
-    public var appLogoURL: String
+    package var prerollID: String
+    package var appName: String
+    package var appLogoURL: String
 }
 
 /// The browser's view of its session.
@@ -78,28 +78,28 @@ package enum SessionPoll: Sendable, Equatable {
 
 /// An authorization code to issue in the verdict's transaction.
 package struct NewAuthorizationCode: Sendable, Equatable {
-    public var code: String
-    public var codeHash: String
-    public var expires: Date
+    package var code: String
+    package var codeHash: String
+    package var expires: Date
 
-    public init(code: String, codeHash: String, expires: Date) {
+    package init(code: String, codeHash: String, expires: Date) {
         self.code = code; self.codeHash = codeHash; self.expires = expires
     }
 }
 
 /// The result of an access-code login: the code and where the browser goes with it.
 package struct IssuedAuthorization: Sendable, Equatable {
-    public var code: String
-    public var redirectURL: String
+    package var code: String
+    package var redirectURL: String
 }
 
 /// What an authorization code grants at the token endpoint.
 package struct AuthorizationGrant: Sendable, Equatable {
-    public var redirectURI: String
-    public var codeChallenge: String
-    public var nonce: String?
-    public var userID: String
-    public var authTime: Date
+    package var redirectURI: String
+    package var codeChallenge: String
+    package var nonce: String?
+    package var userID: String
+    package var authTime: Date
 }
 
 /// The outcome of redeeming a code.

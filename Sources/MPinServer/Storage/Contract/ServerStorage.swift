@@ -1,5 +1,5 @@
-import Foundation
-import MPinWire
+package import Foundation
+package import MPinWire
 
 /// The state the RPS keeps between requests, as the handlers need it. `SQLiteStorage` (one
 /// machine) and `PostgresStorage` (several nodes on one database) implement it with the same
@@ -101,19 +101,19 @@ package enum PermitOutcome: Sendable, Equatable { case allowed, revoked }
 
 /// The verdict on an authOTT: 200, 401 (wrong PIN) or 410 (blocked).
 package struct AuthVerdict: Sendable, Equatable {
-    public var status: Int
-    public var userID: String
-    public var mpinID: String
-    public var otp: String?
+    package var status: Int
+    package var userID: String
+    package var mpinID: String
+    package var otp: String?
     /// The authorization code issued by an access-code login (MFA.md §6), on 200 only.
-    public var authorization: IssuedAuthorization? = nil
+    package var authorization: IssuedAuthorization? = nil
     /// This attempt's wrong PIN reached the limit and blocked the identity (metrics).
-    public var blockedNow = false
+    package var blockedNow = false
     /// The browser's step of an access-number login, reporting the verdict of the mobile's step
     /// (already counted there).
-    public var isReport = false
+    package var isReport = false
     /// The access number of such a report (device mode signs it, §4.5.1); "" otherwise.
-    public var wid = ""
+    package var wid = ""
 }
 
 /// Which final step evaluates an authOTT.
@@ -128,30 +128,30 @@ package enum AuthFlow: Sendable, Equatable {
 /// A session to open in the verdict's transaction when it is 200 (the RPA's login): its token
 /// goes into the authOTT's logout data, which an access-number login's mobile reads.
 package struct NewSession: Sendable, Equatable {
-    public var token: String
-    public var tokenHash: String
-    public var expires: Date
+    package var token: String
+    package var tokenHash: String
+    package var expires: Date
 
-    public init(token: String, tokenHash: String, expires: Date) {
+    package init(token: String, tokenHash: String, expires: Date) {
         self.token = token; self.tokenHash = tokenHash; self.expires = expires
     }
 }
 
 /// The logout data an access-number login hands to the waiting mobile.
 package struct MobileLogout: Sendable, Equatable {
-    public var userID: String
-    public var token: String
+    package var userID: String
+    package var token: String
 }
 
 /// Who started a registration, as `mpin-server user pending` shows it to the admin who must
 /// choose which one to activate.
 package struct RegistrationDetails: Sendable, Equatable {
     /// The device name the client sent (at most 64 characters kept), or "".
-    public var deviceName: String
+    package var deviceName: String
     /// The client's address.
-    public var source: String
+    package var source: String
 
-    public init(deviceName: String?, source: String) {
+    package init(deviceName: String?, source: String) {
         self.deviceName = String((deviceName ?? "").unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(64)
             .map(Character.init))
         self.source = source

@@ -1,5 +1,5 @@
 import Foundation
-import ServiceLifecycle
+package import ServiceLifecycle
 
 /// A data directory's database, opened and migrated: SQLite (`SQLiteStorage`) or PostgreSQL
 /// (`PostgresStorage`).
@@ -13,14 +13,14 @@ package protocol StorageBackend: ServerStorage, AdminStorage {
 
 /// A data directory's database as the commands and the server hold it (`DataDirectory.openDatabase`).
 /// Close it when done: a PostgreSQL database keeps a pool of connections.
-public final class ServerDatabase: Sendable {
+package final class ServerDatabase: Sendable {
     /// The opened backend itself, for the storage contract tests (`StorageContractTests`), which
     /// call its methods directly on both backends.
     package let backend: any StorageBackend
     /// What `/health` and messages call it: the SQLite file or the PostgreSQL URL.
-    public let name: String
+    package let name: String
     /// True for PostgreSQL.
-    public let isShared: Bool
+    package let isShared: Bool
 
     init(backend: any StorageBackend, name: String, isShared: Bool) {
         self.backend = backend; self.name = name; self.isShared = isShared
@@ -32,5 +32,5 @@ public final class ServerDatabase: Sendable {
     }
 
     /// Closes the database's connections (PostgreSQL); nothing for SQLite.
-    public func close() async { await backend.close() }
+    package func close() async { await backend.close() }
 }

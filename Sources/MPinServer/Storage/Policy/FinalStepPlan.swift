@@ -113,6 +113,30 @@ struct FinalStepPlan: Sendable, Equatable {
         }
     }
 
+    /// The plan's shape when it is nothing but the record's single use and, on a 200, the
+    /// session it opens (no counter to write, nothing conditional): the one shape a backend may
+    /// apply as one statement of its own (PostgreSQL's `UseDirectAuth`). Nil for any other plan.
+    var singleUse: SingleUse? {
+        guard verdict != nil, writes.first == .deleteAuth else { return nil }
+        switch writes.count {
+        case 1: return SingleUse(session: nil)
+        case 2:
+            guard case .openSession(let session, let userID) = writes[1] else { return nil }
+            return SingleUse(session: (session, userID))
+        default: return nil
+        }
+    }
+
+    /// What a `singleUse` plan writes besides deleting the record.
+    struct SingleUse: Sendable {
+        /// The session it opens, and for which user.
+        var session: (session: NewSession, userID: String)?
+    }
+
+    /// Whether the plan writes nothing but the record's deletion: for a record the backend
+    /// holds in memory (`PendingAuthStore`), already taken, it then writes nothing at all.
+    var writesOnlyTheRecord: Bool { writes.allSatisfy { $0 == .deleteAuth } }
+
     /// Applies the writes in order with `apply` (a backend's SQL, inside its transaction).
     func execute(_ apply: (FinalStepWrite) throws -> Applied) rethrows -> AuthVerdict? {
         var outcome = verdict

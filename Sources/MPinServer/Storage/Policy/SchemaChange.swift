@@ -14,7 +14,7 @@ package enum SchemaChange: Sendable, Equatable {
     /// Whether both backends can apply the change to a table that already has rows: a column
     /// added NOT NULL needs a default (SQLite refuses it otherwise, PostgreSQL on a non-empty
     /// table). SchemaChangeTests holds every shared migration to it.
-    public var appliesToExistingRows: Bool {
+    package var appliesToExistingRows: Bool {
         if case .addColumn(_, let column) = self { return column.nullable || column.defaultValue != nil }
         return true
     }
@@ -23,7 +23,7 @@ package enum SchemaChange: Sendable, Equatable {
 /// A column as both backends declare it.
 package struct SchemaColumn: Sendable, Equatable {
     /// The values a column holds, each mapped to one type per backend.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// TEXT / text
         case text
         /// INTEGER / bigint
@@ -35,19 +35,19 @@ package struct SchemaColumn: Sendable, Equatable {
     }
 
     /// A constant default, rendered as each backend writes it.
-    public enum Default: Sendable, Equatable {
+    package enum Default: Sendable, Equatable {
         case text(String)
         case integer(Int)
         case real(Double)
         case boolean(Bool)
     }
 
-    public var name: String
-    public var kind: Kind
-    public var nullable: Bool
-    public var defaultValue: Default?
+    package var name: String
+    package var kind: Kind
+    package var nullable: Bool
+    package var defaultValue: Default?
 
-    public init(_ name: String, _ kind: Kind, nullable: Bool = false, default defaultValue: Default? = nil) {
+    package init(_ name: String, _ kind: Kind, nullable: Bool = false, default defaultValue: Default? = nil) {
         self.name = name; self.kind = kind; self.nullable = nullable; self.defaultValue = defaultValue
     }
 }
@@ -57,8 +57,8 @@ package enum SQLDialect: Sendable { case sqlite, postgres }
 
 /// A migration written once: its GRDB identifier on SQLite and its statements.
 package struct SharedMigration: Sendable {
-    public var sqliteIdentifier: String
-    public var changes: [SchemaChange]
+    package var sqliteIdentifier: String
+    package var changes: [SchemaChange]
 }
 
 extension SchemaChange {

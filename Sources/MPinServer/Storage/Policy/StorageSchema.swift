@@ -10,7 +10,7 @@ package enum StorageSchema {
     /// The migrations after SQLite's `v8` and PostgreSQL's version 4, in order: SQLite
     /// registers each under its identifier, PostgreSQL makes each its next version. Append
     /// only; a shipped entry never changes.
-    public static let sharedMigrations: [SharedMigration] = [
+    package static let sharedMigrations: [SharedMigration] = [
         // Issue 28: the count of wrong registration codes tried for a user, on each of the
         // user's live codes (`WrongRegCodeCounter`), instead of in one process's memory.
         SharedMigration(sqliteIdentifier: "v9: wrong registration codes counted in the database", changes: [

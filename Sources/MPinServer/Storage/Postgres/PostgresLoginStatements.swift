@@ -1,10 +1,10 @@
 import Foundation
 import PostgresNIO
 
-/// The two statements of every direct login on PostgreSQL (pass 2's record, the final step on
-/// this node's hint), as prepared statements: each pooled connection parses and plans them once
-/// and then sends only their values, and reads no row description per login. What they decide
-/// is `PostgresStorage.saveAuth` and `evaluateFromHint`'s; here is only their SQL.
+/// The two statements of every direct login on PostgreSQL (pass 2's record, the final step
+/// decided on what pass 2 read), as prepared statements: each pooled connection parses and
+/// plans them once and then sends only their values, and reads no row description per login.
+/// What they decide is `PostgresStorage.saveAuth`'s and `FinalStepPlan`'s; here is only their SQL.
 enum PostgresLoginStatements {
     /// A direct login's pass-2 record (`INSERT OR REPLACE`), and its identity as it stands:
     /// one row, `(user_id, attempts, blocked_at, state)`, all NULL when there is no such identity.
@@ -35,10 +35,14 @@ enum PostgresLoginStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// A direct login's final step as the hint decided it: the record's single use, and the
-    /// session when one opens, only if the record and the identity (locked in this order, as the
-    /// full path locks them) still hold what the hint says. A row when it was applied, none
-    /// when not (the caller then runs the full path).
+    /// A direct login's final step when its plan is the record's single use, with or without
+    /// the session it opens (`FinalStepPlan.singleUse`), decided on what this node's pass 2
+    /// read: applied only if the record and the identity (locked in this order, as the locked
+    /// path locks them) still hold what was read, so that the locked rows would give the same
+    /// plan. A row when it was applied, none when not (the caller then takes the locked path).
+    /// Two final steps of one authOTT still give one verdict: the DELETE succeeds once, here or
+    /// on the locked path; a concurrent counted attempt of the identity holds the row lock,
+    /// and its new counter fails the check (READ COMMITTED re-reads a row it waited for).
     struct UseDirectAuth: PostgresPreparedStatement {
         static let name = "mpin_use_direct_auth"
         static let sql = """
@@ -64,8 +68,10 @@ enum PostgresLoginStatements {
         var authOTTHash: String
         var record: AuthRecord
         var identity: IdentityCounter
-        /// The session the plan opens, if any (for the identity's user).
-        var session: NewSession?
+        /// The plan's writes beside the record's deletion: the session it opens, if any, which
+        /// is the identity's user's (`$6`), as `FinalStepPlan.decide` opens it.
+        var singleUse: FinalStepPlan.SingleUse
+        var session: NewSession? { singleUse.session?.session }
 
         func makeBindings() throws -> PostgresBindings {
             var b = PostgresBindings(capacity: 12)

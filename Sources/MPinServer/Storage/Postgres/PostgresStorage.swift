@@ -42,12 +42,12 @@ final class PostgresStorage: StorageBackend {
     /// service group runs `client` (the server, `service`).
     private let runner: Task<Void, Never>?
     /// This node's copies of the pass-2 records it wrote for logins without an access number,
-    /// each with the identity as read in the same statement: the final step's hint
-    /// (`evaluate`). The records themselves stay in the database, where any node finds them.
-    let finalStepHints = PendingAuthStore()
-    /// Final steps answered from this node's hint in one statement (`evaluateFromHint`), for
+    /// each with the identity as read in the same statement, for its final step (`evaluate`).
+    /// The records themselves stay in the database, where any node finds them.
+    let pendingAuth = PendingAuthStore()
+    /// Final steps decided on this node's copy and applied in one statement (`evaluate`), for
     /// the tests that show the path is taken when nothing changed and left when something did.
-    let hintVerdicts = Atomic<Int>(0)
+    let singleStatementVerdicts = Atomic<Int>(0)
 
     private init(client: PostgresClient, url: PostgresURL, logger: Logger, runsClient: Bool) {
         self.client = client; self.url = url; self.logger = logger
@@ -528,7 +528,7 @@ final class PostgresStorage: StorageBackend {
                 """, durable: false).isEmpty
         }
         // A direct login's record, and in the same statement (the same round trip) its identity
-        // as it stands: this node's hint for the final step (`evaluate`).
+        // as it stands, which this node keeps for its final step (`evaluate`, `pendingAuth`).
         let saved = PostgresLoginStatements.SaveDirectAuth(authOTTHash: authOTTHash, mpinID: mpinID, success: success,
                                                            otp: otp, expires: e)
         let savedRow: PostgresLoginStatements.SaveDirectAuth.Row?
@@ -537,7 +537,8 @@ final class PostgresStorage: StorageBackend {
         } catch {
             // A prepared statement can fail on one connection for good (its preparation broke,
             // a schema change invalidated its plan, a pooler dropped it): the login must not.
-            // The plain statement does the same write (an upsert, safe to repeat), without the hint.
+            // The plain statement does the same write (an upsert, safe to repeat), without the
+            // identity: the final step then locks and reads the rows.
             logger.warning("prepared statement failed; pass 2 saved by the plain one",
                            metadata: ["statement": "save-direct-auth", "sqlstate": "\(Self.sqlState(error))"])
             return try await !run("""
@@ -551,8 +552,8 @@ final class PostgresStorage: StorageBackend {
         if let userID, let attempts {
             identity = IdentityCounter(userID: userID, attempts: attempts, blockedAt: blockedAt, userState: state)
         }
-        _ = finalStepHints.save(authOTTHash: authOTTHash, .init(mpinID: mpinID, success: success, otp: otp, expires: expires,
-                                                              identity: identity), now: now)
+        let record = AuthRecord(mpinID: mpinID, success: success, wid: "", otp: otp, priorStatus: nil, expires: e)
+        _ = pendingAuth.save(authOTTHash: authOTTHash, .init(record: record, identity: identity), now: now)
         return true
     }
 
@@ -565,21 +566,32 @@ final class PostgresStorage: StorageBackend {
         RETURNING 1
         """
 
+    /// The final step: `FinalStepPlan.decide` on the record and its identity, applied in one
+    /// transaction. On the node that saved the record the plan is first decided on what its
+    /// pass 2 read (`pendingAuth`), and a plan of the one shape that fits a single statement
+    /// (`FinalStepPlan.singleUse`) is applied by `UseDirectAuth` only if the rows still hold
+    /// what was read; otherwise, and on any other node, the rows are locked and read, the plan
+    /// decided on them and applied write by write.
     func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
-        if case .direct = flow, let hint = finalStepHints.take(authOTTHash: authOTTHash, now: now) {
-            do {
-                if let verdict = try await evaluateFromHint(hint, authOTTHash: authOTTHash, flow: flow, maxAttempts: maxAttempts,
-                                                            now: now, session: session, logoutData: logoutData) {
-                    hintVerdicts.add(1, ordering: .relaxed)
-                    return verdict
+        if case .direct = flow, let pending = pendingAuth.take(authOTTHash: authOTTHash, now: now), let identity = pending.identity {
+            let plan = FinalStepPlan.decide(record: pending.record, identity: identity, flow: flow, maxAttempts: maxAttempts,
+                                            now: now, session: session, logoutData: logoutData)
+            if let singleUse = plan.singleUse {
+                do {
+                    let use = PostgresLoginStatements.UseDirectAuth(authOTTHash: authOTTHash, record: pending.record,
+                                                                    identity: identity, singleUse: singleUse)
+                    if try await firstRow(of: use) != nil {
+                        singleStatementVerdicts.add(1, ordering: .relaxed)
+                        return plan.verdict
+                    }
+                } catch {
+                    // As for pass 2's save: the locked path below decides instead. It is safe
+                    // after any failure here, because it locks and reads the record again (nil
+                    // if it was used), so the record still gets one verdict.
+                    logger.warning("prepared statement failed; the final step takes the locked path",
+                                   metadata: ["statement": "use-direct-auth", "sqlstate": "\(Self.sqlState(error))"])
                 }
-            } catch {
-                // As for pass 2's save: the full path below decides instead. It is safe after
-                // any failure here, because it locks and reads the record again (nil if it
-                // was used), so the record still gets one verdict.
-                logger.warning("prepared statement failed; the final step takes the full path",
-                               metadata: ["statement": "use-direct-auth", "sqlstate": "\(Self.sqlState(error))"])
             }
         }
         let logger = logger
@@ -588,7 +600,7 @@ final class PostgresStorage: StorageBackend {
             // The authOTT's row and its identity's row, locked (one round trip): a concurrent
             // evaluation of the authOTT (any node) waits, then finds it deleted or marked, and
             // parallel attempts of the identity (any node) read its counter one after the other.
-            let mpinID: String, success: Bool, wid: String, otp: String?, priorStatus: Int?, expires: Double
+            let record: AuthRecord
             let identity: IdentityCounter?
             if let row = try await c.rows("""
                 SELECT a.mpin_id, a.success, a.wid, a.otp, a.status, a.expires, i.user_id, i.attempts, i.blocked_at, u.state
@@ -596,68 +608,29 @@ final class PostgresStorage: StorageBackend {
                 WHERE a.auth_ott_hash = \(authOTTHash) FOR UPDATE OF a, i
                 """, logger).first {
                 let r = try row.decode((String, Bool, String, String?, Int?, Double, String, Int, Double?, String?).self)
-                (mpinID, success, wid, otp, priorStatus, expires) = (r.0, r.1, r.2, r.3, r.4, r.5)
+                record = AuthRecord(mpinID: r.0, success: r.1, wid: r.2, otp: r.3, priorStatus: r.4, expires: r.5)
                 identity = IdentityCounter(userID: r.6, attempts: r.7, blockedAt: r.8, userState: r.9)
             } else {
                 // No such authOTT, or one of an identity that is not (or no longer) issued.
                 guard let row = try await c.rows("""
                     SELECT mpin_id, success, wid, otp, status, expires FROM auth WHERE auth_ott_hash = \(authOTTHash) FOR UPDATE
                     """, logger).first else { return nil }
-                (mpinID, success, wid, otp, priorStatus, expires) = try row.decode((String, Bool, String, String?, Int?, Double).self)
+                let r = try row.decode((String, Bool, String, String?, Int?, Double).self)
+                record = AuthRecord(mpinID: r.0, success: r.1, wid: r.2, otp: r.3, priorStatus: r.4, expires: r.5)
                 identity = try await c.rows("""
                     SELECT i.user_id, i.attempts, i.blocked_at, u.state FROM identities i LEFT JOIN users u ON u.user_id = i.user_id
-                    WHERE i.mpin_id = \(mpinID) FOR UPDATE OF i
+                    WHERE i.mpin_id = \(record.mpinID) FOR UPDATE OF i
                     """, logger).first.map { row in
                     let r = try row.decode((String, Int, Double?, String?).self)
                     return IdentityCounter(userID: r.0, attempts: r.1, blockedAt: r.2, userState: r.3)
                 }
             }
-            let record = AuthRecord(mpinID: mpinID, success: success, wid: wid, otp: otp, priorStatus: priorStatus, expires: expires)
             let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
                                             session: session, logoutData: logoutData)
-            // A right PIN's usual writes, the record's single use and the RPA's session, both
-            // unconditional: one statement, one round trip fewer per login (issue 27 item 3).
-            if plan.writes.count == 2, case .deleteAuth = plan.writes[0], case .openSession(let session, let userID) = plan.writes[1] {
-                try await Self.insertSession(c, session, userID: userID, deletingAuth: authOTTHash, logger: logger)
-                return plan.verdict
-            }
             return try await plan.execute { write in
-                try await Self.apply(write, c, authOTTHash: authOTTHash, mpinID: mpinID, now: now, logger: logger)
+                try await Self.apply(write, c, authOTTHash: authOTTHash, mpinID: record.mpinID, now: now, logger: logger)
             }
         }
-    }
-
-    /// The final step decided on this node's hint (what its pass 2 wrote and read), applied in
-    /// one statement that first locks the pass-2 record's row and the identity's (as the full
-    /// path does, in the same order) and checks that they still hold what the hint says; nil when they do not (or when the plan is not a
-    /// record's plain single use, with or without a session), and the caller then runs the
-    /// final step as any node would, on the rows it reads and locks.
-    ///
-    /// The plan comes from `FinalStepPlan.decide`, as on the full path: a check that passes
-    /// means the locked rows would have given the same plan. Two final steps of one authOTT
-    /// still give one verdict: the hint is taken once, and the record's DELETE succeeds once,
-    /// here or on the full path; a concurrent counted attempt of the identity holds the row
-    /// lock, and its new counter fails the check (READ COMMITTED re-reads a row it waited for).
-    private func evaluateFromHint(_ hint: PendingAuthStore.Record, authOTTHash: String, flow: AuthFlow, maxAttempts: Int,
-                                  now: Date, session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
-        guard let identity = hint.identity else { return nil }
-        let record = AuthRecord(mpinID: hint.mpinID, success: hint.success, wid: "", otp: hint.otp, priorStatus: nil,
-                                expires: hint.expires.timeIntervalSince1970)
-        let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
-                                        session: session, logoutData: logoutData)
-        guard let verdict = plan.verdict, let first = plan.writes.first, first == .deleteAuth else { return nil }
-        var opened: (session: NewSession, userID: String)? = nil
-        switch plan.writes.count {
-        case 1: break
-        case 2:
-            guard case .openSession(let session, let userID) = plan.writes[1] else { return nil }
-            opened = (session, userID)
-        default: return nil
-        }
-        if let opened, opened.userID != identity.userID { return nil }
-        let use = PostgresLoginStatements.UseDirectAuth(authOTTHash: authOTTHash, record: record, identity: identity,
-                                                        session: opened?.session)
-        return try await firstRow(of: use) == nil ? nil : verdict
     }
 
     /// One write of the final step (`FinalStepPlan`) in PostgreSQL's SQL, on the rows locked above.
@@ -700,17 +673,6 @@ final class PostgresStorage: StorageBackend {
 
     private static func insertSession(_ c: PostgresConnection, _ session: NewSession, userID: String, logger: Logger) async throws {
         try await c.rows("""
-            INSERT INTO sessions (token_hash, user_id, expires) VALUES (\(session.tokenHash), \(userID), \(session.expires.timeIntervalSince1970))
-            ON CONFLICT (token_hash) DO UPDATE SET user_id = EXCLUDED.user_id, expires = EXCLUDED.expires
-            """, logger)
-    }
-
-    /// `insertSession` and `FinalStepWrite.deleteAuth` of `authOTTHash` as one statement (a
-    /// data-modifying CTE, which PostgreSQL runs exactly once whether or not its rows are read).
-    private static func insertSession(_ c: PostgresConnection, _ session: NewSession, userID: String,
-                                      deletingAuth authOTTHash: String, logger: Logger) async throws {
-        try await c.rows("""
-            WITH used AS (DELETE FROM auth WHERE auth_ott_hash = \(authOTTHash))
             INSERT INTO sessions (token_hash, user_id, expires) VALUES (\(session.tokenHash), \(userID), \(session.expires.timeIntervalSince1970))
             ON CONFLICT (token_hash) DO UPDATE SET user_id = EXCLUDED.user_id, expires = EXCLUDED.expires
             """, logger)
@@ -798,7 +760,7 @@ final class PostgresStorage: StorageBackend {
     }
 
     func purgeExpired(now: Date) async throws {
-        finalStepHints.purgeExpired(now: now)
+        pendingAuth.purgeExpired(now: now)
         let t = now.timeIntervalSince1970, logger = logger
         try await transaction(durable: false) { c in
             for table in StorageSchema.expiringTables {
@@ -817,7 +779,10 @@ extension PostgresConnection {
 }
 
 extension StorageBackend {
-    /// How many final steps this backend answered from its node's hint (PostgreSQL), nil for a
-    /// backend without hints (SQLite decides inside its one transaction).
-    public var finalStepHintVerdicts: Int? { (self as? PostgresStorage)?.hintVerdicts.load(ordering: .relaxed) }
+    /// How many final steps this backend applied in one statement, decided on what its node's
+    /// pass 2 read (PostgreSQL, `evaluate`); nil for a backend that decides every final step
+    /// inside its one transaction (SQLite).
+    package var singleStatementFinalSteps: Int? {
+        (self as? PostgresStorage)?.singleStatementVerdicts.load(ordering: .relaxed)
+    }
 }

@@ -3,18 +3,18 @@ import Foundation
 /// The `database` setting for PostgreSQL: `postgresql://USER@HOST[:PORT]/DATABASE`, optionally
 /// `?sslmode=disable|prefer|require` (also `postgres://`). It names no password: config.json
 /// holds no secret, and a password, when the server needs one, is in `DIR/database.password`.
-public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
+package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
     /// `disable`: plain TCP. `prefer` (the default, as libpq's): TLS when the server offers it.
     /// `require`: TLS with the server's certificate verified against the system's CAs and the host name.
-    public enum SSLMode: String, Sendable { case disable, prefer, require }
+    package enum SSLMode: String, Sendable { case disable, prefer, require }
 
-    public var user: String
-    public var host: String
-    public var port: Int
-    public var database: String
-    public var sslMode: SSLMode
+    package var user: String
+    package var host: String
+    package var port: Int
+    package var database: String
+    package var sslMode: SSLMode
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard text.hasPrefix("postgresql://") || text.hasPrefix("postgres://"),
               let c = URLComponents(string: text), c.password == nil, c.fragment == nil,
               let user = c.user, !user.isEmpty, var host = c.host, !host.isEmpty else { return nil }
@@ -32,7 +32,7 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL as messages show it (it holds no secret).
-    public var description: String {
+    package var description: String {
         let h = host.contains(":") ? "[\(host)]" : host
         return "postgresql://\(user)@\(h):\(port)/\(database)" + (sslMode == .prefer ? "" : "?sslmode=\(sslMode.rawValue)")
     }

@@ -1,7 +1,7 @@
-import Foundation
-import GRDB
-import ServiceLifecycle
-import MPinWire
+package import Foundation
+package import GRDB
+package import ServiceLifecycle
+package import MPinWire
 
 /// The server's state in one SQLite file (GRDB), for one machine (`PostgresStorage` is the
 /// same contract on PostgreSQL, for several). Every multi-step change is one transaction,
@@ -15,7 +15,7 @@ import MPinWire
 package final class SQLiteStorage: StorageBackend {
     /// The file, in WAL mode: one writer connection and a few readers, so that a read never
     /// waits for a write (nor for another process's write lock).
-    public let pool: DatabasePool
+    package let pool: DatabasePool
     /// Pass-2 results without an access number, until the final step consumes them: the file
     /// has one server, so they need not be written (one write transaction per login, not two).
     let pendingAuth = PendingAuthStore()
@@ -23,7 +23,7 @@ package final class SQLiteStorage: StorageBackend {
     /// Opens (creating and migrating if needed) the database at `path`, file mode 0600.
     /// `busyTimeout`: how long a write waits for another process's lock (on GRDB's writer
     /// thread, never on the caller's).
-    public init(path: String, busyTimeout: Double = 10) throws {
+    package init(path: String, busyTimeout: Double = 10) throws {
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         // WAL + NORMAL: a committed transaction survives a process crash (kill -9); only a
@@ -364,9 +364,10 @@ package final class SQLiteStorage: StorageBackend {
                   expires: Date, now: Date) async throws -> Bool {
         // Only the final step of this server reads a record without an access number: it waits
         // in memory (written to the file only if the memory is full).
-        if wid.isEmpty, pendingAuth.save(authOTTHash: authOTTHash, .init(mpinID: mpinID, success: success, otp: otp, expires: expires),
-                                         now: now) {
-            return true
+        if wid.isEmpty {
+            let record = AuthRecord(mpinID: mpinID, success: success, wid: "", otp: otp, priorStatus: nil,
+                                    expires: expires.timeIntervalSince1970)
+            if pendingAuth.save(authOTTHash: authOTTHash, .init(record: record), now: now) { return true }
         }
         return try await write { db in
             if wid.hasPrefix(AccessCode.storedPrefix) {
@@ -393,29 +394,27 @@ package final class SQLiteStorage: StorageBackend {
 
     /// Evaluates a stored pass-2 result once, applying the wrong-PIN counter in the same
     /// transaction (so parallel attempts neither lose increments nor block twice).
-    /// Returns nil when no usable record exists.
+    /// Returns nil when no usable record exists. The verdict and the writes are
+    /// `FinalStepPlan.decide`'s, on the record and the identity as the transaction reads them.
     package func evaluate(authOTTHash: String, flow: AuthFlow, maxAttempts: Int, now: Date,
                   session: NewSession?, logoutData: LogoutData?) async throws -> AuthVerdict? {
         if case .direct = flow, let pending = pendingAuth.take(authOTTHash: authOTTHash, now: now) {
-            // Read first: a right PIN on a clean counter with no session to open writes nothing,
-            // so it does not queue behind the writer (nor behind another process's lock). The
-            // verdict is the one a write transaction at the moment of the read would give.
+            // The record was in memory: taken, it is used up, and the plan's `.deleteAuth` has
+            // nothing left to delete in the file.
+            let record = pending.record
             if session == nil {
-                let identity = try await read { db in try Self.identityCounter(db, mpinID: pending.mpinID) }
-                let decision = FinalStepVerdict.decide(identity: identity, success: pending.success,
-                                                       maxAttempts: maxAttempts, now: now)
-                if decision.status == 200, decision.update == nil {
-                    return AuthVerdict(status: 200, userID: identity?.userID ?? "", mpinID: pending.mpinID, otp: pending.otp)
-                }
+                // Without a session to open the plan may write nothing else (a right PIN on a
+                // clean counter): decided on a reader, such a plan needs no write transaction,
+                // so it does not queue behind the writer (nor behind another process's lock).
+                // Its verdict is the one a write transaction at the moment of the read gives.
+                let identity = try await read { db in try Self.identityCounter(db, mpinID: record.mpinID) }
+                let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts,
+                                                now: now, session: session, logoutData: logoutData)
+                if plan.writesOnlyTheRecord { return plan.verdict }
             }
             return try await write { db in
-                let identity = try Self.identityCounter(db, mpinID: pending.mpinID)
-                let userID = identity?.userID ?? ""
-                let (status, blockedNow) = try Self.countAttempt(db, identity: identity, mpinID: pending.mpinID,
-                                                                 success: pending.success, maxAttempts: maxAttempts, now: now)
-                if status == 200, let session { try Self.openSession(db, session, userID: userID) }
-                return AuthVerdict(status: status, userID: userID, mpinID: pending.mpinID, otp: status == 200 ? pending.otp : nil,
-                                   blockedNow: blockedNow)
+                try Self.finalStep(db, record: record, inFile: false, authOTTHash: authOTTHash, flow: flow,
+                                   maxAttempts: maxAttempts, now: now, session: session, logoutData: logoutData)
             }
         }
         return try await write { db in
@@ -424,12 +423,23 @@ package final class SQLiteStorage: StorageBackend {
                 """), arguments: [authOTTHash]) else { return nil }
             let record = AuthRecord(mpinID: row["mpin_id"], success: row["success"], wid: row["wid"], otp: row["otp"],
                                     priorStatus: row["status"], expires: row["expires"])
-            let identity = try Self.identityCounter(db, mpinID: record.mpinID)
-            let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
-                                            session: session, logoutData: logoutData)
-            return try plan.execute { write in
-                try Self.apply(write, db, authOTTHash: authOTTHash, mpinID: record.mpinID, now: now)
-            }
+            return try Self.finalStep(db, record: record, inFile: true, authOTTHash: authOTTHash, flow: flow,
+                                      maxAttempts: maxAttempts, now: now, session: session, logoutData: logoutData)
+        }
+    }
+
+    /// The final step on `record` inside the write transaction: the identity read, the plan
+    /// decided and its writes applied. `inFile`: the record is a row of `auth` (else it was
+    /// taken from memory, and deleting it writes nothing).
+    private static func finalStep(_ db: Database, record: AuthRecord, inFile: Bool, authOTTHash: String, flow: AuthFlow,
+                                  maxAttempts: Int, now: Date, session: NewSession?,
+                                  logoutData: LogoutData?) throws -> AuthVerdict? {
+        let identity = try identityCounter(db, mpinID: record.mpinID)
+        let plan = FinalStepPlan.decide(record: record, identity: identity, flow: flow, maxAttempts: maxAttempts, now: now,
+                                        session: session, logoutData: logoutData)
+        return try plan.execute { write in
+            if !inFile, write == .deleteAuth { return .done }
+            return try apply(write, db, authOTTHash: authOTTHash, mpinID: record.mpinID, now: now)
         }
     }
 
@@ -471,14 +481,6 @@ package final class SQLiteStorage: StorageBackend {
             """), arguments: [mpinID]).map {
             IdentityCounter(userID: $0["user_id"], attempts: $0["attempts"], blockedAt: $0["blocked_at"], userState: $0["state"])
         }
-    }
-
-    /// The verdict on a pass-2 result (`FinalStepVerdict`), with the counter's update written.
-    private static func countAttempt(_ db: Database, identity: IdentityCounter?, mpinID: String, success: Bool, maxAttempts: Int,
-                                     now: Date) throws -> (status: Int, blockedNow: Bool) {
-        let decision = FinalStepVerdict.decide(identity: identity, success: success, maxAttempts: maxAttempts, now: now)
-        if let update = decision.update { try writeCounter(db, update, mpinID: mpinID) }
-        return (decision.status, decision.blockedNow)
     }
 
     /// Writes an identity's wrong-PIN counter as `WrongPINCounter` decided.
