@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
-import Logging
+package import Logging
 import MPinWire
 import NIOSSL
 import PostgresNIO

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+package import Logging
 import PostgresNIO
 #if canImport(Glibc)
 import Glibc
