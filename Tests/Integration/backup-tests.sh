@@ -19,12 +19,6 @@ trap 'pg_stop; cleanup' EXIT
 NSS_USERS="${NSS_USERS:-} bob"
 pam_setup
 
-# pamt SERVICE USER PIN: runs pamtester, output in $OUT, status in $RC.
-pamt() {
-  OUT=$(printf '%s\n' "$3" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        timeout 30 pamtester "$1" "$2" authenticate 2>&1)
-  RC=$?
-}
 
 # logins_in_background SERVICE USER PIN N: N logins one after the other, in the background;
 # each status on a line of $WORK/logins.out. Sets LOGINS_PID.

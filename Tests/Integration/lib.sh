@@ -205,8 +205,9 @@ pam_env() {
 }
 
 # pamt SERVICE USER [ANSWER...]: pamtester SERVICE USER, the call PAMT_CALL (authenticate unless
-# set: acct_mgmt, ...), in pam_env, for at most PAMT_TIMEOUT seconds (30); output in $OUT, status
-# in $RC (pamtester's; 124 when it ran out of time), the output on stderr too with VERBOSE set.
+# set: acct_mgmt, chauthtok, ...), in pam_env, for at most PAMT_TIMEOUT seconds (30); output in
+# $OUT, status in $RC (pamtester's; 124 when it ran out of time), the output on stderr too with
+# VERBOSE set, and appended to the file $PAMT_LOG when that is set.
 # One answer is piped, for the first prompt. Several are typed on a pseudo-terminal, each when
 # its prompt shows: pamtester's conversation (misc_conv) takes whatever one read() of its input
 # returns as one answer, and flushes input typed ahead when it turns echo off.
@@ -223,7 +224,8 @@ p = pexpect.spawn("pamtester", [service, user, call], env=dict(os.environ), time
 p.logfile_read = sys.stdout
 try:
     for a in answers:
-        if p.expect([r"(code|PIN|digits\)): $", pexpect.EOF]) == 1:
+        # A prompt: "...PIN: ", "...code: ", or one with a note in parentheses ("M-Pin PIN (2 attempts left): ").
+        if p.expect([r"(code|PIN|\)): $", pexpect.EOF]) == 1:
             break
         p.sendline(a)
     p.expect(pexpect.EOF)
@@ -236,6 +238,7 @@ PY
     RC=$?
   fi
   [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
+  [ -z "${PAMT_LOG:-}" ] || printf '%s\n' "$OUT" >> "$PAMT_LOG"
   return 0
 }
 

@@ -16,14 +16,7 @@ start_server || exit 1
 write_config "$WORK/mpin.conf" "$BACKEND"
 SRV() { "$BIN/mpin-server" "$@" --data "$WORK/server"; }
 
-# pamt SERVICE USER ANSWER...: pamtester as root, one answer per line; output in $OUT, status in $RC.
-pamt() {
-  local service=$1 user=$2; shift 2
-  OUT=$(printf '%s\n' "$@" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester -v "$service" "$user" authenticate 2>&1)
-  RC=$?
-  [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
-}
+# pamt SERVICE USER ANSWER... (lib.sh): each answer typed at its prompt.
 service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
 service mpin-silent "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
 
@@ -117,13 +110,7 @@ check_all "... and the host's mark is gone (plain prompt, OK)" '[ "$RC" -eq 0 ] 
 
 # --- The user changes the PIN (passwd through pam_mpin: pam_sm_chauthtok) -------------------
 # pamc SERVICE USER ANSWER...: pamtester's chauthtok, as `passwd` would call it.
-pamc() {
-  local service=$1 user=$2; shift 2
-  OUT=$(printf '%s\n' "$@" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
-        PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester -v "$service" "$user" chauthtok 2>&1)
-  RC=$?
-  [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
-}
+pamc() { PAMT_CALL=chauthtok pamt "$@"; }
 # The line an admin puts before common-password in /etc/pam.d/passwd (README: "Change the PIN").
 service mpin-passwd "password [success=done ignore=ignore default=die] $MODULE config=$WORK/mpin.conf" \
                     "password required pam_permit.so"
