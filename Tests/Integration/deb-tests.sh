@@ -279,7 +279,7 @@ SERVER_PID=$!
 PIDS+=("$SERVER_PID")
 for _ in $(seq 1 100); do grep -q 'ready' "$WORK/server.log" && break; sleep 0.1; done
 check "the packaged mpin-server serves the restored directory" grep -q 'ready' "$WORK/server.log"
-check "after the restore, $TESTUSER's token logs in through the installed module" pamt 2468
+check "after the restore, $TESTUSER's token logs in through the installed module" system_pamt 2468
 
 # --- remove, then purge -----------------------------------------------------------------------
 stop_server
