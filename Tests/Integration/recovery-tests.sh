@@ -198,6 +198,22 @@ DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
 check_all "doctor: FAIL for a blocked identity, naming the server's unblock" \
   'grep -q "^FAIL registration alice: the identity alice@example.org is blocked.*mpin-server user unblock alice@example.org" <<<"$DOC"'
 SRV user unblock alice@example.org >/dev/null 2>&1; pamt mpin alice 5678
+# The account map edited by hand (as a careless restore would leave it): erin names alice's
+# identity too, and carol an identity the store holds no token for.
+cp "$WORK/store/state-accounts" "$WORK/accounts.saved"
+python3 - "$WORK/store/state-accounts" <<'PY'
+import json, sys
+p = sys.argv[1]; doc = json.load(open(p))
+doc["erin"] = dict(doc["alice"]); doc["erin"].pop("uid", None)
+doc["carol"] = {"identity": "nobody@example.org", "backend": doc["alice"]["backend"]}
+json.dump(doc, open(p, "w"))
+PY
+DOC=$(ctl doctor --pam-dir "$SERVICES" 2>&1)
+check_all "doctor: FAIL when two Unix accounts use one identity" \
+  'grep -q "^FAIL registration erin: another Unix account uses the same identity alice@example.org" <<<"$DOC"'
+check_all "doctor: FAIL for a registration whose token is not in the store" \
+  'grep -q "^FAIL registration carol: the store holds no token for nobody@example.org" <<<"$DOC"'
+cp "$WORK/accounts.saved" "$WORK/store/state-accounts"; rm -f "$WORK/store/state-accounts-index"
 # The backend now announces another verdict key (a rebuilt server on the same address).
 stop_server
 mv "$WORK/server" "$WORK/server.old"
