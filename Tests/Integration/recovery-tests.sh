@@ -166,6 +166,15 @@ check_all "... the old identity is gone on the server, one new one stands" \
 check_all "... and the server says which identity the registration replaced" 'grep -q "deleted=true.*registration replaces an identity" "$WORK/server.log"'
 pamt mpin dora 2580
 check_all "the new PIN logs in (plain prompt: the old marks are gone)" '[ "$RC" -eq 0 ] && ! grep -q "blocked\|attempt" <<<"$OUT"'
+# Attacker: a registration with a right code for dora that names alice's identity as the one it
+# replaces deletes nothing of alice's (the code speaks for dora alone).
+ALICE_MPINID=$(python3 -c 'import json,sys; print([m for b in json.load(open(sys.argv[1])).values() for m in b if b"alice@example.org" in bytes.fromhex(m)][0])' "$WORK/store/state-users")
+ALICE_IDS=$(SRV user identities alice@example.org | cut -f1)
+CODE=$(SRV user invite dora@example.org)
+curl -s -o /dev/null -X PUT -H 'Content-Type: application/json' \
+  --data "{\"userId\":\"dora@example.org\",\"mobile\":1,\"regCode\":\"$CODE\",\"scope\":\"host\",\"replaces\":\"$ALICE_MPINID\"}" "$BACKEND/rps/user"
+check_all "attacker: replaces naming another user's identity deletes nothing of theirs" \
+  '[ -n "$ALICE_IDS" ] && [ "$(SRV user identities alice@example.org | cut -f1)" = "$ALICE_IDS" ] && grep -q "deleted=false.*registration replaces an identity" "$WORK/server.log"'
 
 # --- A reused account name inherits nothing ---------------------------------------------------
 echo 2468 | ctl register fred --identity fred@example.org --pin-stdin >/dev/null 2>&1
