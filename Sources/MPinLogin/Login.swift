@@ -106,6 +106,10 @@ package struct Login {
         // Nodes that were tried and never answered for a reason of the network (refused, timed
         // out, no route, no name): offline logins only when that is every node.
         var unreachable = 0
+        // Offline logins made on this host since the user's last online login go to the
+        // backend with this login's final step (docs/PROTOCOL.md §4.5.2).
+        let report = offline?.pendingReport(identity: account.identity)
+        var recorded: Int? = nil
         for (index, url) in nodes.enumerated() {
             if index > 0 {
                 trace?(.failover(to: URLHost.of(url)))
@@ -118,9 +122,11 @@ package struct Login {
             // whatever client settings say (kept or fetched): an answer from whoever held the
             // port once cannot send a login elsewhere (docs/SECURITY.md §3).
             if !config.authenticatesByTLS(url), !node.sdk.confine(toOriginOf: url) { break }
+            node.sdk.offlineReport = report
             let (result, reachedPIN) = attempt(node, user, backend: url, pin: pin)
             outcome = result
             attemptsLeft = user.attemptsLeft
+            recorded = node.sdk.offlineLoginsRecorded
             if node.firstAnswer.isUnreachable(url) { unreachable += 1 }
             guard case .unavailable = result, !reachedPIN, MonotonicInstant.now < deadline.instant else { break }
         }
@@ -138,7 +144,7 @@ package struct Login {
         // offline outcome changes nothing there (no revocation, no attempts left).
         switch outcome {
         case .success:
-            offline?.onlineSuccess(identity: account.identity, pin: pin)
+            offline?.onlineSuccess(identity: account.identity, pin: pin, recorded: recorded)
         case .revoked, .blocked:
             // Believed only when signed with the pinned key or through TLS with the configured
             // CA (an unsigned one is `failed`): the backend stays the authority offline too.

@@ -60,12 +60,15 @@ package final class OfflineLogins {
 
     /// An online success with `pin`: the host's count starts again, the offline logins recorded
     /// since the last one are noted, and the record is made when missing or a day old.
-    func onlineSuccess(identity: String, pin: borrowing SecretBytes) {
+    /// `recorded`: how many of them the backend said it recorded (the report went with this
+    /// login, `pendingReport`); nil when it said nothing.
+    func onlineSuccess(identity: String, pin: borrowing SecretBytes, recorded: Int? = nil) {
         let names = Names(identity)
         if let state = try? readState(names), state.failures > 0 || !state.events.isEmpty {
             if !state.events.isEmpty {
+                let told = recorded.map { "; reported to the backend, which recorded \($0) new" } ?? "; not recorded by the backend"
                 notes.append("offline logins since the last online login: "
-                    + state.events.map { "\($0.time) \($0.service) \($0.outcome)" }.joined(separator: ", "))
+                    + state.events.map { "\($0.time) \($0.service) \($0.outcome)" }.joined(separator: ", ") + told)
             }
             do { try storage.delete(names.state) } catch { notes.append("offline: cannot reset the host's count: \(error)") }
         }
@@ -78,6 +81,35 @@ package final class OfflineLogins {
         } catch {
             notes.append("offline: no record made for \(identity): \(error)")
         }
+    }
+
+    /// The offline logins recorded on this host since the user's last online login, for the
+    /// backend (docs/PROTOCOL.md §4.5.2); nil when there are none. Names outside the report's
+    /// alphabet are made to fit it.
+    func pendingReport(identity: String) -> OfflineLoginReport? {
+        guard let state = try? readState(Names(identity)), !state.events.isEmpty else { return nil }
+        let logins = state.events.suffix(OfflineLoginReport.maxLogins).map {
+            OfflineLoginReport.Login(time: $0.time, service: Self.reportName($0.service, maxBytes: OfflineLoginReport.maxServiceBytes),
+                                     outcome: $0.outcome)
+        }
+        return OfflineLoginReport(host: Self.reportName(Self.hostName(), maxBytes: OfflineLoginReport.maxHostBytes),
+                                  logins: Array(logins))
+    }
+
+    /// This host's name (gethostname), "" when it has none.
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `name` with every byte outside letters, digits, `.`, `_` and `-` made `_`, cut to
+    /// `maxBytes`; `-` for an empty one.
+    static func reportName(_ name: String, maxBytes: Int) -> String {
+        let bytes = name.utf8.prefix(maxBytes).map { b -> UInt8 in
+            OfflineLoginReport.isName(String(decoding: [b], as: UTF8.self), maxBytes: 1) ? b : UInt8(ascii: "_")
+        }
+        return bytes.isEmpty ? "-" : String(decoding: bytes, as: UTF8.self)
     }
 
     /// A signed REVOKED or BLOCKED answer: the user's record goes.

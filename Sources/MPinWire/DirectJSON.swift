@@ -42,6 +42,7 @@ extension RPAAuthenticateResponse: DirectJSONEncodable {
         w.member("verdictSignature", verdictSignature)
         w.member("attemptsLeft", attemptsLeft)
         w.member("attemptsLeftSignature", attemptsLeftSignature)
+        w.member("offlineLoginsRecorded", offlineLoginsRecorded)
         return w.finish()
     }
 }

@@ -258,7 +258,12 @@ package struct MPinResponse: Codable, Sendable, Equatable {
 /// fields that server added.
 package struct AuthenticateEnvelope<Response: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
     package var mpinResponse: Response
-    package init(mpinResponse: Response) { self.mpinResponse = mpinResponse }
+    /// A host's offline logins since the user's last online login (§4.5.2), bound to this
+    /// login's verdict nonce; mpin-server records them when the login succeeds.
+    package var offlineLogins: OfflineLoginReport?
+    package init(mpinResponse: Response, offlineLogins: OfflineLoginReport? = nil) {
+        self.mpinResponse = mpinResponse; self.offlineLogins = offlineLogins
+    }
 }
 
 /// The final step's body as the server reads it.
@@ -342,9 +347,13 @@ package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     /// On a wrong PIN (401): as TokenAuthenticateResponse's.
     package var attemptsLeft: Int?
     package var attemptsLeftSignature: String?
+    /// On a success whose request reported offline logins (§4.5.2): how many the server
+    /// recorded (0 when it refused the report).
+    package var offlineLoginsRecorded: Int?
     package init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil,
-                attempts: SignedAttemptsLeft? = nil) {
+                attempts: SignedAttemptsLeft? = nil, offlineLoginsRecorded: Int? = nil) {
         attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
+        self.offlineLoginsRecorded = offlineLoginsRecorded
         self.someUserData = someUserData
         expireTime = otpTiming?.expireTime
         ttlSeconds = otpTiming?.ttlSeconds

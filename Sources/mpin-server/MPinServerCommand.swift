@@ -177,7 +177,8 @@ struct Serve: AsyncParsableCommand {
 struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer users.",
-        subcommands: [List.self, Add.self, Invite.self, Pending.self, Activate.self, Identities.self, Revoke.self, Unblock.self, Delete.self])
+        subcommands: [List.self, Show.self, Add.self, Invite.self, Pending.self, Activate.self, Identities.self, Revoke.self,
+                      Unblock.self, Delete.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
@@ -192,6 +193,40 @@ struct User: AsyncParsableCommand {
                     print("\(u.userId)\t\(u.state)\tidentities=\(u.identities)\tpending=\(u.pendingRegistrations)"
                           + "\tfailed=\(u.failedAttempts)\(u.blocked ? "\tBLOCKED" : "")")
                 }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a user: state, identities, pending registrations, and the offline logins hosts reported.",
+            discussion: """
+                Offline logins are those a host let the user make with its TPM while the backend was \
+                unreachable (pam_mpin's offline = yes); the host reports them with the user's next online \
+                login. Times are the host's clock; `reported` is when this server received them.
+                """)
+        @OptionGroup var options: DataOption
+        @Flag(name: .long, help: "JSON output.") var json = false
+        @Argument(help: "User identity.") var identity: String
+        func run() async throws {
+            let details = try await withAdmin(options) { try await $0.show(userID: identity) }
+            if json { return emitJSON(details) }
+            let format = ISO8601DateFormatter()
+            func time(_ t: Double) -> String { format.string(from: Date(timeIntervalSince1970: t)) }
+            let u = details.user
+            print("user \(u.userId)\tstate=\(u.state)\tidentities=\(u.identities)\tpending=\(u.pendingRegistrations)"
+                  + "\tfailed=\(u.failedAttempts)\(u.blocked ? "\tBLOCKED" : "")")
+            for i in details.identities {
+                print("identity \(i.fingerprint)\tissued=\(time(i.created))\tfailed=\(i.failedAttempts)\(i.blocked ? "\tBLOCKED" : "")")
+            }
+            for r in details.pendingRegistrations {
+                print("pending \(r.fingerprint)\tstarted=\(time(r.created))\texpires=\(time(r.expires))"
+                      + "\tdevice=\(r.deviceName.isEmpty ? "-" : r.deviceName)\(r.active ? "\tACTIVE" : "")")
+            }
+            if details.offlineLogins.isEmpty { print("offline logins: none reported") }
+            for o in details.offlineLogins {
+                print("offline \(time(Double(o.time)))\thost=\(o.host)\tservice=\(o.service)\toutcome=\(o.outcome)"
+                      + "\tidentity=\(o.fingerprint.prefix(16))\treported=\(time(o.reported))\tfrom=\(o.source.isEmpty ? "-" : o.source)")
             }
         }
     }

@@ -312,9 +312,21 @@ extension MPinSDK {
         var signsOK = false
         if case .relyingParty = finalStep { signsOK = signed }
         var nonce: [UInt8] = []
+        // Offline logins to report ride on the relying party's final step, bound to the nonce:
+        // the nonce is then the hash of a fresh random salt and the report (§4.5.2), as
+        // unpredictable as a random one.
+        var report: OfflineLoginReport? = nil
+        offlineLoginsRecorded = nil
         if signed {
             do { nonce = try SystemRandom.bytes(Verdict.nonceSize) } catch {
                 return (MPinStatus(.cryptoError, "could not draw a nonce: \(error)"), empty, empty)
+            }
+            if signsOK, var pending = offlineReport {
+                pending.salt = Hex.encode(nonce)
+                if pending.isWellFormed {
+                    report = pending
+                    nonce = pending.nonce(salt: nonce)
+                }
             }
         }
         let body2 = Pass2Request(mpinId: user.mpinIdHex, v: Hex.encode(v), wid: wid.isEmpty ? "0" : wid, otp: otp, pass1Id: pass1Id,
@@ -336,13 +348,16 @@ extension MPinSDK {
             Verdict.verify(body?["verdictSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
                            mpinID: mpinId, userID: user.id, status: status, context: Verdict.tokenContext)
         }
-        let envelope = AuthenticateEnvelope(mpinResponse: pass2)
+        let envelope = AuthenticateEnvelope(mpinResponse: pass2, offlineLogins: report)
         user.attemptsLeft = nil
         let (reply, refusalBody) = requestKeepingRefusalBody(.post, finalURL, body: envelope, context: .authenticate)
         switch reply {
         case .ok(let result, _):
             guard !signsOK || verdictIsSigned(result, status: 200) else {
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
+            }
+            if report != nil, let n = result["offlineLoginsRecorded"]?.int64Value, (0...Int64(OfflineLoginReport.maxLogins)).contains(n) {
+                offlineLoginsRecorded = Int(n)
             }
             if user.state == .blocked {
                 // The administrator unblocked the identity: the host's token is back in use.

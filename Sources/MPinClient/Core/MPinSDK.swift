@@ -1,5 +1,5 @@
 package import MPinJSON
-internal import MPinWire
+package import MPinWire
 
 /// The Milagro MFA client core (the SDK's `MPinSDK`), over a platform context for HTTP and
 /// storage. Methods return an `MPinStatus` with the SDK's codes and semantics (the Milagro SDK API reference,
@@ -93,6 +93,15 @@ public final class MPinSDK {
     /// a registration code replaces (`RegisterRequest.replaces`): pam_mpin's enrolment of a
     /// user whose identity is blocked or revoked. Empty: none.
     package var replacesMpinIdHex = ""
+
+    /// Offline logins to report with the next login's final step (pam_mpin's offline logins,
+    /// docs/PROTOCOL.md §4.5.2): sent only by a registration that pinned the verdict key, bound
+    /// to the login's verdict nonce. Nil: nothing to report.
+    package var offlineReport: OfflineLoginReport? = nil
+    /// After a login that sent `offlineReport` and was answered OK (signed): how many of its
+    /// logins the backend said it recorded; nil when it said nothing (a backend that does not
+    /// know the report).
+    package internal(set) var offlineLoginsRecorded: Int? = nil
 
     // MARK: Backend
 

@@ -35,6 +35,8 @@ package final class ServerMetrics: Sendable {
     private let databaseErrors: CoreMetrics.Counter
     private let connectionClosures: [ConnectionClosure: CoreMetrics.Counter]
     private let openConnections: CoreMetrics.Gauge
+    private let offlineLoginsOK: CoreMetrics.Counter
+    private let offlineLoginsWrongPIN: CoreMetrics.Counter
 
     package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -67,6 +69,9 @@ package final class ServerMetrics: Sendable {
         }
         connectionClosures = closures
         openConnections = CoreMetrics.Gauge(label: "mpin_connections_open", factory: factory)
+        offlineLoginsOK = Counter(label: "mpin_offline_logins_reported_total", dimensions: [("outcome", "ok")], factory: factory)
+        offlineLoginsWrongPIN = Counter(label: "mpin_offline_logins_reported_total", dimensions: [("outcome", "wrong_pin")],
+                                        factory: factory)
     }
 
     /// The text `/metrics` answers with (Prometheus exposition format 0.0.4).
@@ -99,4 +104,9 @@ package final class ServerMetrics: Sendable {
     /// A connection the server closed of its own accord (a deadline, the connection cap).
     func recordConnectionClosure(_ closure: ConnectionClosure) { connectionClosures[closure]?.increment() }
     func recordOpenConnections(_ count: Int) { openConnections.record(count) }
+    /// Offline logins hosts reported, each counted once when first recorded (§4.5.2).
+    func recordOfflineLogins(ok: Int, wrongPIN: Int) {
+        if ok > 0 { offlineLoginsOK.increment(by: Int64(ok)) }
+        if wrongPIN > 0 { offlineLoginsWrongPIN.increment(by: Int64(wrongPIN)) }
+    }
 }

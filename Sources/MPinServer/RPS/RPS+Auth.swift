@@ -144,7 +144,8 @@ extension RPS {
 
     /// Demo RPA `POST /mpinAuthenticate`: evaluates the authOTT through the RPS, answers with
     /// the RPS status code.
-    func rpaAuthenticate(_ req: AuthenticateRequest) async throws(ServerError) -> Reply<RPAAuthenticateResponse> {
+    /// `source`: the client's address, kept with offline logins it reports (§4.5.2).
+    func rpaAuthenticate(_ req: AuthenticateRequest, source: String = "") async throws(ServerError) -> Reply<RPAAuthenticateResponse> {
         guard let ott = req.mpinResponse.authOTT.flatMap({ Hex.canonical($0) }), !ott.isEmpty else {
             throw ServerError.badRequest("BAD REQUEST. authOTT argument missing")
         }
@@ -163,10 +164,14 @@ extension RPS {
         let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: ott), mpinIDHex: verdict.mpinID,
                                         userID: verdict.userID, status: verdict.status, context: Verdict.tokenContext)
         let attempts = await attemptsLeft(verdict, nonce: Verdict.nonce(inOneTimeToken: ott))
+        var recorded: Int? = nil
+        if verdict.status == 200, let report = req.offlineLogins {
+            recorded = await recordOfflineLogins(report, verdict: verdict, authOTT: ott, source: source)
+        }
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200
                          ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing,
-                         verdictSignature: signature, attempts: attempts))
+                         verdictSignature: signature, attempts: attempts, offlineLoginsRecorded: recorded))
     }
 
     /// RPA → RPS private `POST /authenticate`.

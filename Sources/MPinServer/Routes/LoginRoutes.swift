@@ -32,9 +32,9 @@ struct LoginRoutes: Sendable {
             let req = try decoder.decode(Pass2Request.self, from: try await Self.body(request, decoder), refusal: .invalidPassBody)
             return .loginAnswer(try await rps.pass2(req, source: context.clientAddress))
         }
-        group(router, .authenticate).endpoint("mpinAuthenticate", .post) { request, _ -> Response in
+        group(router, .authenticate).endpoint("mpinAuthenticate", .post) { request, context -> Response in
             let req = try decoder.decode(AuthenticateRequest.self, from: try await Self.body(request, decoder))
-            let reply = try await rps.rpaAuthenticate(req)
+            let reply = try await rps.rpaAuthenticate(req, source: context.clientAddress)
             return .loginAnswer(reply.body, status: reply.status)
         }
     }

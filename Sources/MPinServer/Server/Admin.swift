@@ -85,6 +85,15 @@ package struct IssuedIdentity: Codable, Sendable, Equatable {
     }
 }
 
+/// Everything `mpin-server user show` prints about one user: the summary, the issued
+/// identities, the pending registrations and the offline logins hosts reported.
+package struct UserDetails: Codable, Sendable, Equatable {
+    package var user: UserSummary
+    package var identities: [IssuedIdentity]
+    package var pendingRegistrations: [PendingRegistration]
+    package var offlineLogins: [OfflineLoginEntry]
+}
+
 /// Administration failures, shown to the operator.
 package enum AdminError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchUser(String)
@@ -200,6 +209,14 @@ package struct Admin: Sendable {
         try await storage.identities(userID: userID).map {
             IssuedIdentity(mpinID: $0.mpinID, created: $0.created, failedAttempts: $0.failedAttempts, maxAttempts: maxAttempts)
         }
+    }
+
+    /// One user's summary, identities, pending registrations and reported offline logins.
+    package func show(userID: String) async throws -> UserDetails {
+        guard let user = try await list().first(where: { $0.userId == userID }) else { throw AdminError.noSuchUser(userID) }
+        return UserDetails(user: user, identities: try await identities(userID: userID),
+                           pendingRegistrations: try await pending(userID: userID),
+                           offlineLogins: try await storage.offlineLogins(userID: userID))
     }
 
     /// Clears the wrong-PIN counter of one identity: the one `identity` names (a fingerprint or

@@ -22,6 +22,8 @@ package protocol AdminStorage: Sendable {
     /// Deletes that one identity of the user (a token replaced by a new registration): its
     /// proofs then find no identity; false when the user has none by that mpinId.
     func deleteIdentity(userID: String, mpinID: String) async throws -> Bool
+    /// The offline logins hosts reported for the user, newest first.
+    func offlineLogins(userID: String) async throws -> [OfflineLoginEntry]
     /// Stores a new application (its secret only as a hash).
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 idTokenAlg: String, now: Date) async throws

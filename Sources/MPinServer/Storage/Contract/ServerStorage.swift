@@ -36,6 +36,13 @@ package protocol ServerStorage: MFAStorage, DVSStorage {
     /// Whether a time permit may be issued for `mpinID`.
     func permitStatus(mpinID: String) async throws -> PermitOutcome
 
+    // MARK: Offline logins
+
+    /// Keeps the offline logins a host reported with a successful login of the user `userID`
+    /// (docs/PROTOCOL.md §4.5.2): each entry once (a report sent again adds nothing), at most
+    /// `OfflineLoginLog.maxPerUser` per user, the oldest dropped. Returns the entries that were new.
+    func recordOfflineLogins(_ entries: [OfflineLoginEntry], userID: String) async throws -> [OfflineLoginEntry]
+
     // MARK: Authentication
 
     /// Stores a pass-2 result under its authOTT hash; with an access number (`wid` non-empty)

@@ -30,5 +30,16 @@ package enum StorageSchema {
         SharedMigration(sqliteIdentifier: "v11: registrations by source", changes: [
             .createIndex("registrations_source", table: "registrations", columns: ["source", "created"]),
         ]),
+        // The offline logins hosts report with a user's next online login (`OfflineLoginLog`,
+        // docs/PROTOCOL.md §4.5.2). Kept after a revocation (the record of what happened);
+        // deleted with the user.
+        SharedMigration(sqliteIdentifier: "v12: offline logins reported by hosts", changes: [
+            .createTable("offline_logins", columns: [
+                SchemaColumn("entry_key", .text), SchemaColumn("user_id", .text), SchemaColumn("mpin_id", .text),
+                SchemaColumn("host", .text), SchemaColumn("source", .text), SchemaColumn("service", .text),
+                SchemaColumn("outcome", .text), SchemaColumn("login_time", .integer), SchemaColumn("reported", .real),
+            ]),
+            .createIndex("offline_logins_user", table: "offline_logins", columns: ["user_id", "login_time"]),
+        ]),
     ]
 }

@@ -25,7 +25,7 @@ extension UserChange {
             return ["DELETE FROM identities WHERE user_id = ?", "DELETE FROM registrations WHERE user_id = ?",
                     "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM signing_keys WHERE user_id = ?",
                     "DELETE FROM dvs_tokens WHERE user_id = ?", "DELETE FROM seen_signatures WHERE user_id = ?",
-                    "DELETE FROM users WHERE user_id = ?"]
+                    "DELETE FROM offline_logins WHERE user_id = ?", "DELETE FROM users WHERE user_id = ?"]
         }
     }
 }

@@ -1,0 +1,131 @@
+import Foundation
+import MPinCrypto
+import MPinServer
+import MPinWire
+import XCTest
+
+/// A host's offline logins reported with the user's next online login (docs/PROTOCOL.md
+/// §4.5.2): kept only with a successful login, only when bound to that login's verdict nonce,
+/// and shown by `user show`; a relay that rewrites the report gets nothing recorded.
+final class OfflineLoginReportTests: XCTestCase {
+    private let logins = [OfflineLoginReport.Login(time: 1_790_000_000, service: "sudo", outcome: "OK"),
+                          OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN")]
+
+    /// Pass 1 and 2 with the report's nonce, then the final step carrying `sent` (the report
+    /// as it left the host, or as a relay rewrote it); the answer and the nonce.
+    private func login(_ client: MPinTestClient, _ server: TestServer, pin: String, report: OfflineLoginReport,
+                       sent: ((OfflineLoginReport) -> OfflineLoginReport)? = nil) async throws -> (HTTPResult, [UInt8]) {
+        let salt = try SystemRandom.bytes(32)
+        var bound = report
+        bound.salt = Hex.encode(salt)
+        let nonce = bound.nonce(salt: salt)
+        let (p2, _) = try await client.passes(pin: pin, echo: true, verdictNonce: nonce)
+        let body = AuthenticateRequest(mpinResponse: MPinResponse(p2), offlineLogins: sent?(bound) ?? bound)
+        return (try await server.client.post("/mpinAuthenticate", body), nonce)
+    }
+
+    func testABoundReportIsRecordedWithASuccessOnly() async throws {
+        let server = try await TestServer(storage: .sqlite)
+        try await server.start()
+        do {
+            var alice = MPinTestClient(http: server.client)
+            try await alice.registerFully("alice@example.com", pin: "1234")
+            let report = OfflineLoginReport(host: "web1.example", logins: logins)
+
+            // A wrong PIN: the report is not kept (nothing proved it is alice's host).
+            let (wrong, _) = try await login(alice, server, pin: "9999", report: report)
+            XCTAssertEqual(wrong.status, 401)
+            XCTAssertNil(try wrong.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded)
+            let none = try await server.admin().show(userID: "alice@example.com")
+            XCTAssertEqual(none.offlineLogins, [])
+
+            // The right PIN: kept, and the verdict is signed over the report's nonce.
+            let (ok, nonce) = try await login(alice, server, pin: "1234", report: report)
+            XCTAssertEqual(ok.status, 200)
+            let answer = try ok.decode(RPAAuthenticateResponse.self)
+            XCTAssertEqual(answer.offlineLoginsRecorded, 2)
+            let key = try XCTUnwrap(try await server.client.get("/rps/clientSettings").decode(ClientSettings.self).verdictKey)
+            XCTAssertTrue(Verdict.verify(answer.verdictSignature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
+                                         userID: "alice@example.com", status: 200, context: Verdict.tokenContext))
+            let shown = try await server.admin().show(userID: "alice@example.com")
+            XCTAssertEqual(shown.offlineLogins.map(\.service), ["sshd", "sudo"])
+            XCTAssertEqual(shown.offlineLogins.map(\.outcome), ["INCORRECT_PIN", "OK"])
+            XCTAssertEqual(shown.offlineLogins.first?.host, "web1.example")
+            XCTAssertEqual(shown.offlineLogins.first?.source, "127.0.0.1")
+            XCTAssertEqual(shown.offlineLogins.first?.fingerprint, shown.identities.first?.fingerprint)
+
+            // The same report again (the host lost the answer): nothing new.
+            let (again, _) = try await login(alice, server, pin: "1234", report: report)
+            XCTAssertEqual(try again.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded, 0)
+            let metrics = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
+            XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="ok"} 1"#), metrics)
+            XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="wrong_pin"} 1"#), metrics)
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    /// A relay between the host and the backend (plain http, a port held during a restart)
+    /// rewrites the report: an offline login added, the host renamed, a login dropped. The
+    /// login still succeeds at the server, but nothing is recorded, since the report no longer
+    /// hashes to the nonce in the authOTT. Nor is a report whose salt was swapped, or one sent
+    /// by a login that bound a plain random nonce (a report of another login replayed).
+    func testARewrittenOrUnboundReportRecordsNothing() async throws {
+        let server = try await TestServer(storage: .sqlite)
+        try await server.start()
+        do {
+            var alice = MPinTestClient(http: server.client)
+            try await alice.registerFully("alice@example.com", pin: "1234")
+            let report = OfflineLoginReport(host: "web1.example", logins: logins)
+            let rewrites: [(String, (OfflineLoginReport) -> OfflineLoginReport)] = [
+                ("a login added", { var r = $0; r.logins.append(.init(time: 1_790_000_200, service: "su", outcome: "OK")); return r }),
+                ("the host renamed", { var r = $0; r.host = "db1.example"; return r }),
+                ("a login dropped", { var r = $0; r.logins.removeLast(); return r }),
+                ("an outcome changed", { var r = $0; r.logins[1].outcome = "OK"; return r }),
+                ("the salt swapped", { var r = $0; r.salt = String(repeating: "ab", count: 32); return r }),
+                ("a malformed service", { var r = $0; r.logins[0].service = "sudo login"; return r }),
+            ]
+            for (what, rewrite) in rewrites {
+                let (answer, _) = try await login(alice, server, pin: "1234", report: report, sent: rewrite)
+                XCTAssertEqual(answer.status, 200, what)
+                XCTAssertEqual(try answer.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded, 0, what)
+            }
+            // A report with a login that bound a random nonce (not the report's).
+            let (p2, _) = try await alice.passes(pin: "1234", echo: true, verdictNonce: try SystemRandom.bytes(32))
+            var replayed = report
+            replayed.salt = Hex.encode(try SystemRandom.bytes(32))
+            let unbound = try await server.client.post("/mpinAuthenticate",
+                                                       AuthenticateRequest(mpinResponse: MPinResponse(p2), offlineLogins: replayed))
+            XCTAssertEqual(unbound.status, 200)
+            XCTAssertEqual(try unbound.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded, 0)
+            let shown = try await server.admin().show(userID: "alice@example.com")
+            XCTAssertEqual(shown.offlineLogins, [], "nothing a relay sent was kept")
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
+    func testReportBoundsAndBinding() throws {
+        let salt = [UInt8](repeating: 7, count: 32)
+        var report = OfflineLoginReport(host: "web1", salt: Hex.encode(salt), logins: logins)
+        XCTAssertTrue(report.isWellFormed)
+        XCTAssertTrue(report.isBound(to: report.nonce(salt: salt)))
+        XCTAssertFalse(report.isBound(to: nil))
+        XCTAssertFalse(report.isBound(to: [UInt8](repeating: 0, count: 32)))
+        // A newline in a name would let one field run into the next in the bound bytes.
+        for bad in ["", "web1\nlogin 1 sudo OK", String(repeating: "h", count: 254), "wéb"] {
+            report.host = bad
+            XCTAssertFalse(report.isWellFormed, bad)
+        }
+        report.host = "web1"
+        report.logins = Array(repeating: logins[0], count: 51)
+        XCTAssertFalse(report.isWellFormed, "more than 50 logins")
+        report.logins = []
+        XCTAssertFalse(report.isWellFormed, "no login")
+        report.logins = [.init(time: 1, service: "sudo", outcome: "BLOCKED")]
+        XCTAssertFalse(report.isWellFormed, "an outcome hosts do not record")
+        report.logins = [.init(time: 0, service: "sudo", outcome: "OK")]
+        XCTAssertFalse(report.isWellFormed, "time 0")
+        report.logins = logins
+        report.salt = "00"
+        XCTAssertFalse(report.isWellFormed, "a salt of one byte")
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import MPinServer
+import XCTest
+
+// Offline logins hosts report (ServerStorage.recordOfflineLogins, AdminStorage.offlineLogins),
+// on SQLite here and on PostgreSQL through StorageContractPostgresTests.
+extension StorageContractTests {
+    private func entry(_ user: String, host: String = "web1", service: String = "sudo", outcome: String = "OK",
+                       time: Int64, identity: String? = nil) -> OfflineLoginEntry {
+        OfflineLoginEntry(mpinID: mpinID(identity ?? user + "-1"), host: host, source: "192.0.2.7", service: service,
+                          outcome: outcome, time: time, reported: now.timeIntervalSince1970)
+    }
+
+    func testOfflineLoginsAreKeptOnceNewestFirstAndPerUser() async throws {
+        try await store.addUser(userID: "alice", activationCodeHash: "h", now: now)
+        try await store.addUser(userID: "bob", activationCodeHash: "h2", now: now)
+        let first = [entry("alice", time: 1_000), entry("alice", outcome: "INCORRECT_PIN", time: 1_010)]
+        let added = try await store.recordOfflineLogins(first, userID: "alice")
+        XCTAssertEqual(added, first)
+        // The same report sent again (the host did not see the answer) adds nothing; a new
+        // login with it does.
+        let again = try await store.recordOfflineLogins(first + [entry("alice", service: "sshd", time: 1_020)], userID: "alice")
+        XCTAssertEqual(again.map(\.service), ["sshd"])
+        _ = try await store.recordOfflineLogins([entry("bob", time: 1_005)], userID: "bob")
+
+        let alice = try await store.offlineLogins(userID: "alice")
+        XCTAssertEqual(alice.map(\.time), [1_020, 1_010, 1_000], "newest first")
+        XCTAssertEqual(alice.map(\.outcome), ["OK", "INCORRECT_PIN", "OK"])
+        XCTAssertEqual(alice.first?.host, "web1")
+        XCTAssertEqual(alice.first?.source, "192.0.2.7")
+        XCTAssertEqual(alice.first?.fingerprint, fingerprint(mpinID("alice-1")))
+        let bob = try await store.offlineLogins(userID: "bob")
+        XCTAssertEqual(bob.map(\.time), [1_005], "another user's report is theirs alone")
+        let nobody = try await store.offlineLogins(userID: "carol")
+        XCTAssertEqual(nobody, [])
+    }
+
+    func testOfflineLoginsAreBoundedPerUserAndGoWithTheUser() async throws {
+        try await store.addUser(userID: "alice", activationCodeHash: "h", now: now)
+        try await store.addUser(userID: "bob", activationCodeHash: "h2", now: now)
+        _ = try await store.recordOfflineLogins([entry("bob", time: 5)], userID: "bob")
+        // Reports of 50 (the most a host sends) until well past the bound of 200.
+        for round in 0..<5 {
+            let batch = (0..<50).map { entry("alice", time: Int64(10_000 + round * 50 + $0)) }
+            _ = try await store.recordOfflineLogins(batch, userID: "alice")
+        }
+        let kept = try await store.offlineLogins(userID: "alice")
+        XCTAssertEqual(kept.count, 200)
+        XCTAssertEqual(kept.first?.time, 10_249, "the newest are kept")
+        XCTAssertEqual(kept.last?.time, 10_050, "the oldest beyond 200 are dropped")
+        let bobsKept = try await store.offlineLogins(userID: "bob")
+        XCTAssertEqual(bobsKept.count, 1, "one user's reports never drop another's")
+
+        // A revocation keeps the record of what happened; deleting the user removes it.
+        let revoked = try await store.changeUser(userID: "alice", .revoke)
+        XCTAssertTrue(revoked)
+        let afterRevoke = try await store.offlineLogins(userID: "alice")
+        XCTAssertEqual(afterRevoke.count, 200)
+        let deleted = try await store.changeUser(userID: "alice", .delete)
+        XCTAssertTrue(deleted)
+        let afterDelete = try await store.offlineLogins(userID: "alice")
+        XCTAssertEqual(afterDelete, [])
+        let bobsAfter = try await store.offlineLogins(userID: "bob")
+        XCTAssertEqual(bobsAfter.count, 1)
+    }
+}
