@@ -63,8 +63,8 @@ $(MODULE_STDLIB): pam/module-stdlib.py $(realpath $(SWIFTC)) | packages
 
 # What every build needs: the system packages, and the libswiftCore.a copy mpin-pam-helper links.
 # Make expands a rule's prerequisites when it reads the rule, so this rule must come after
-# MODULE_STDLIB is assigned (issue 30: placed before it, `deps` named no library and a fresh
-# clone's `make demo` failed to link).
+# MODULE_STDLIB is assigned (placed before it, `deps` named no library and a fresh clone's
+# `make demo` failed to link).
 deps: packages $(MODULE_STDLIB)
 
 # Installs only what is missing, so repeated runs do no network work.
@@ -154,11 +154,11 @@ test-postgres: $(MODULE_STDLIB)
 
 # pam_mpin.so through pamtester + libpam-wrapper against a real mpin-server on 127.0.0.1 (the
 # logins, TLS, users with no registration, the helper: one suite each), in token mode and in
-# device mode (approved by the per-user `mpin` command); then the attacks of
-# issue 24: an impostor on the backend's port (impostor-tests.sh), a registration started by
-# someone else and a flood of pass 1s (activation-tests.sh); self-enrolment with a code from
-# `mpin-server user invite` (enrol-tests.sh, issue 26); the resident helper and the listeners
-# that must not be trusted in its place (resident-tests.sh, issue 27).
+# device mode (approved by the per-user `mpin` command); then the attacks of docs/SECURITY.md §6:
+# an impostor on the backend's port (impostor-tests.sh), a registration started by someone else
+# and a flood of pass 1s (activation-tests.sh); self-enrolment with a code from `mpin-server user
+# invite` (enrol-tests.sh, pam_mpin(8), OPTIONS); the resident helper and the listeners that must
+# not be trusted in its place (resident-tests.sh, docs/DESIGN.md §2).
 test-pam: $(MODULE_STDLIB) module
 	$(call release_product,mpin-pam-helper)
 	$(call release_product,mpinctl)
@@ -188,9 +188,10 @@ test-backup: $(MODULE_STDLIB) module
 	$(call release_product,mpin-server)
 	bash Tests/Integration/backup-tests.sh
 
-# The OpenID provider's web login as a person does it (issue 29): `mpin approve` and `mpin refuse`
-# against the login page's codes, then headless Chromium (Debian's chromium) through the page to a
-# relying party on python3-authlib. Screenshots of the page's states in .build/weblogin-artifacts.
+# The OpenID provider's web login as a person does it (docs/MFA.md §5): `mpin approve` and `mpin
+# refuse` against the login page's codes, then headless Chromium (Debian's chromium) through the
+# page to a relying party on python3-authlib. Screenshots of the page's states in
+# .build/weblogin-artifacts.
 test-weblogin: $(MODULE_STDLIB) | packages
 	$(call release_product,mpin-server)
 	$(call release_product,mpin)
@@ -201,11 +202,11 @@ test-weblogin: $(MODULE_STDLIB) | packages
 test-login: test-pam
 	bash Tests/Integration/login-tests.sh
 
-# Issue 26, every PAM host and who must pass (Tests/Integration/hosts-tests.sh): require_group,
-# exempt_group and nouserok_root with the test name service's groups (a look-alike group, a
-# failing name service); callers that cannot prompt (no conversation, sudo -n) in token and
-# device mode, and what reaches a recorded conversation in which order; then real su and login
-# on a pseudo-terminal, sudo -n, and sshd with publickey,keyboard-interactive. Needs root.
+# Every PAM host and who must pass (Tests/Integration/hosts-tests.sh; pam_mpin(8), OPTIONS):
+# require_group, exempt_group and nouserok_root with the test name service's groups (a look-alike
+# group, a failing name service); callers that cannot prompt (no conversation, sudo -n) in token and
+# device mode, and what reaches a recorded conversation in which order; then real su and login on a
+# pseudo-terminal, sudo -n, and sshd with publickey,keyboard-interactive. Needs root.
 test-hosts: test-pam
 	bash Tests/Integration/hosts-tests.sh
 
@@ -273,9 +274,9 @@ bench-scale: deps
 	bash Tests/Integration/scale-bench.sh
 
 # MPinCrypto against mcl (github.com/herumi/mcl) on the same curve, BN254CX, side by side in one
-# run (issue 27): pairing, double pairing, G1 and G2 multiplication by a secret, each with its
-# ratio ours/mcl. mcl is cloned and built in a temporary directory (about 2 min; needs git, g++
-# and libgmp-dev) and deleted afterwards; MCL_SRC=DIR uses a source tree already on disk.
+# run (docs/PERFORMANCE.md §2.1): pairing, double pairing, G1 and G2 multiplication by a secret,
+# each with its ratio ours/mcl. mcl is cloned and built in a temporary directory (about 2 min; needs
+# git, g++ and libgmp-dev) and deleted afterwards; MCL_SRC=DIR uses a source tree already on disk.
 # Tests/Bench/mcl-bench.sh says how it times (thread CPU time, interleaved rounds, medians).
 bench-mcl:
 	$(SWIFT) build -c release --product mpin-bench

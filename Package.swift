@@ -117,7 +117,7 @@ let package = Package(
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         // What mpinctl and mpin share: exit statuses, PIN input, error output, and the command-line
         // parser (own code, not swift-argument-parser, whose FoundationEssentials and regex modules
-        // were half of the program's size; issue 30).
+        // were half of the program's size; docs/PERFORMANCE.md §2.6).
         // Without the implicit _StringProcessing import, as the helper's modules: statically linked,
         // a single `contains(_:)` on a String brings 1.2 MB of regex engine into mpinctl.
         .target(name: "MPinCLI", dependencies: ["MPinClient", "MPinCrypto", "MPinLinux", "MPinPOSIX"], swiftSettings: moduleSettings),
@@ -130,14 +130,14 @@ let package = Package(
             "MPinCLI", "MPinLogin", "MPinLinux", "MPinClient", "MPinCrypto", "MPinJSON", "MPinWire",
         ], swiftSettings: moduleSettings),
         // mpinctl, and mpin when run by that name: the package installs one program for both,
-        // so that they carry one static Swift runtime (issue 30). Nothing in it imports Foundation
-        // (not even FoundationEssentials, which swift-argument-parser brought). Linked
-        // as mpin-pam-helper is, for size only (lld's --gc-sections and --icf, packed relocations;
-        // not its libswiftCore.a copy, which links only with -static-stdlib, and this program also
-        // links dynamically for the tests), and without the dynamic symbol table SwiftPM asks
-        // for (--export-dynamic; nothing looks our symbols up by name): 7,490 KB stripped (14,936 KB
-        // with swift-argument-parser, 16,264 KB without these link options, 59,376 KB each for
-        // mpinctl and mpin with Foundation).
+        // so that they carry one static Swift runtime (docs/PERFORMANCE.md §2.6). Nothing in it
+        // imports Foundation (not even FoundationEssentials, which swift-argument-parser brought).
+        // Linked as mpin-pam-helper is, for size only (lld's --gc-sections and --icf, packed
+        // relocations; not its libswiftCore.a copy, which links only with -static-stdlib, and this
+        // program also links dynamically for the tests), and without the dynamic symbol table
+        // SwiftPM asks for (--export-dynamic; nothing looks our symbols up by name): 7,490 KB
+        // stripped (14,936 KB with swift-argument-parser, 16,264 KB without these link options,
+        // 59,376 KB each for mpinctl and mpin with Foundation).
         .executableTarget(name: "mpinctl", dependencies: ["MPinCtlCommands", "MPinUserCommands"], swiftSettings: moduleSettings,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=safe",
                                                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"])]),
@@ -172,9 +172,10 @@ let package = Package(
         // An import is internal unless it says otherwise (`package import`): a dependency
         // shows in MPinServer's interface only where a declaration the package uses names it.
         swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
-        // Linked small as mpin-pam-helper is, for size only (issue 30): lld's --gc-sections and
-        // --icf, packed relocations (RELR; not the libswiftCore.a copy, which only links with
-        // -static-stdlib and this program also links dynamically for the tests), and without the
+        // Linked small as mpin-pam-helper is, for size only (docs/PERFORMANCE.md §2.6): lld's
+        // --gc-sections and --icf, packed relocations (RELR; not the libswiftCore.a copy, which
+        // only links with -static-stdlib and this program also links dynamically for the tests),
+        // and without the
         // dynamic symbol table SwiftPM asks for (--export-dynamic, 4.4 MB here; nothing looks the
         // server's symbols up by name): 81,072 KB stripped instead of 89,924 KB.
         .executableTarget(name: "mpin-server", dependencies: [

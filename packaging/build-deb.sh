@@ -83,7 +83,7 @@ strip_exe "$P/usr/libexec/mpin/mpin-pam-helper"
 install -m 0755 "$BIN/mpinctl" "$P/usr/sbin/mpinctl"
 strip_exe "$P/usr/sbin/mpinctl"
 # mpin is the same program run by that name (Sources/mpinctl/main.swift): one static Swift
-# runtime in the package instead of two (issue 30).
+# runtime in the package instead of two (docs/PERFORMANCE.md §2.6).
 ln -s ../sbin/mpinctl "$P/usr/bin/mpin"
 install -m 0644 "$ROOT/Config/mpin.conf" "$P/etc/mpin/mpin.conf"
 install -m 0644 "$ROOT/pam/pam-auth-update/mpin" "$P/usr/share/pam-configs/mpin"

@@ -64,7 +64,7 @@ login() {
   return $rc
 }
 
-# DEMO_RIGHT_PIN exists only to show that a broken demo fails (issue 30): `make demo
+# DEMO_RIGHT_PIN exists only to show that a broken demo fails: `make demo
 # DEMO_RIGHT_PIN=1235` must exit non-zero at step 3.
 RIGHT_PIN=${DEMO_RIGHT_PIN:-1234}
 say "3. Log in through pam_mpin.so with the right PIN"

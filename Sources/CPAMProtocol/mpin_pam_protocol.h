@@ -50,7 +50,7 @@ enum {
     MPIN_PAM_ANSWERED = 0,
     MPIN_PAM_NO_ANSWER = 1,
     /* The application has no conversation function, or it returned an error (sudo -n, a
-     * program without a terminal): nobody can be asked (issue 26). */
+     * program without a terminal): nobody can be asked (pam_mpin(8), PAM RETURN CODES). */
     MPIN_PAM_CONVERSATION_FAILED = 2,
 };
 

@@ -1,7 +1,7 @@
 // The command line of `mpinctl` and `mpin`, declared once: the parser reads it and the help text
-// is written from it. Own code instead of swift-argument-parser (issue 30): that package imports
-// FoundationEssentials, which with the regex module it brings costs these programs about 7 MB of
-// the 15,000 KB the libpam-mpin package may install. Tests/Man/check-man.sh reads the
+// is written from it. Own code instead of swift-argument-parser (docs/PERFORMANCE.md §2.6): that
+// package imports FoundationEssentials, which with the regex module it brings costs these programs
+// about 7 MB of the 15,000 KB the libpam-mpin package may install. Tests/Man/check-man.sh reads the
 // declarations (`.option("NAME"`, `.flag("NAME"`) to check that man/ documents every option.
 
 /// An option (`--name VALUE` or `--name=VALUE`) or a flag (`--name`) of a command.

@@ -1,6 +1,6 @@
 // The help and usage texts, written from the declarations in nearly the layout
-// swift-argument-parser printed before (issue 30; a usage line now lists the options before
-// the positional arguments). Scripts and tests match `USAGE: mpinctl <subcommand>`.
+// swift-argument-parser printed before (docs/PERFORMANCE.md §2.6; a usage line now lists the
+// options before the positional arguments). Scripts and tests match `USAGE: mpinctl <subcommand>`.
 
 /// Column at which the descriptions of options, arguments and subcommands start.
 private let descriptionColumn = 26

@@ -4,10 +4,10 @@ import Glibc
 import MPinLinux
 
 /// What `mpinctl` and `mpin` do first, before they can hold a PIN or a token: no core file, no
-/// ptrace or /proc/PID/mem access by the same user (issue 24, finding 11), and no argument
+/// ptrace or /proc/PID/mem access by the same user (docs/SECURITY.md §6.11), and no argument
 /// that is not valid UTF-8 (Swift would decode it with replacement characters, and two
-/// different names, Latin-1 `jos\xe8` and `jos\xe9`, would become the same text; finding 4).
-/// Exits with the usage status (64) for such an argument.
+/// different names, Latin-1 `jos\xe8` and `jos\xe9`, would become the same text;
+/// docs/SECURITY.md §6.4). Exits with the usage status (64) for such an argument.
 package func prepareProcess(program: String) {
     if let failure = ProcessHardening.apply() {
         printError("warning: process hardening incomplete: \(failure.steps.joined(separator: "; "))", program: program)

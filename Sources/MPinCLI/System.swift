@@ -4,7 +4,8 @@ import Glibc
 import MPinPOSIX
 
 /// The few system services `mpinctl` and `mpin` need, on Glibc alone. They used Foundation for
-/// these; statically linked, Foundation and ICU's data made each program about 60 MB (issue 30).
+/// these; statically linked, Foundation and ICU's data made each program about 60 MB
+/// (docs/PERFORMANCE.md §2.6).
 package enum System {
     /// The value of the environment variable `name`, if it is set.
     package static func environment(_ name: String) -> String? {

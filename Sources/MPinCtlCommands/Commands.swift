@@ -132,7 +132,7 @@ struct Register: CLICommand {
             }
             if !said {
                 // The administrator activates this registration by its fingerprint, not all of
-                // the identity's (issue 24, finding 2): tell it to them.
+                // the identity's (docs/SECURITY.md §6.2): tell it to them.
                 let fingerprint = MPinIdentity.fingerprint(mpinIdHex: u.mpinIdHex) ?? "-"
                 print("waiting for \(u.id) to be verified: an administrator runs "
                       + "`mpin-server user activate \(u.id) --registration \(fingerprint)` ", terminator: "")

@@ -11,7 +11,7 @@ import MPinWire
 /// user's own device (`mpin`). It pins which of the identity's registrations may approve (the
 /// fingerprint `mpin list --fingerprints` shows on the device) and the backend's verdict key,
 /// so that neither a registration someone else started for the identity nor whoever answers on
-/// the backend's address can approve a login (issue 24, findings 1 and 2).
+/// the backend's address can approve a login (docs/SECURITY.md §6.1, §6.2).
 struct Link: CLICommand {
     static let declaration = CommandDeclaration(
         "link", abstract: "Link a Unix user to an M-Pin identity without a token here (for mode = device).",

@@ -97,7 +97,7 @@ struct GlobalOptions {
     }
 
     /// A new PIN for `identity`, asked twice on a terminal: exactly `length` digits, since
-    /// M-Pin reduces any PIN text to one of 10,000 values (PINFormat; issue 24, finding 9).
+    /// M-Pin reduces any PIN text to one of 10,000 values (PINFormat; docs/SECURITY.md §6.9).
     func readNewPIN(_ what: String, for identity: String, length: Int) throws -> SecretBytes {
         if let note = PINFormat.lengthNote(length: length) { printError(note) }
         let rule = PINFormat.rule(length: length)
@@ -124,7 +124,7 @@ struct GlobalOptions {
 }
 
 /// The name a Unix user's registration is stored under: the account's own name (`pw_name`) as
-/// the name service gives it, byte for byte (issue 24, finding 4): with a case-insensitive name
+/// the name service gives it, byte for byte (docs/SECURITY.md §6.4): with a case-insensitive name
 /// service `ALICE` is stored as `alice`, the account the PAM module will look up. A name the
 /// name service does not know is kept as given; `registering` says so on stderr.
 func unixName(_ name: String, registering: Bool = false) throws -> String {

@@ -64,7 +64,7 @@ let fuzzRoutes: [FuzzRoute] = [
     // Observability (Observability/HealthRoutes.swift).
     FuzzRoute("health", .get),
     FuzzRoute("metrics", .get),
-    // The OpenID provider's UserInfo (issue 29).
+    // The OpenID provider's UserInfo (docs/MFA.md §7.4).
     FuzzRoute("oidc/userinfo", .get, .post),
 ]
 
@@ -74,8 +74,8 @@ let oauthRoutes: Set<String> = ["authorize", "authorize/status", "oidc/token", "
 
 /// Routes no other site's script may read (OriginalCORSMiddleware.sameOriginPaths): the
 /// provider's own pages (same origin), the token and userinfo endpoints, the activation page and
-/// the D-TA's server secret: no CORS headers at all, and no preflight answered (docs/MFA.md
-/// §5.3, issue 37).
+/// the D-TA's server secret: no CORS headers at all, and no preflight answered
+/// (docs/MFA.md §5.3; docs/SECURITY.md §5).
 let routesWithoutCORS: Set<String> = ["authorize", "authorize/status", "oidc/token", "oidc/userinfo", "mpinActivate",
                                       "dta/serverSecret"]
 
@@ -84,6 +84,6 @@ let routesWithoutCORS: Set<String> = ["authorize", "authorize/status", "oidc/tok
 let routesBeforeMiddleware: Set<String> = ["health", "metrics"]
 
 /// Routes that answer "no such path" to a caller that is not on loopback and presents no token
-/// (`/metrics`, issue 37): the harness's requests come from an in-memory channel with no
+/// (`/metrics`, docs/SECURITY.md §5): the harness's requests come from an in-memory channel with no
 /// address, so the route table's check expects that answer from them.
 let routesHiddenFromTheNetwork: Set<String> = ["metrics"]

@@ -37,7 +37,7 @@ enum ServerInvariants {
         let segments = request.uri.path.split(separator: "/")
         let beforeMiddleware = request.method == .get && segments.count == 1
             && routesBeforeMiddleware.contains(String(segments[0]))
-        // Any origin is never combined with credentials (issue 37).
+        // Any origin is never combined with credentials (docs/SECURITY.md §5).
         if response.headers[.accessControlAllowCredentials] != nil { fail("\(route): Access-Control-Allow-Credentials") }
         if !beforeMiddleware {
             if routesWithoutCORS.contains(route), request.uri.path == "/" + route {

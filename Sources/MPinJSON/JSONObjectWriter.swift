@@ -3,9 +3,9 @@
 /// written, nil optionals left out.
 ///
 /// Why: `JSONEncoding` builds a tree through `Encodable`'s generic containers before writing
-/// it, which for the server's login answers cost more than the bytes themselves (issue 27 item
-/// 3). A message with a fixed shape writes itself with this instead (`MPinWire`'s
-/// `DirectJSONEncodable`); a test compares the two writers' bytes.
+/// it, which for the server's login answers cost more than the bytes themselves
+/// (docs/PERFORMANCE.md §2.2). A message with a fixed shape writes itself with this instead
+/// (`MPinWire`'s `DirectJSONEncodable`); a test compares the two writers' bytes.
 package struct JSONObjectWriter {
     private var out: [UInt8]
     private var first = true

@@ -4,7 +4,7 @@ package struct JSONParser {
     package var maxBytes = 1 << 20
     /// Whether an object that names a member twice is a syntax error. RFC 8259 leaves such a
     /// document's meaning to the reader (this parser keeps both members, and lookups take the
-    /// first), so a server that reads requests refuses them (issue 37): two readers of one
+    /// first), so a server that reads requests refuses them (docs/SECURITY.md §5): two readers of one
     /// request must not see two different values. Off by default for the client's reading of
     /// servers' answers and of its own files, which are read as they always were.
     package var rejectsDuplicateKeys = false

@@ -139,7 +139,7 @@ package struct AccountMap {
 extension StorageError {
     /// The store refused this process (EACCES, EPERM): a caller that is not root (a screen
     /// locker runs PAM as the user), or a mandatory access control policy. Not a fault of the
-    /// store, and not the user's: the PAM module stays out of the way (issue 24, finding 6).
+    /// store, and not the user's: the PAM module stays out of the way (docs/SECURITY.md §6.6).
     package var isPermissionDenied: Bool {
         if case .systemError(_, let code) = reason { return code == 13 || code == 1 }  // EACCES, EPERM
         return false

@@ -51,7 +51,7 @@ package struct DeviceLogin {
         } catch {
             return (.failed(error.description), "")
         }
-        // Whom this host believes (issue 24, findings 1 and 2): the verdict key and the
+        // Whom this host believes (docs/SECURITY.md §6.1, §6.2): the verdict key and the
         // registration pinned by `mpinctl link`. Without a pinned key, only an https backend
         // with a pinned CA may vouch for an approval; without a pinned registration, any
         // registration of the identity could approve, so the account must be linked again.

@@ -1,4 +1,4 @@
-/// Who must pass M-Pin and who may be let through without it (issue 26): the pam.d line's
+/// Who must pass M-Pin and who may be let through without it (pam_mpin(8), OPTIONS): the pam.d line's
 /// `nouserok` and `nouserok_root`, and `require_group` / `exempt_group` from the line or
 /// mpin.conf. Pure: the helper resolves the account and its groups through the name service
 /// (UnixGroups) and asks this type; every answer that lets a user through says why, for the

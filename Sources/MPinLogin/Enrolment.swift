@@ -3,7 +3,7 @@ import MPinCrypto
 import MPinJSON
 import MPinWire
 
-/// Self-enrolment at the first login (`enrol = yes`, issue 26): a Unix user with no
+/// Self-enrolment at the first login (`enrol = yes`, pam_mpin(8), OPTIONS): a Unix user with no
 /// registration types the registration code an administrator made with `mpin-server user
 /// invite IDENTITY` and a new PIN, and is registered in the root-owned store, as `mpinctl
 /// register` would do it with the administrator at their side. The code is the MPinMFA

@@ -91,7 +91,7 @@ package struct Login {
         default: return finish(.unknownUser, account.identity)
         }
         // A verdict that will not be signed is believed only through TLS with a pinned CA:
-        // refused before the PIN is asked (issue 24, finding 1).
+        // refused before the PIN is asked (docs/SECURITY.md §6.1).
         if firstUser.verdictKeyHex.isEmpty, let refusal = config.unsignedVerdictRefusal(for: nodes) {
             return finish(.failed(refusal), account.identity)
         }
@@ -373,7 +373,7 @@ extension Login {
     }
 
     /// The state of `unixUser`'s identity in the store; an unreadable store or account map is an
-    /// error, never "no opinion" (issue 24, finding 12).
+    /// error, never "no opinion" (docs/SECURITY.md §6.12).
     package func accountState(unixUser: String) throws(AccountStateError) -> AccountState {
         let account: AccountMap.Account
         do {

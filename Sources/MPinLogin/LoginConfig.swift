@@ -183,7 +183,7 @@ package struct LoginConfig: Sendable, Equatable {
     /// does not sign, such as a Milagro RPS, or before keys were pinned) cannot go through
     /// `urls`, or nil when it can: then the host believes the verdict only because TLS told it
     /// who answered, so every node must be https with the CA named here (`cacert` or
-    /// `capath`), not the system's store, which any public CA can satisfy (issue 24, finding 1).
+    /// `capath`), not the system's store, which any public CA can satisfy (docs/SECURITY.md §6.1).
     package func unsignedVerdictRefusal(for urls: [String]) -> String? {
         guard urls.allSatisfy(authenticatesByTLS) else {
             return "the registration pins no verdict key, so a login needs an https backend and cacert or capath "

@@ -1,6 +1,6 @@
 import MPinCrypto
 
-/// What a PIN looks like (issue 24, finding 9). Milagro's client turns the PIN text into a
+/// What a PIN looks like (docs/SECURITY.md §6.9). Milagro's client turns the PIN text into a
 /// number by a string hash reduced modulo 10,000 (docs/CRYPTO.md §5.2): any text, however long,
 /// is one of 10,000 PINs, and "correct horse battery staple" is as good as the 4 digits it maps
 /// to. So a PIN is digits only, of a fixed length (`pin_length`, default 4): more than 4 digits

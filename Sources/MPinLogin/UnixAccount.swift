@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The Unix account a login name stands for, as the system's name service (NSS: files, sssd,
-/// winbind, LDAP) resolves it (issue 24, finding 4). The name a PAM application passes is
+/// winbind, LDAP) resolves it (docs/SECURITY.md §6.4). The name a PAM application passes is
 /// whatever the client typed: a case-insensitive name service maps `ALICE` to `alice`, and
 /// nothing makes it valid UTF-8. Registrations are keyed by the account's own name, `pw_name`,
 /// byte for byte, so that a login finds the registration of the account it will open, and no

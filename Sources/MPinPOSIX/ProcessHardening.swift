@@ -1,5 +1,5 @@
 // Keeps secrets (PINs, tokens, client secrets) out of core files, away from debuggers of the
-// same user and out of swap (issue 24, finding 11). Applied to the whole process, at its start:
+// same user and out of swap (docs/SECURITY.md §6.11). Applied to the whole process, at its start:
 // the secret buffers themselves (MPinCrypto.SecretBytes, Swift arrays the runtime may move or
 // copy) cannot be locked or excluded from dumps one by one, so no dump of the process is made
 // at all (which makes MADV_DONTDUMP moot), and every page it touches is locked in memory.

@@ -77,7 +77,8 @@ struct Register: CLICommand {
             if status.isOK { break }
             guard status.code == .identityNotVerified, System.monotonicSeconds() < deadline else { try check(status); return }
             if !said {
-                // The administrator activates this registration by its fingerprint (issue 24, finding 2).
+                // The administrator activates this registration by its fingerprint
+                // (docs/SECURITY.md §6.2).
                 let fingerprint = MPinIdentity.fingerprint(mpinIdHex: user.mpinIdHex) ?? "-"
                 print("waiting for \(identity) to be verified: registration \(fingerprint)")
                 fflush(nil)

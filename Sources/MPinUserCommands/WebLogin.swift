@@ -28,7 +28,8 @@ struct WebLoginLink: Equatable {
 
     /// `scheme://host[:port]`, lower-cased, of an http(s) URL; nil when it has none.
     static func origin(_ url: String) -> String? {
-        // Without Foundation (mpin carries no ICU, issue 30): the scheme ends at the first "://".
+        // Without Foundation (mpin carries no ICU, docs/PERFORMANCE.md §2.6): the scheme ends at
+        // the first "://".
         let scheme: String
         if url.lowercased().hasPrefix("https://") { scheme = "https" } else if url.lowercased().hasPrefix("http://") { scheme = "http" } else { return nil }
         let rest = url.dropFirst(scheme.count + 3)

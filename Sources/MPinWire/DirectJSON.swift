@@ -2,7 +2,7 @@ import MPinJSON
 
 /// A message with a fixed, flat shape that writes its own JSON (`JSONObjectWriter`): the same
 /// bytes as `WireCoding.encode`, without the generic encoder's tree. The server answers the
-/// three requests of every login with these (issue 27 item 3); WireCodingTests compares the
+/// three requests of every login with these (docs/PERFORMANCE.md §2.2); WireCodingTests compares the
 /// bytes with `WireCoding.encode`'s.
 package protocol DirectJSONEncodable: Encodable {
     /// The compact JSON object, members in the order of the coding keys, nil optionals left out.

@@ -5,7 +5,8 @@ package enum Hex {
     package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         // Contiguous bytes (arrays, the server's every point and token) are read through a
         // pointer: this function is not specialised across modules, and a byte at a time
-        // through the generic iterator cost ~1 % of the server's CPU per login (issue 27 item 3).
+        // through the generic iterator cost ~1 % of the server's CPU per login
+        // (docs/PERFORMANCE.md §2.2).
         if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return text }
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
     }

@@ -44,7 +44,7 @@ extension PAMSession {
                 // prompt could not be answered, and sudo -n fails a login whose module asked
                 // one, whatever the module returns. The number is the one thing the user
                 // needs, so it goes out once as an error message, which such callers show,
-                // and the wait starts at once (issue 26).
+                // and the wait starts at once (pam_mpin(8), DEVICE MODE).
                 debug("PAM_SILENT without a terminal: the number is shown as a message, the login waits for the approval")
                 _ = channel.converse(style: PAM_ERROR_MSG, message)
             } else {

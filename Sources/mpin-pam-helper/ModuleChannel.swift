@@ -47,7 +47,7 @@ struct ModuleChannel {
 
     /// The same, telling a failed conversation apart from no answer: `conversationFailed` is
     /// set when the application has no conversation, or it failed (sudo -n): nobody can be
-    /// asked (issue 26).
+    /// asked (pam_mpin(8), PAM RETURN CODES).
     func converse(style: Int32, _ text: String, conversationFailed: inout Bool) -> SecretBytes? {
         send(UInt8(MPIN_PAM_FRAME_CONVERSE), [UInt8(style)] + Array(text.utf8.prefix(Int(MPIN_PAM_MAX_PAYLOAD) - 1)))
         guard style == PAM_PROMPT_ECHO_OFF || style == PAM_PROMPT_ECHO_ON else { return nil }

@@ -10,16 +10,16 @@ import Glibc
 
 /// Called first thing in main.swift, before any secret can reach this process: no core file,
 /// no ptrace or /proc/PID/mem by the caller's user (a screen locker runs the helper as the
-/// user), RLIMIT_CORE 0 (issue 24, finding 11). What failed is logged once the channel is up.
+/// user), RLIMIT_CORE 0 (docs/SECURITY.md §6.11). What failed is logged once the channel is up.
 /// Memory is locked later, by `lockMemoryForSecrets()`, only when a PIN is to be read.
 func hardenHelperProcess() {
     HelperHardening.failure = ProcessHardening.apply(lockingMemory: false)
 }
 
 /// Before a PIN is read (and with it the token used): the pages of this process stay out of
-/// swap (finding 11). A failure is logged, and the login goes on. Only `MemoryLockSlots.count`
-/// helpers hold locked memory at once, however many prompts are left waiting; past that the
-/// login goes on without the lock, and the log says so.
+/// swap (docs/SECURITY.md §6.11). A failure is logged, and the login goes on. Only
+/// `MemoryLockSlots.count` helpers hold locked memory at once, however many prompts are left
+/// waiting; past that the login goes on without the lock, and the log says so.
 func lockMemoryForSecrets(_ session: PAMSession) {
     guard ProcessHardening.wouldLockMemory else { return }
     guard MemoryLockSlots.take() else {
@@ -63,7 +63,7 @@ struct PAMSession {
     func debug(_ line: String) { if options.debug { log(LOG_DEBUG, line) } }
 
     /// Whether the application asked for no messages (PAM_SILENT in the call's flags): then
-    /// nothing but prompts goes to the conversation (issue 24, finding 10).
+    /// nothing but prompts goes to the conversation (docs/SECURITY.md §6.10).
     var silent: Bool { flags & Int32(PAM_SILENT) != 0 }
 
     /// A PAM_TEXT_INFO or PAM_ERROR_MSG message, unless the call is silent.
@@ -94,7 +94,7 @@ struct PAMSession {
     }
 
     /// The Unix account PAM_USER names, resolved by the name service (getpwnam_r), whose
-    /// `pw_name` keys the registrations (issue 24, finding 4); or, when there is none, the PAM
+    /// `pw_name` keys the registrations (docs/SECURITY.md §6.4); or, when there is none, the PAM
     /// code to return, with its one log line. A name that is not valid UTF-8 is refused
     /// (PAM_USER_UNKNOWN whatever `nouserok` says: no registration can have it); a name the
     /// name service does not know is an unknown user; a failing name service is
@@ -128,7 +128,7 @@ struct PAMSession {
     /// lockers run PAM as the user) in token mode, whose token must be read and written in
     /// root's store; or, in any mode, a store that answers EACCES/EPERM. Then the module stays
     /// out of the way (PAM_IGNORE: the stack's next module, usually the password, decides;
-    /// issue 24, finding 6), except for a member of a required group (EnforcementPolicy).
+    /// docs/SECURITY.md §6.6), except for a member of a required group (EnforcementPolicy).
     /// `account` gets the user's entry as read here, so that `mode = auto` needs no second read.
     func storeClosed(_ config: LoginConfig, user: String, account: inout AccountMap.Account?) -> String? {
         let euid = geteuid()
@@ -370,8 +370,8 @@ struct PAMSession {
     /// echo off; the module wipes its copy of the answer, this process keeps it only as a
     /// SecretBytes. A PAM_AUTHTOK is the stack's password, typed for another module: it is
     /// sent as the PIN only when it is one (`pin_length` digits), else try_first_pass asks and
-    /// use_first_pass sends nothing (issue 24, finding 8). `firstPass` tells which was taken;
-    /// `cannotAsk` is set when the conversation is missing or failed (issue 26).
+    /// use_first_pass sends nothing (docs/SECURITY.md §6.8). `firstPass` tells which was taken;
+    /// `cannotAsk` is set when the conversation is missing or failed (pam_mpin(8), PAM RETURN CODES).
     /// The PIN prompt, which says how many attempts are left when the last login was a wrong
     /// PIN: the one text every caller shows, sudo under PAM_SILENT included.
     static func prompt(_ prompt: String, attemptsLeft: Int?, blocked: Bool = false) -> String {
@@ -409,7 +409,7 @@ struct PAMSession {
 
     /// pam_sm_acct_mgmt: a blocked or revoked identity is PAM_PERM_DENIED; anyone else gets no
     /// opinion (PAM_IGNORE). A configuration, name service or store error is PAM_SERVICE_ERR,
-    /// or PAM_IGNORE with `account_fail_open` (issue 24, finding 12). One log line for each
+    /// or PAM_IGNORE with `account_fail_open` (docs/SECURITY.md §6.12). One log line for each
     /// refusal and error.
     func accountStatus() -> Int32 {
         logHardeningFailure()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench-mcl`: MPinCrypto against mcl (github.com/herumi/mcl) on the same curve, BN254CX,
-# side by side in one run (issue 27). mcl is built from its public sources in a temporary
-# directory that is deleted afterwards; nothing of it enters this repository.
+# side by side in one run (docs/PERFORMANCE.md §2.1). mcl is built from its public sources in a
+# temporary directory that is deleted afterwards; nothing of it enters this repository.
 #
 # Both programs time the same operations (Tests/Bench/mcl-bench.cpp lists them) with the
 # thread's CPU time (MPIN_BENCH_CLOCK=cpu), which the other work of a shared machine disturbs

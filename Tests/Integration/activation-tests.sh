@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24, finding 2: `mpin-server user activate ID` activated every pending registration of
+# docs/SECURITY.md §6.2: `mpin-server user activate ID` activated every pending registration of
 # ID, including one anybody on the network had started with `PUT /rps/user`. Here an attacker
 # (from 127.0.0.2) starts a registration for alice while alice registers with mpinctl; the admin
 # sees both (`user pending`), a bare `user activate` is refused, activation names alice's own by

@@ -104,11 +104,11 @@ check "dpkg -i installs both packages" [ "$RC" -eq 0 ]
 for p in $PACKAGES; do
   check "$p $DEB_VERSION is installed" [ "$(dpkg-query -W -f='${Status} ${Version}' "$p")" = "install ok installed $DEB_VERSION" ]
 done
-# Installed-Size (KB, as dpkg records it). Issue 30 asks at most 15,000 for libpam-mpin and 40,000
-# for mpin-server. libpam-mpin meets it: two static Swift runtimes without Foundation
-# (mpin-pam-helper's and mpinctl's, whose command line MPinCLI parses). mpin-server's limit is
-# what it reaches today, so that it does not grow back: static Foundation with ICU's 34 MB of
-# data (GRDB, PostgresNIO and the server's storage import Foundation).
+# Installed-Size (KB, as dpkg records it). docs/PERFORMANCE.md §2.6 sets at most 15,000 for
+# libpam-mpin and 40,000 for mpin-server. libpam-mpin meets it: two static Swift runtimes without
+# Foundation (mpin-pam-helper's and mpinctl's, whose command line MPinCLI parses). mpin-server's
+# limit is what it reaches today, so that it does not grow back: static Foundation with ICU's 34 MB
+# of data (GRDB, PostgresNIO and the server's storage import Foundation).
 for p in "libpam-mpin 15000" "mpin-server 82000"; do
   read -r pkg limit <<<"$p"
   size=$(dpkg-query -W -f='${Installed-Size}' "$pkg")
@@ -194,7 +194,7 @@ pam-auth-update --enable mpin </dev/null >"$WORK/pam-auth-update.out" 2>&1
 check "pam-auth-update --enable mpin puts pam_mpin.so into common-auth" \
   grep -qE '^auth[[:space:]].*[[:space:]]pam_mpin\.so nouserok' /etc/pam.d/common-auth
 [ -n "${VERBOSE:-}" ] && { cat "$WORK/pam-auth-update.out"; grep -v '^#' /etc/pam.d/common-auth; } >&2
-# Issue 38, item 1: enabling the profile locks nobody out. M-Pin is required of the members of
+# README.md, "Install": enabling the profile locks nobody out. M-Pin is required of the members of
 # the group mpin (empty after install); root and everyone else without a registration go on to
 # pam_unix, which asks for the password (a refusal by pam_mpin would end the stack unasked).
 check "the package made the group mpin, empty" [ -n "$(getent group mpin)" -a -z "$(getent group mpin | cut -d: -f4)" ]
@@ -298,7 +298,7 @@ check "after purge: pam-auth-update's state (/var/lib/pam) is the snapshot" diff
 check_all "after purge: dpkg knows neither package" '! known libpam-mpin && ! known mpin-server'
 check_all "after purge: no module, profile or configuration is left" \
   '[ ! -e "$MODULE" ] && [ ! -e /usr/libexec/mpin ] && [ ! -e /usr/share/pam-configs/mpin ] && [ ! -e /etc/mpin ] && [ ! -e "$UNIT" ]'
-# Issue 38, item 5: a purge keeps the keys and the tokens, and says where they are.
+# docs/DESIGN.md §8, "Purging": a purge keeps the keys and the tokens, and says where they are.
 check_all "after purge: the server's data (both master-secret shares, keys, database) is kept" \
   '[ -f /var/lib/mpin-server/data/dta1.share ] && [ -f /var/lib/mpin-server/data/dta2.share ] && [ -f /var/lib/mpin-server/data/verdict.key ]'
 check_all "after purge: the token store is kept" '[ -n "$(ls -A /var/lib/mpin 2>/dev/null)" ]'

@@ -144,10 +144,10 @@ echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
 pam_wait
 check "a login on a terminal approved from the device succeeds" [ "$RC" -eq 0 ]
 
-# Issue 37, point 4: 330 unauthenticated login starts under 11 made-up remote hosts spend the
-# anonymous budget of this address (30 a minute and description, 300 a minute); alice's next
-# login, signed with the host key the server certified at her first approved login, still
-# gets its number and succeeds (PROTOCOL.md §5.8).
+# docs/SECURITY.md §5, "Starve a host's device logins": 330 unauthenticated login starts under 11
+# made-up remote hosts spend the anonymous budget of this address (30 a minute and description, 300
+# a minute); alice's next login, signed with the host key the server certified at her first approved
+# login, still gets its number and succeeds (PROTOCOL.md §5.8).
 check_all "an approved login left the host a certificate of its key" \
   'grep -qF "\"$BACKEND\"" "$WORK/store/state-host-certificates"'
 set_limit() {
@@ -183,7 +183,7 @@ pam_wait
 check_all "an approval by another identity is PAM_AUTH_ERR" '[ "$RC" -ne 0 ] && grep -q "Authentication failure" <<<"$OUT"'
 check "the syslog line names the other identity" grep -q 'outcome=FAILED duration_ms=[0-9]* (approved by another identity: bob@example.org)' <<<"$OUT"
 
-# Issue 24, finding 2: somebody else's registration of alice's identity (mallory registered
+# docs/SECURITY.md §6.2: somebody else's registration of alice's identity (mallory registered
 # alice@example.org on his own device; this server activates every registration) approves
 # with his own PIN: the host linked alice's registration only, so the login is refused.
 echo 6666 | mpin_as mallory register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" --identity alice@example.org --pin-stdin >/dev/null
@@ -232,7 +232,7 @@ check "an unknown user is refused" [ "$RC" -ne 0 ]
 build_thread_check
 check_all "mode=device starts no thread (1 before, after and at the end)" '[ "$(threads_of device-short alice x)" = "rc=7 threads=1,1,1" ]'
 
-# Issue 38, item 8: mode = auto, the default (no mode line): alice, linked, is asked on her
+# mode = auto (pam_mpin(8), OPTIONS), the default (no mode line): alice, linked, is asked on her
 # device; dora, with a token here, types her PIN and waits for no approval.
 write_config "$WORK/auto.conf" "$BACKEND" "device_timeout = 2"
 service device-auto "auth required $MODULE config=$WORK/auto.conf" "account required pam_permit.so"
@@ -267,7 +267,7 @@ check_all "an unreachable backend is PAM_AUTHINFO_UNAVAIL within the budget" \
   '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && [ $((T1 - T0)) -lt 4000 ]'
 [ -n "${VERBOSE:-}" ] && echo "$OUT / $((T1 - T0)) ms" >&2
 
-# Issue 38, item 4: mpin trusts what it is told to. Against a backend with a CA of its own
+# mpin(1), OPTIONS: mpin trusts what it is told to. Against a backend with a CA of its own
 # (init --self-signed), mpin without --cacert fails with an error that names the option; with
 # --cacert it registers (https: the key the backend announces is pinned).
 start_tls_server || fail "mpin-server with its own TLS did not start"

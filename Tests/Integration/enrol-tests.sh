@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 26, item 6: self-enrolment at the first login. An administrator runs `mpin-server user
+# Self-enrolment at the first login (pam_mpin(8), OPTIONS). An administrator runs `mpin-server user
 # invite IDENTITY`; with `enrol` on the pam.d line, a Unix user with no registration types that
 # code and a new PIN twice, is registered into the root-owned store and logged in, in the same
 # PAM conversation. Refusals: a wrong code, a code issued to someone else (three wrong codes
-# void nothing: issue 37), repeated PINs that differ (the code is not used up), no way to
+# void nothing: docs/SECURITY.md §5), repeated PINs that differ (the code is not used up), no way to
 # know the server (no verdict_key over plain http: nobody is asked anything), a server that
 # announces another verdict key (an impostor on the backend's address: nothing registered).
 # README recipe "Let users enrol themselves" is covered here. Needs the release builds
@@ -93,7 +93,8 @@ check "a wrong PIN is refused as usual" [ "$RC" -ne 0 ]
 pamt mpin-enrol dora "$CODE" 5678 5678
 check "a used code does not enrol anyone else" [ "$RC" -ne 0 ]
 
-# Wrong codes for a user void nothing (issue 37): anyone can name erin; her invitation stays good.
+# Wrong codes for a user void nothing (docs/SECURITY.md §5): anyone can name erin; her invitation
+# stays good.
 CODE_E=$(admin invite erin@example.org)
 for guess in 111111111111 222222222222 333333333333; do pamt mpin-enrol erin "$guess" 2468 2468; done
 check "three wrong codes are refused" [ "$RC" -ne 0 ]

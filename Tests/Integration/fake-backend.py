@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An impostor on the backend's address (issue 24, finding 1): what a local user who binds the
+"""An impostor on the backend's address (docs/SECURITY.md §6.1): what a local user who binds the
 port while mpin-server is down can run. It answers every step of a token-mode and a device-mode
 login as a real server would answer a right PIN: valid points as time permits, a y for pass 1, an
 authOTT for pass 2, HTTP 200 for the final step, an access number, a poll that says "approved"
@@ -9,7 +9,7 @@ and a verdict naming the expected identity. It holds no server secret, so it can
 
 MODE: "ok" (default) answers the final step with 200; "blocked" answers it with 410 (an impostor
 that tries to make the host delete its token); "badsig" adds a verdictSignature of the right
-length made with no key at all. Issue 36: "wrongpin" answers the final step with an unsigned
+length made with no key at all. docs/SECURITY.md §3: "wrongpin" answers the final step with an unsigned
 401 and marks its client settings ("heldPort": true), so that a host which kept them shows it;
 "redirect" does the same with settings whose URLs are absolute on port $FAKE_REDIRECT_PORT (the
 impostor's own, from which he would relay the host's logins to the real server); "revoked"

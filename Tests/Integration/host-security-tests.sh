@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The host's side of the security review (issue 24: findings 4, 6, 8, 9, 10, 11, 12) through
+# The host's side of the first security review (docs/SECURITY.md §6.4, §6.6, §6.8–§6.12) through
 # pamtester and libpam-wrapper, against a real mpin-server on 127.0.0.1, each shown the way the
 # review showed it. Nothing in /etc changes: the Unix users come from the preloaded test name
 # service (lib.sh: nss_setup). Needs root (it runs callers as nobody) and the release builds of
@@ -244,8 +244,9 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
   wait "$TIMEOUT_PID"; RC=$?
   check_all "the helper, run as root, locks its pages in memory while it asks for the PIN (VmLck $LOCKED kB)" '[ "${LOCKED:-0}" -gt 0 ] 2>/dev/null'
   check "... and Kate's login then succeeds" [ "$RC" -eq 0 ]
-  # Issue 36, finding 4: prompts left waiting (anyone can start `su` after `su`) do not each
-  # hold ~12 MB of locked memory: at most 16 helpers lock at once, the others go on without it.
+  # docs/SECURITY.md §3, "Locked memory": prompts left waiting (anyone can start `su` after `su`) do
+  # not each hold ~12 MB of locked memory: at most 16 helpers lock at once, the others go on without
+  # it.
   rm -f "$WORK/many.fifo" && mkfifo "$WORK/many.fifo"
   MANY=()
   for i in $(seq 18); do

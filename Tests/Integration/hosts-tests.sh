@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 26: who must pass M-Pin (require_group, exempt_group, nouserok, nouserok_root), callers
-# that cannot prompt, and the PAM hosts a Linux login goes through.
+# Who must pass M-Pin (pam_mpin(8), OPTIONS: require_group, exempt_group, nouserok,
+# nouserok_root), callers that cannot prompt, and the PAM hosts a Linux login goes through.
 #   1. The policy, through pam-conv-check (a PAM application of our own, libpam-wrapper, a
 #      private PAM service directory): users put in groups by the test name service
 #      (nss-shim.c, MPIN_TEST_GROUP), a look-alike group, a failing name service.

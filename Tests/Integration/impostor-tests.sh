@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24, finding 1: whoever answers on the backend's address must not be believed. A local
+# docs/SECURITY.md §6.1: whoever answers on the backend's address must not be believed. A local
 # user who binds mpin-server's port while it is down (Tests/Integration/fake-backend.py: every
 # step answered as for a right PIN, nothing signed) gets no login in token mode or in device
 # mode, cannot make the host delete a token, and the real server, back on its port, logs the
@@ -70,7 +70,7 @@ stop_impostor
 check_all "impostor (blocked): alice's token is still in the store" \
   '[ "$(cat "$WORK/store/secure-"* 2>/dev/null | sha256sum)" = "$TOKENS_BEFORE" ]'
 
-# Issue 36, finding 1: while the server restarts, the impostor answers one login with an
+# docs/SECURITY.md §3: while the server restarts, the impostor answers one login with an
 # unsigned "wrong PIN" and client settings that are marked (wrongpin), or whose URLs are on his
 # own port (redirect; a second impostor listens there, from which he would relay the host's
 # logins). The host follows no URL off the backend's origin and keeps none of those settings.
@@ -89,7 +89,7 @@ for mode in wrongpin redirect; do
 done
 check "impostor (redirect): the host sent nothing to the port its settings named" [ ! -s "$WORK/elsewhere.log" ]
 
-# Issue 36, finding 3: an unsigned "revoked" (410 on the time permit) is not recorded.
+# docs/SECURITY.md §3: an unsigned "revoked" (410 on the time permit) is not recorded.
 impostor revoked || exit 1
 pamt mpin alice 1234
 check "impostor (revoked): no login" [ "$RC" -ne 0 ]
@@ -106,7 +106,7 @@ check "and again, with the settings it kept" [ "$RC" -eq 0 ]
 check "no login ever went to the port the impostor's settings named" [ ! -s "$WORK/elsewhere.log" ]
 kill "$ELSEWHERE_PID" 2>/dev/null; wait "$ELSEWHERE_PID" 2>/dev/null
 
-# Issue 36, finding 1 (the server): a relay between the host and the real server writes a
+# docs/SECURITY.md §2: a relay between the host and the real server writes a
 # waiting login's access number into pass 2's WID and takes the final step to the device
 # endpoint. A token registered with mpinctl approves nothing but its host's login: pass 2 is
 # refused, the access number stays unapproved.
@@ -148,7 +148,7 @@ PY
 check "relay: the waiting login was not approved (poll: $POLL)" [ "$POLL" != 200 ]
 kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null
 
-# Issue 36, finding 2: the first contact. Over plain http without the key read on the server,
+# docs/SECURITY.md §1: the first contact. Over plain http without the key read on the server,
 # mpinctl register and link and mpin register pin nothing and register nothing.
 NO_VERDICT_KEY=1 write_config "$WORK/nokey.conf" "$BACKEND"
 echo 1234 | LD_PRELOAD="$NSS_SO" "$BIN/mpinctl" --config "$WORK/nokey.conf" register erin --identity erin@example.org --pin-stdin \

@@ -156,7 +156,7 @@ pam_setup() {
 }
 
 # nss_setup: the suites' Unix users without a change to /etc. The helper resolves PAM_USER with
-# getpwnam (issue 24, finding 4), so alice, carol, dora, erin and the names in $NSS_USERS (if
+# getpwnam (docs/SECURITY.md §6.4), so alice, carol, dora, erin and the names in $NSS_USERS (if
 # set) must exist: Tests/Integration/nss-shim.c, preloaded, answers them from $OTHERS/passwd.
 # pam_mpin.so gives its helper an environment of its own, so the helper is run through a
 # wrapper script that sets it up: $HELPER (in a directory of root's that only root can write,

@@ -119,7 +119,7 @@ sudo_as 1357
 check_all "sudo: a wrong PIN refuses" '[ "$SUDO_RC" -ne 0 ] && [ -z "$SUDO_OUT" ]'
 [ -n "${VERBOSE:-}" ] && { echo "--- sudo (wrong PIN) said:"; cat "$WORK/sudo.err"; } >&2
 # sudo calls PAM with PAM_SILENT (Debian 12's sudo always; newer ones unless sudoers says
-# !pam_silent): the module then shows no message of its own (issue 24, finding 10) and sudo
+# !pam_silent): the module then shows no message of its own (docs/SECURITY.md §6.10) and sudo
 # says why itself.
 check_all "sudo (PAM_SILENT): the module adds no message, sudo says the attempt failed" \
   '! grep -q "Wrong PIN." "$WORK/sudo.err" && grep -q "incorrect password attempt" "$WORK/sudo.err"'

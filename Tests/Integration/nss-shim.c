@@ -5,7 +5,7 @@
  * regard to ASCII case, as sssd with case_sensitive = false and winbind do: getpwnam("ALICE")
  * answers alice's entry, whose pw_name is "alice".
  *
- * Groups (issue 26, require_group and exempt_group): getgrnam_r and getgrouplist answer from
+ * Groups (require_group and exempt_group, pam_mpin(8)): getgrnam_r and getgrouplist answer from
  * the group(5) file MPIN_TEST_GROUP first (getgrouplist adds the groups of that file that list
  * the user to the system's answer), so that a test user can be put in groups without a change
  * to /etc. MPIN_TEST_NSS_FAIL=getgrnam makes getgrnam_r fail with EIO, as a name service whose

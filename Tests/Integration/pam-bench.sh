@@ -16,7 +16,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
 RUNS=${RUNS:-41}
-# The module resolves the user with getpwnam (issue 24, finding 4): the logins are those of two
+# The module resolves the user with getpwnam (docs/SECURITY.md §6.4): the logins are those of two
 # accounts every Debian system has, so that no test name service (nss_setup) is run in between.
 BENCH_USER=daemon BENCH_TLS_USER=bin
 

@@ -1,7 +1,7 @@
 /* A PAM application for the integration tests (hosts-tests.sh): one pam_authenticate with a
  * conversation of the test's choosing, recording what reaches it, in order and with the time,
  * so that the tests can show what a host without a terminal, a greeter or a lock screen would
- * get (issue 26).
+ * get (pam_mpin(8), DEVICE MODE).
  *
  *   pam-conv-check [-s] [-t TTY] [-r HOST] SERVICE USER MODE [ANSWER...]
  *

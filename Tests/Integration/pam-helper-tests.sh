@@ -50,7 +50,7 @@ check_all "a helper that breaks the protocol is stopped at once and is PAM_SERVI
   '[ "$RC" -ne 0 ] && grep -q "Error in service module" <<<"$OUT" && grep -q "helper-garbage stopped: it broke the protocol" <<<"$OUT" && [ $((T1 - T0)) -lt 2000 ]'
 
 # The helper is opened without following symbolic links, checked on that descriptor with every
-# directory above it, and that descriptor is what runs (issue 24, finding 3: the C module
+# directory above it, and that descriptor is what runs (docs/SECURITY.md §6.3: the C module
 # checked with stat() and then ran the path, so a symbolic link or a directory a user could
 # change swapped in that user's program). Each of these would run the real helper, and log
 # alice in with her right PIN, if the module followed the path.
@@ -215,7 +215,7 @@ check_all "the module links no libswift" '[ "$LDD_RC" -eq 0 ] && grep -q "libc.s
 check_all "the module does not link libcurl at load time" '[ "$LDD_RC" -eq 0 ] && ! grep -q libcurl <<<"$LDD_OUT"'
 check_all "the module exports only pam_sm_*" \
   '[ "$NM_RC" -eq 0 ] && grep -qx pam_sm_authenticate <<<"$NM_OUT" && ! grep -qv "^pam_sm_" <<<"$NM_OUT"'
-# Issue 25: the module is Embedded Swift, as small as the C one was, hardened like it.
+# docs/DESIGN.md §2: the module is Embedded Swift, as small as the C one was, hardened like it.
 STRIPPED="$WORK/pam_mpin.stripped.so"
 SIZE=$(strip -o "$STRIPPED" "$PAM_SO" && stat -c %s "$STRIPPED") || SIZE=""
 check_all "the stripped module is at most 64 KiB (${SIZE:-?} bytes)" '[ -n "$SIZE" ] && [ "$SIZE" -le 65536 ]'

@@ -172,7 +172,7 @@ check "... and the user is told why, and that the next method decides (failmode=
 check_all "a backend that never answers costs connect_timeout (2 s), inside the 3 s budget (${took} ms)" \
   '[ "$took" -ge 1500 ] && [ "$took" -lt 3500 ]'
 
-# failmode=secure (issue 38, item 7): the same backend down is a refusal, and says so.
+# failmode=secure (pam_mpin(8), OPTIONS): the same backend down is a refusal, and says so.
 service mpin-secure "auth required $MODULE config=$WORK/mpin.conf failmode=secure" "account required pam_permit.so"
 kill -STOP "$SERVER_PID"
 pamt mpin-secure alice 1234

@@ -17,7 +17,7 @@ echo 1234 | ctl register alice --identity alice@example.org --pin-stdin >/dev/nu
 service mpin-nouser "auth [success=done ignore=ignore default=die] $MODULE config=$WORK/mpin.conf nouserok" \
                     "auth required pam_permit.so" "account required pam_permit.so"
 
-# Issue 27 item 2: a user with no registration under `nouserok` is answered by the module
+# docs/DESIGN.md §2: a user with no registration under `nouserok` is answered by the module
 # itself, without the helper, when the store's index (state-accounts-index, which every write
 # of `accounts` refreshes) proves it, the line is one the module models, and the store holds a
 # verdict on the configuration file as it is now (state-config-verdict-*, written by what

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The resident helper (issue 27): `mpin-pam-helper --serve`, bound by itself (--listen) or
+# The resident helper (docs/DESIGN.md §2): `mpin-pam-helper --serve`, bound by itself (--listen) or
 # handed its socket by systemd's protocol (systemd-socket-activate), and pam_mpin.so connecting
 # to it first (helper_socket=PATH). Logins through it (right and wrong PIN, nouserok, several
 # at once); and the attacker's side: a listener of another user at the module's socket path
@@ -100,7 +100,7 @@ check_all "the account check (pam_sm_acct_mgmt) goes through the resident helper
   '[ "$ACCOUNT_RC" -eq 0 ] && ! grep -q "no-such-helper" <<<"$ACCOUNT_OUT"'
 check_all "after the logins its children are the $POOL idle ones again (the others reaped, no zombie)" pool_settled
 
-# Issue 27 item 2: a user the store's index proves unregistered, under nouserok, is answered by
+# docs/DESIGN.md §2: a user the store's index proves unregistered, under nouserok, is answered by
 # the module itself (pamtester gets the test name service: the module resolves the user as the
 # helper does): no child of the resident helper takes the call. A registered user still goes
 # to a child, which asks for the PIN.

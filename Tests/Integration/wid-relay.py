@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A relay between a host and the real mpin-server (issue 36, finding 1): what a local user who
+"""A relay between a host and the real mpin-server (docs/SECURITY.md §2): what a local user who
 holds the backend's port, or whose port the host's kept settings name, can run. It passes every
 request on to the real server, except that it writes the access number in CODE_FILE into pass
 2's WID and takes the final step to the device endpoint (`/rps/authenticate`), answering the

@@ -1,7 +1,7 @@
 import MPinCrypto
 import XCTest
 
-/// The barrier-guarded primitives every constant-time path rests on (issue 28 item 5):
+/// The barrier-guarded primitives every constant-time path rests on (docs/CRYPTO.md §11):
 /// `UInt256.select` and `subtractingIfFits` (CValueBarrier's asm on x86-64) must give the
 /// same answers as plain, branching arithmetic, at the boundaries where a wrong carry, a
 /// reversed condition or an operand the asm statement clobbered would show.

@@ -2,8 +2,8 @@ import MPinCLI
 import XCTest
 
 /// MPinCLI's command-line parser, which mpinctl and mpin use instead of swift-argument-parser
-/// (issue 30): what it accepts, what it refuses as a usage error (status 64), and the help it
-/// writes from the same declarations.
+/// (docs/PERFORMANCE.md §2.6): what it accepts, what it refuses as a usage error (status 64), and
+/// the help it writes from the same declarations.
 final class CommandLineParserTests: XCTestCase {
     private let declaration = CommandDeclaration(
         "register", abstract: "Register an identity.",

@@ -300,7 +300,7 @@ final class ExitStatusTests: XCTestCase {
             """, mode: 0o644)
         // The helper each line makes the module run, checked as pam_mpin.so checks it: every
         // directory above it root's and writable only by root, no symbolic link on the way
-        // (issue 24, finding 3). /tmp is writable by everyone, so the trusted helpers live in
+        // (docs/SECURITY.md §6.3). /tmp is writable by everyone, so the trusted helpers live in
         // a directory beside the built mpinctl (whose directories the integration tests
         // already require to be root's). A root-owned 0755 file there passes, and so does one in
         // root's directories below /tmp (a sticky directory may be passed through); a
@@ -363,7 +363,7 @@ final class ExitStatusTests: XCTestCase {
     /// signing PIN verifies against the backend, also as a non-root user; a changed file, a
     /// changed signature and a wrong signing PIN do not; three wrong signing PINs block the key;
     /// a changed signature is "invalid signature", counts toward nothing, and the signature made
-    /// before the block still verifies after it (issue 37).
+    /// before the block still verifies after it (docs/SECURITY.md §5).
     func testRegisterDVSSignAndVerify() throws {
         try requireRoot()
         let config = try startBackend()

@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// The built `mpinctl` is also `mpin` when run by that name: the libpam-mpin package installs
-/// /usr/bin/mpin as a symbolic link to /usr/sbin/mpinctl (issue 30: one static Swift runtime
-/// instead of two). Any other name is mpinctl.
+/// /usr/bin/mpin as a symbolic link to /usr/sbin/mpinctl (one static Swift runtime
+/// instead of two; docs/PERFORMANCE.md §2.6). Any other name is mpinctl.
 final class MultiCallTests: XCTestCase {
     /// A symbolic link named `name` to the built mpinctl, in a fresh directory.
     private func link(_ name: String) throws -> String {

@@ -5,7 +5,7 @@ import XCTest
 import Glibc
 #endif
 
-/// What `mpinctl register` accepts as a new PIN (issue 24, finding 9): Milagro reduces any PIN
+/// What `mpinctl register` accepts as a new PIN (docs/SECURITY.md §6.9): Milagro reduces any PIN
 /// text to one of 10,000 values, so only digits, exactly `pin_length` of them, are registered,
 /// and a refusal says why; against the built `mpin-server` on 127.0.0.1.
 final class RegistrationPINTests: XCTestCase {

@@ -24,7 +24,7 @@ final class JSONParserTests: XCTestCase {
         XCTAssertThrowsError(try parser.parse([0x22, 0xFF, 0x22]), "invalid UTF-8")
     }
 
-    /// Issue 37: a reader of requests refuses a member named twice (nested too, and a name
+    /// docs/SECURITY.md §5: a reader of requests refuses a member named twice (nested too, and a name
     /// spelled with an escape is the same name); the default reading keeps both, the first wins.
     func testDuplicateMemberNamesAreRefusedWhenAsked() throws {
         var strict = JSONParser()

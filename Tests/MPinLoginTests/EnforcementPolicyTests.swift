@@ -1,8 +1,8 @@
 import MPinLogin
 import XCTest
 
-/// require_group, exempt_group, nouserok and nouserok_root (issue 26): who must pass M-Pin and
-/// who is let through. The attacker's side: a user who wants to be skipped.
+/// require_group, exempt_group, nouserok and nouserok_root (pam_mpin(8), OPTIONS): who must pass
+/// M-Pin and who is let through. The attacker's side: a user who wants to be skipped.
 final class EnforcementPolicyTests: XCTestCase {
     let policy = EnforcementPolicy(requireGroups: ["admins", "wheel"], exemptGroups: ["breakglass"])
 

@@ -5,8 +5,8 @@ import MPinTestSupport
 import MPinWire
 import XCTest
 
-/// The self-enrolment settings (issue 26): which identity a Unix user enrols as, and when a
-/// configuration may enrol anyone at all (the whole flow runs against a real server in
+/// The self-enrolment settings (pam_mpin(8), OPTIONS): which identity a Unix user enrols as, and
+/// when a configuration may enrol anyone at all (the whole flow runs against a real server in
 /// Tests/Integration/enrol-tests.sh).
 final class EnrolmentConfigTests: XCTestCase {
     /// A verdict key as `mpin-server verdict-key` prints it (a G1 point).

@@ -7,7 +7,7 @@ import MPinLogin
 import MPinTestSupport
 import XCTest
 
-/// The host-side findings of issue 24 that MPinLogin decides: Unix names compared byte for
+/// The host-side findings of docs/SECURITY.md §6 that MPinLogin decides: Unix names compared byte for
 /// byte and resolved by the name service (finding 4), the PIN's format (8, 9), and the account
 /// state that pam_sm_acct_mgmt reports (12). The PAM-level behaviour is covered by
 /// Tests/Integration/host-security-tests.sh.

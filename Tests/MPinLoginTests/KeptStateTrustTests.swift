@@ -7,8 +7,8 @@ import MPinWire
 import Synchronization
 import XCTest
 
-/// Issue 36: nothing a host keeps comes from an answer it has not authenticated, and the URLs a
-/// host follows stay on the backend's origin unless TLS names the backend. The attacker here
+/// docs/SECURITY.md §3: nothing a host keeps comes from an answer it has not authenticated, and the
+/// URLs a host follows stay on the backend's origin unless TLS names the backend. The attacker here
 /// holds the backend's address for a moment (as a local user may while mpin-server restarts):
 /// `PortHolder` answers in place of the backend for the requests a test chooses.
 final class KeptStateTrustTests: XCTestCase {
@@ -59,7 +59,7 @@ final class KeptStateTrustTests: XCTestCase {
         return JSONValue.object(moved).serialized
     }
 
-    /// Finding 1: the port holder answers one login with client settings that point at his own
+    /// Settings (§3): the port holder answers one login with client settings that point at his own
     /// port and an unsigned "wrong PIN". The host follows no URL off the backend's origin, keeps
     /// nothing, and the next logins (the real backend back) go to the backend only.
     func testSettingsFromWhoeverHoldsThePortAreNotFollowedOrKept() throws {
@@ -149,7 +149,7 @@ final class KeptStateTrustTests: XCTestCase {
         XCTAssertFalse(refused.routes.contains(.pass2), "no PIN proof was sent")
     }
 
-    /// Finding 3: an unsigned "revoked" (410 on the time permit) is not recorded: account
+    /// Revoked (§3): an unsigned "revoked" (410 on the time permit) is not recorded: account
     /// management goes on accepting the user. A signed one is.
     func testOnlyASignedRevokedIsRecorded() throws {
         let (h, holder) = try harness()
@@ -164,7 +164,7 @@ final class KeptStateTrustTests: XCTestCase {
         XCTAssertEqual(try Login(config: h.config, platform: h.platform).accountState(unixUser: "alice"), .revoked)
     }
 
-    /// Finding 1, the registration: a host's registration asks the backend to mark the mpinId
+    /// The registration (§2): a host's registration asks the backend to mark the mpinId
     /// for host logins; a relay that takes the mark off the request makes the registration
     /// fail, and nothing is stored.
     func testHostRegistrationMustComeBackMarked() throws {

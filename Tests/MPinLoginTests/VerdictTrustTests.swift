@@ -3,7 +3,7 @@ import MPinLogin
 import MPinTestSupport
 import XCTest
 
-/// Issue 24, finding 1: the host believes a login's verdict only when it is signed with the key
+/// docs/SECURITY.md §6.1: the host believes a login's verdict only when it is signed with the key
 /// its registration pinned, whoever answers on the backend's address. The impostor here is the
 /// backend double after `replaceVerdictKey()`: it answers every request like the real backend
 /// (it even holds the master secret), but signs with a key the host did not pin.

@@ -109,7 +109,8 @@ class DVSSigningTests: XCTestCase {
                 out.append(mfa.sign(user, documentHash: hash, pin0: secret("0000"), pin1: SecretBytes(), epochTime: 7).status.code)
             }
             let canSign = [user.canSign, server.sdk().listUsers().first { $0.id == "clumsy@example.org" }?.canSign ?? true]
-            // A signature made (and seen valid) before the block still verifies (issue 37).
+            // A signature made (and seen valid) before the block still verifies
+            // (docs/SECURITY.md §5).
             let late = mfa.verifySignature(good.signature.message, server: server.backend).status.code
             let login = [mfa.startAuthenticationOTP(user).code, mfa.finishAuthenticationOTP(user, pin0: secret("1234")).status.code]
             return (out, canSign, late, login)
@@ -133,8 +134,8 @@ class DVSSigningTests: XCTestCase {
     }
 
     /// The seeds' StartRegistrationDVS(user, token) with the access token the relying party got
-    /// at /oidc/token is refused (issue 37: any relying party gets one); the PIN proof enrols;
-    /// the wrong states are FLOW_ERROR.
+    /// at /oidc/token is refused (docs/SECURITY.md §5: any relying party gets one); the PIN proof
+    /// enrols; the wrong states are FLOW_ERROR.
     func testTokensAndStates() async throws {
         let server = self.server!
         let r = await blocking { () -> [MPinStatus.Code] in
@@ -156,8 +157,8 @@ class DVSSigningTests: XCTestCase {
         XCTAssertEqual(r, [.flowError, .identityNotAuthorized, .ok, .ok, .identityNotAuthorized, .incorrectPIN, .flowError, .ok])
     }
 
-    /// After `user revoke` an access token issued before it enrols no signing key (since issue 37
-    /// no access token does; that revocation drops unused DVS registration tokens is
+    /// After `user revoke` an access token issued before it enrols no signing key (no access token
+    /// does, docs/SECURITY.md §5; that revocation drops unused DVS registration tokens is
     /// StorageContractTests' to show).
     func testRevocationVoidsAnUnusedDVSToken() async throws {
         let server = self.server!

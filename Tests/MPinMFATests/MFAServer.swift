@@ -57,7 +57,7 @@ final class MFAServer: Sendable {
 
     /// `mpin-server user activate`: the administrator verifies the identity.
     /// Synchronous, for the SDK's blocking threads (never a task of the cooperative pool).
-    /// It names the one pending registration, as an administrator must (issue 24, finding 2);
+    /// It names the one pending registration, as an administrator must (docs/SECURITY.md §6.2);
     /// with none or several pending, it activates nothing the user did not name and fails.
     func activate(_ userID: String) throws {
         try administer { admin in

@@ -6,8 +6,8 @@ import XCTest
 import Glibc
 #endif
 
-/// What a client nobody knows can make the server do (issue 37, docs/SECURITY.md "What an
-/// anonymous client can cause"): every test speaks raw TCP to 127.0.0.1 without credentials.
+/// What a client nobody knows can make the server do (docs/SECURITY.md §5): every test
+/// speaks raw TCP to 127.0.0.1 without credentials.
 final class AnonymousClientTests: XCTestCase {
     /// A TestServer started with `adjust`, always shut down after `body`.
     private func withServer(_ adjust: (inout ServerConfig) -> Void = { _ in },
@@ -23,7 +23,7 @@ final class AnonymousClientTests: XCTestCase {
         await server.shutdown()
     }
 
-    // MARK: Item 3: deadlines and the connection cap
+    // MARK: Deadlines and the connection cap
 
     /// A connection that sends nothing, one that sends its head a line now and then, one that
     /// sends its body a byte now and then, and a kept-alive one after its answer: each closed by
@@ -113,7 +113,7 @@ final class AnonymousClientTests: XCTestCase {
         XCTAssertTrue(child.log.contains("connection limit reached"), "no log line at the cap")
     }
 
-    // MARK: Item 10: HTTP/1.0, Expect: 100-continue, duplicate keys
+    // MARK: HTTP/1.0, Expect: 100-continue, duplicate keys
 
     func testHTTP10WithoutKeepAliveIsAnsweredAndClosed() async throws {
         try await withServer { server in
@@ -148,7 +148,7 @@ final class AnonymousClientTests: XCTestCase {
         }
     }
 
-    // MARK: Item 5: control characters in identities and names
+    // MARK: Control characters in identities and names
 
     func testControlCharactersInIdentitiesAndNamesAreRefused() async throws {
         try await withServer { server in
@@ -168,7 +168,7 @@ final class AnonymousClientTests: XCTestCase {
         }
     }
 
-    // MARK: Item 8: the issuer, CORS, /metrics, plain HTTP
+    // MARK: The issuer, CORS, /metrics, plain HTTP
 
     func testTheIssuerComesFromTheConfigurationNotTheHostHeader() async throws {
         try await withServer { server in
@@ -234,7 +234,7 @@ final class AnonymousClientTests: XCTestCase {
         await running.stop()
     }
 
-    // MARK: Item 7: access-number look-ups from many addresses
+    // MARK: Access-number look-ups from many addresses
 
     /// 30 source addresses of 127.0.0.0/8, each under its own limit (30 a minute): at most ten
     /// look-ups of one number, and at most 300 look-ups overall, whatever the addresses.

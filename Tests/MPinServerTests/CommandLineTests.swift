@@ -107,7 +107,8 @@ final class CommandLineTests: XCTestCase {
     func testInitServeAndUserCommands() async throws {
         let dir = NSTemporaryDirectory() + "mpin-cli-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        // Before init (issue 38, item 9): the error names the command that makes the directory.
+        // Before init (README.md, "Run mpin-server"): the error names the command that makes the
+        // directory.
         let early = try runProcess(try binary.path, ["user", "add", "zoe", "--data", dir])
         XCTAssertNotEqual(early.status, 0)
         XCTAssertTrue(early.stderr.contains("run `mpin-server init --data \(dir)` first"), early.stderr)

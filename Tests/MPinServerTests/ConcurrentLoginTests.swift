@@ -4,10 +4,10 @@ import MPinServer
 import MPinWire
 import XCTest
 
-/// Issue 24, finding 5: several logins of one identity at once. With one pass-1 slot per
+/// docs/SECURITY.md §6.5: several logins of one identity at once. With one pass-1 slot per
 /// identity, the next pass 1 overwrote a login in flight, whose right PIN was then counted as
 /// wrong (6 parallel right-PIN logins: 3 OK, 1 INCORRECT_PIN, 2 FAILED), and anyone who knew an
-/// mpinId could block it. Also issue 24, finding 1 on the server's side: the final step signs its
+/// mpinId could block it. Also docs/SECURITY.md §6.1 on the server's side: the final step signs its
 /// verdict over the client's nonce with the key clientSettings publishes.
 class ConcurrentLoginTests: XCTestCase {
     class var storage: TestStorage { .sqlite }
@@ -140,10 +140,10 @@ class ConcurrentLoginTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// Security review of issue 24's fix: an impostor that captured a successful login's authOTT
-    /// (say, by failing the host's login and keeping it) cannot have it signed over another
-    /// login's nonce, at the RPA's final step or at the private /authenticate: the nonce is the
-    /// one the proof came with, inside the authOTT, and an authOTT with another nonce in it has
+    /// A later review of that fix (docs/SECURITY.md §6.1): an impostor that captured a successful
+    /// login's authOTT (say, by failing the host's login and keeping it) cannot have it signed over
+    /// another login's nonce, at the RPA's final step or at the private /authenticate: the nonce is
+    /// the one the proof came with, inside the authOTT, and an authOTT with another nonce in it has
     /// no record.
     func testCapturedAuthOTTIsSignedOnlyOverItsOwnNonce() async throws {
         let server = try await TestServer(storage: Self.storage)

@@ -3,9 +3,9 @@ import MPinServer
 import MPinWire
 import XCTest
 
-/// Nothing blocks an event loop (issue 28): while another process holds the SQLite write lock
-/// (as `mpin-server user …` or a checkpoint may), the requests that must write wait for it off
-/// the event loops, and what needs no write (another identity's token-mode login on a fresh
+/// Nothing blocks an event loop (docs/PERFORMANCE.md §2.2): while another process holds the SQLite
+/// write lock (as `mpin-server user …` or a checkpoint may), the requests that must write wait for
+/// it off the event loops, and what needs no write (another identity's token-mode login on a fresh
 /// connection, `/health`) takes its usual time. Before, each waiting write held an event-loop
 /// thread for up to 2 s, with every connection on it.
 final class DatabaseLockTests: XCTestCase {

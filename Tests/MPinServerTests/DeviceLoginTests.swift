@@ -55,7 +55,7 @@ class DeviceLoginTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// Issue 24, finding 7: access numbers are limited per requester (client address and
+    /// docs/SECURITY.md §6.7: access numbers are limited per requester (client address and
     /// description), so that 30 failing logins for alice through a PAM host (which asks for
     /// every user of its own) leave bob's login alone; the address as a whole gets ten times the
     /// limit; look-ups have their own per-address limit.
@@ -163,10 +163,11 @@ class DeviceLoginTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// Issue 37, point 4: 330 unauthenticated requests under 11 made-up remote hosts (the
-    /// description carries PAM_RHOST) spend the anonymous budget of the address; a host whose
-    /// key the server certified at an approved login still gets its numbers, and nobody can
-    /// spend its budget with a replay, a made-up key or its certificate under another key.
+    /// docs/SECURITY.md §5, "Starve a host's device logins": 330 unauthenticated requests under 11
+    /// made-up remote hosts (the description carries PAM_RHOST) spend the anonymous budget of the
+    /// address; a host whose key the server certified at an approved login still gets its numbers,
+    /// and nobody can spend its budget with a replay, a made-up key or its certificate under
+    /// another key.
     func testAnonymousFloodDoesNotStarveACertifiedHost() async throws {
         let server = try await TestServer(storage: Self.storage) { $0.mobileWaitSeconds = 5 }
         try await server.start()

@@ -83,7 +83,7 @@ class EndToEndTests: XCTestCase {
             let bobAfter = try await server.user("bob")
             XCTAssertEqual(bobAfter?.failedAttempts, 0)
 
-            // Review of issue 24: with two devices blocked (say, bob's and a thief's copy of
+            // docs/SECURITY.md §6.13: with two devices blocked (say, bob's and a thief's copy of
             // another token), unblock names one; the other stays blocked.
             var laptop = MPinTestClient(http: server.client)
             try await laptop.registerFully("bob", pin: "5678")
@@ -155,7 +155,7 @@ class EndToEndTests: XCTestCase {
             XCTAssertFalse(reg.active)
             let s = try await server.client.get("/rps/signature/\(dave.mpinIDHex)?regOTT=\(dave.regOTT)")
             XCTAssertEqual(s.status, 401)
-            // Issue 24, finding 2: somebody else starts a registration for dave too; a bare
+            // docs/SECURITY.md §6.2: somebody else starts a registration for dave too; a bare
             // activation is refused, and naming dave's activates his and only his.
             var mallory = MPinTestClient(http: server.client)
             _ = try await mallory.register("dave")
@@ -181,7 +181,7 @@ class EndToEndTests: XCTestCase {
             let code = try await server.admin().add(userID: "erin")
             var erin = MPinTestClient(http: server.client)
             let v15 = try await server.client.put("/rps/user", RegisterRequest(userId: "erin", mobile: 1, activateCode: "000000000000"))
-            XCTAssertEqual(v15.status, 403, "a wrong activation code stores nothing (issue 37)")
+            XCTAssertEqual(v15.status, 403, "a wrong activation code stores nothing (docs/SECURITY.md §5)")
             let v16 = try await erin.register("erin", activateCode: code).active
             XCTAssertTrue(v16)
             let v17 = try await server.client.put("/rps/user", RegisterRequest(userId: "erin", mobile: 1, activateCode: code))
@@ -263,9 +263,9 @@ class EndToEndTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// `mpin-server user invite` (issue 26, self-enrolment): the code registers its own
+    /// `mpin-server user invite` (self-enrolment, pam_mpin(8), OPTIONS): the code registers its own
     /// identity at once, in `code` verification mode, and no other; wrong codes tried for an
-    /// identity void none of its codes (issue 37); a lifetime out of range is refused.
+    /// identity void none of its codes (docs/SECURITY.md §5); a lifetime out of range is refused.
     func testInvitationCodesAndWrongCodeCounting() async throws {
         let server = try await TestServer(storage: Self.storage) { $0.verification = .code }
         try await server.start()
@@ -294,7 +294,7 @@ class EndToEndTests: XCTestCase {
                 XCTAssertEqual(wrong.status, 403)
             }
             let kept = try await register("jan@example.com", jan)
-            XCTAssertEqual(kept.status, 200, "wrong codes for jan void no invitation (issue 37)")
+            XCTAssertEqual(kept.status, 200, "wrong codes for jan void no invitation (docs/SECURITY.md §5)")
 
             do {
                 _ = try await admin.invite(userID: "kim@example.com", ttlSeconds: 59)

@@ -115,7 +115,7 @@ final class HTTPLayerTests: XCTestCase {
             let options = try await http.send("OPTIONS", "/anything/at/all")
             XCTAssertEqual(options.status, 200)
             XCTAssertEqual(String(decoding: options.body, as: UTF8.self), #"{"version":"0.3","message":"options request"}"#)
-            // Any origin, and so never with credentials (issue 37).
+            // Any origin, and so never with credentials (docs/SECURITY.md §5).
             XCTAssertEqual(options.headers["access-control-allow-origin"], "*")
             XCTAssertNil(options.headers["access-control-allow-credentials"])
             let permit = try await http.get("/rps/timePermit/00")

@@ -4,8 +4,8 @@ import MPinServer
 import MPinWire
 import XCTest
 
-/// Issue 29: what standard relying parties (and the OpenID Foundation's Basic OP tests) expect of
-/// the provider beyond the code flow itself, and the login page a person sees.
+/// docs/MFA.md §12.1: what standard relying parties (and the OpenID Foundation's Basic OP tests)
+/// expect of the provider beyond the code flow itself, and the login page a person sees.
 extension OIDCFlowTests {
     /// The JOSE header of a compact JWS.
     static func header(_ jws: String) throws -> [String: JSONValue] {

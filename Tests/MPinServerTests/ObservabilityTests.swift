@@ -74,7 +74,8 @@ final class ObservabilityTests: XCTestCase {
             XCTAssertEqual(ok.object?["keys"]?.string, "loaded")
 
             // Another process holding the write lock past the server's busy timeout (2 s): /health
-            // reads (issue 28), so it still answers 200; a write waits for the lock, then is a 503.
+            // reads (mpin-server(8), ENDPOINTS), so it still answers 200; a write waits for the
+            // lock, then is a 503.
             let other = try DatabaseQueue(path: server.dataDir + "/mpin.sqlite")
             let locked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
             let holder = Thread {

@@ -514,8 +514,8 @@ final class MultiNodeTests: XCTestCase {
     }
 }
 
-/// Issue 24's concurrency and signed-verdict checks on PostgreSQL (the pass-2 records live in
-/// the database there, the authOTT carrying the nonce).
+/// The concurrency and signed-verdict checks of docs/SECURITY.md §6.1 and §6.5 on PostgreSQL (the
+/// pass-2 records live in the database there, the authOTT carrying the nonce).
 final class ConcurrentLoginPostgresTests: ConcurrentLoginTests {
     override class var storage: TestStorage { .postgres }
     override func setUp() async throws { try await super.setUp(); try TestStorage.requirePostgres() }

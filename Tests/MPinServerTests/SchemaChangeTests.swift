@@ -4,7 +4,7 @@ import MPinServer
 import MPinPostgresTestSupport
 import XCTest
 
-// The schema changes written once (`SchemaChange`, issue 28) as each backend's SQL: the exact
+// The schema changes written once (`SchemaChange`, docs/MFA.md §11) as each backend's SQL: the exact
 // statements, and that both databases accept them. The migrations themselves run in every
 // test that opens a database (and `SchemaVersionTests` checks the version refusal).
 

@@ -4,16 +4,15 @@ import MPinServer
 import MPinWire
 import XCTest
 
-/// Issue 37, the server review's points on what an anonymous client could do to other people's
-/// state: block a signer's key with a signed file, cancel an invitation by naming its user,
-/// fill the registrations table; and what a relying party could do with an access token.
-/// Each attacker here is a plain HTTP client with no credential (points 1, 2, 6) or only a
-/// relying party's (point 9).
+/// docs/SECURITY.md §5, the server review's points on what an anonymous client could do to other
+/// people's state: block a signer's key with a signed file, cancel an invitation by naming its
+/// user, fill the registrations table; and what a relying party could do with an access token. Each
+/// attacker here is a plain HTTP client with no credential or only a relying party's.
 class ServerReviewTests: XCTestCase {
     /// The database the tests run on (`PostgresStorageTests.swift` runs them on PostgreSQL).
     class var storage: TestStorage { .sqlite }
 
-    // MARK: Point 1: DVS verification counts only what can be a PIN guess
+    // MARK: DVS verification counts only what can be a PIN guess
 
     /// A registered user with an enrolled signing key, signing as the SDK does (docs/MFA.md §14).
     struct Signer {
@@ -148,7 +147,7 @@ class ServerReviewTests: XCTestCase {
         await server.shutdown()
     }
 
-    // MARK: Point 2: wrong registration codes void no invitation; guessing is throttled
+    // MARK: Wrong registration codes void no invitation; guessing is throttled
 
     /// `RegCodeGuessLimit`'s default: wrong codes per source and minute (overall ten times that).
     static let wrongCodesPerSource = 10
@@ -206,7 +205,7 @@ class ServerReviewTests: XCTestCase {
         await server.shutdown()
     }
 
-    // MARK: Point 6: pending registrations are bounded
+    // MARK: Pending registrations are bounded
 
     /// An anonymous client's registrations for one identity keep at most
     /// `maxPendingPerUser` pending, and a wrong activation code stores nothing. Before, each
@@ -264,7 +263,7 @@ extension RawSocket {
     }
 }
 
-// MARK: Point 9: an OIDC access token enrols no signing key
+// MARK: An OIDC access token enrols no signing key
 
 extension OIDCFlowTests {
     /// A relying party the user logs in to gets an access token; it reads userinfo with it but

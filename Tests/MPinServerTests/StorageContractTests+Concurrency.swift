@@ -127,8 +127,8 @@ extension StorageContractTests {
     }
 
     /// Concurrent wrong codes for one user are each counted once (no lost update, none twice)
-    /// and void nothing (issue 37). Several rounds: the later ones find PostgreSQL's pool grown,
-    /// with connections enough to overlap.
+    /// and void nothing (docs/SECURITY.md §5). Several rounds: the later ones find PostgreSQL's
+    /// pool grown, with connections enough to overlap.
     func testConcurrentWrongRegistrationCodesAreEachCountedOnce() async throws {
         let store = self.store, now = self.now
         for round in 0..<8 {

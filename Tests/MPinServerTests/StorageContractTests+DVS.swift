@@ -50,8 +50,8 @@ extension StorageContractTests {
         let afterUnblock = try await store.recordSignatureVerdict(mpinID: key, valid: true, maxAttempts: 2, now: now)
         XCTAssertEqual(afterUnblock, .valid)
 
-        // Signatures seen valid are remembered (issue 37): only valid ones, once, until the
-        // user's keys go.
+        // Signatures seen valid are remembered (docs/SECURITY.md §5): only valid ones, once, until
+        // the user's keys go.
         let seen = SeenSignature(key: "sig-1", digest: "d-1")
         let invalidSeen = try await store.recordSignatureVerdict(mpinID: key, valid: false, seen: SeenSignature(key: "sig-0", digest: "d-0"),
                                                                  maxAttempts: 2, now: now)

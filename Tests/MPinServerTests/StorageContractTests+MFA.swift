@@ -87,10 +87,11 @@ extension StorageContractTests {
         XCTAssertEqual(expired, .regCodeRefused(wrongCodes: 0))
     }
 
-    /// Wrong registration codes are counted in the database per user (issue 28): a flood of
+    /// Wrong registration codes are counted in the database per user (docs/MFA.md §8): a flood of
     /// wrong codes for other user ids (more than the 10,000 the old in-memory table held)
     /// does not reset the target's count, nor does a fresh storage object (a restart) or a
-    /// newly issued code. No count voids a code (issue 37): the right code still registers.
+    /// newly issued code. No count voids a code (docs/SECURITY.md §5): the right code still
+    /// registers.
     func testWrongRegistrationCodesAreCountedPerUserAndSurviveRestart() async throws {
         assertTrue(try await store.issueRegCode(codeHash: "hal-code", userID: "hal", expires: now.addingTimeInterval(hour), now: now))
         for i in 0..<2 {

@@ -54,7 +54,7 @@ extension StorageContractTests {
         let wrongCode = try await store.saveRegistration(
             mpinID: mpinID("bea-1"), userID: "bea", regOTTHash: "ott-b", activateKeyHash: "key-b", expires: now.addingTimeInterval(hour),
             mode: .code, activateCodeHash: "other", regCodeHash: nil, details: details, now: now)
-        XCTAssertEqual(wrongCode, .activationCodeRefused, "a wrong activation code stores nothing (issue 37)")
+        XCTAssertEqual(wrongCode, .activationCodeRefused, "a wrong activation code stores nothing (docs/SECURITY.md §5)")
         let rightCode = try await store.saveRegistration(
             mpinID: mpinID("bea-2"), userID: "bea", regOTTHash: "ott-b2", activateKeyHash: "key-b2", expires: now.addingTimeInterval(hour),
             mode: .code, activateCodeHash: "code-hash", regCodeHash: nil, details: details, now: now)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A real browser through mpin-server's web login (issue 29), run by weblogin-tests.sh.
+"""A real browser through mpin-server's web login (docs/MFA.md §5), run by weblogin-tests.sh.
 
 A small relying party (this process, 127.0.0.1:--rp-port) uses Debian's python3-authlib for the
 OpenID Connect parts: the authorization URL with PKCE, the callback's state check, and the ID

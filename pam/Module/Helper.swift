@@ -1,7 +1,7 @@
 // Which helper pam_mpin.so runs. It runs with the caller's privileges (root in sshd and sudo),
 // so it must be a file only root, or the caller itself, can have written, reached through
 // directories only root can change: checked on the descriptor that is then executed, so that
-// nothing can be swapped between the check and the exec (issue 24, finding 3).
+// nothing can be swapped between the check and the exec (docs/SECURITY.md §6.3).
 import CPAMModule
 
 enum HelperFile {

@@ -285,7 +285,8 @@ struct Helper {
         case .converse(let style):
             var answer: UnsafeMutablePointer<CChar>? = nil
             // A missing or failing conversation is told apart from an empty answer: the helper
-            // then ends at once instead of waiting for a PIN nobody can type (issue 26).
+            // then ends at once instead of waiting for a PIN nobody can type
+            // (pam_mpin(8), PAM RETURN CODES).
             let conversed = converse(pamh, style: style, text: text, answer: &answer) == PAM_SUCCESS
             if !conversed { answer = nil }
             // Waiting for the user does not count against the helper's budget.

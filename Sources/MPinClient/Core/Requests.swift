@@ -18,7 +18,7 @@ enum RequestContext {
     /// key is blocked, 404 that the platform knows no such key.
     case signatureCheck
     /// A relying party's check of a signature it was given (`verifySignature`, `mpinctl verify`):
-    /// no PIN of its own is involved, so 410 says only that the key is blocked (issue 37).
+    /// no PIN of its own is involved, so 410 says only that the key is blocked (docs/SECURITY.md §5).
     case signatureVerification
 }
 
@@ -137,7 +137,7 @@ extension MPinSDK {
         switch code {
         case 406: return MPinStatus(.badUserAgent, "\(place) refused this client (HTTP 406)")
         // A rate limit says "not now", not "no": the PAM module answers PAM_AUTHINFO_UNAVAIL
-        // (issue 24, finding 7), as for a backend that cannot be reached.
+        // (docs/SECURITY.md §6.7), as for a backend that cannot be reached.
         case 429: return MPinStatus(.networkError, "\(place) is busy: too many requests (HTTP 429)")
         case 300..<400: return MPinStatus(.networkError, "\(place) answered with a redirect (HTTP \(code))")
         case 400..<500: return MPinStatus(.httpRequestError, "\(place) refused the request (HTTP \(code))")

@@ -25,8 +25,8 @@ package struct SHA256: Sendable {
 
     /// Contiguous input (arrays, slices, native strings' UTF-8) is compressed straight from its
     /// memory, a block at a time; only a partial block is copied into `buffer`. The server
-    /// hashes every mpinId and authOTT it handles (issue 27 item 3: byte-by-byte appends and a
-    /// schedule array per block made each hash cost several microseconds).
+    /// hashes every mpinId and authOTT it handles (docs/PERFORMANCE.md §2.2: byte-by-byte appends
+    /// and a schedule array per block made each hash cost several microseconds).
     package mutating func update(_ data: some Sequence<UInt8>) {
         let done: Void? = data.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
         guard done == nil else { return }

@@ -2,9 +2,9 @@ import Hummingbird
 import MPinWire
 
 /// The three headers, built once: a generic type cannot store a static, and building them per
-/// response cost allocations and a string concatenation (issue 27 item 3). `LoginRoutes`
-/// builds its answers with them. No `Access-Control-Allow-Credentials` (issue 37): these flows
-/// send no cookie and no HTTP authentication, and `*` with credentials is what a browser must
+/// response cost allocations and a string concatenation (docs/PERFORMANCE.md §2.2). `LoginRoutes`
+/// builds its answers with them. No `Access-Control-Allow-Credentials` (docs/SECURITY.md §5): these
+/// flows send no cookie and no HTTP authentication, and `*` with credentials is what a browser must
 /// never be told.
 let originalCORSFields: HTTPFields = [
     .accessControlAllowOrigin: "*",
@@ -18,7 +18,7 @@ let originalCORSFields: HTTPFields = [
 /// the OpenID provider's public documents (discovery, keys, service details). Its responses
 /// carry the headers (first, as the original wrote them), and an `OPTIONS` request to such a
 /// path is answered 200 at once, before its body is read or a route is looked up.
-/// The paths no other site's script may read get no CORS headers at all (issue 29, issue 37):
+/// The paths no other site's script may read get no CORS headers at all (docs/SECURITY.md §5):
 /// the provider's own pages and their poll (same origin), the token and userinfo endpoints
 /// (client secrets and bearer tokens; relying parties call them from their servers), the
 /// activation page and the D-TA's server secret (RPS to D-TA only). `/health` and `/metrics`

@@ -7,9 +7,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// What one connection may cost (issue 37 item 3): how long a client may take to send a
-/// request's head, its body, and how long a kept-alive connection may sit idle; how many
-/// connections are open at once.
+/// What one connection may cost (docs/SECURITY.md §5, "Hold connections open"): how long a client
+/// may take to send a request's head, its body, and how long a kept-alive connection may sit idle;
+/// how many connections are open at once.
 package struct ConnectionLimits: Sendable, Equatable {
     /// Connections open at once; beyond it the connection that has waited longest for its
     /// client (idle, or still sending its request) is closed to make room.

@@ -48,7 +48,7 @@ package struct WireBodyDecoder: Sendable {
 
     /// The members that name someone or something: identities (an e-mail address, an mpinId),
     /// device, application and customer names. A control character in one (a NUL cuts a
-    /// C string, a newline forges a log or a mail line) is never legitimate (issue 37).
+    /// C string, a newline forges a log or a mail line) is never legitimate (docs/SECURITY.md §5).
     static let identityAndNameFields: Set<String> = [
         "userId", "userID", "user_id", "mpinId", "mpin_id", "mpinID", "deviceName", "name", "appName",
         "customerName", "customerId", "email", "login_hint", "sub", "client_id", "displayName",

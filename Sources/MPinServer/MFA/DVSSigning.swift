@@ -64,14 +64,14 @@ extension RPS {
     /// login identity, so that the endpoint is no PIN-guessing oracle for someone holding a
     /// stolen signing token. A blocked key is 410; an unknown one 404.
     ///
-    /// Issue 37: a signature whose U the platform has seen valid before (every signature is
-    /// checked here when it is made) is answered from that record, never counted, and answered
+    /// docs/SECURITY.md §5: a signature whose U the platform has seen valid before (every signature
+    /// is checked here when it is made) is answered from that record, never counted, and answered
     /// even once the key is blocked: valid when it is that signature, invalid when anything else
     /// (hash, timestamp, V) changed. Such a request is no PIN guess: a guess needs the pairing
     /// check, and a guesser who reuses a seen U (he need not know its x: V − (y' − y)·SEC' is the
     /// signature of another message under a guessed PIN) gets "invalid" whatever the PIN. So a
-    /// third party holding a signed file, replaying or altering it, spends nothing, and blocks
-    /// no earlier signature; a replay does not reset the counter either (else a guesser could
+    /// third party holding a signed file, replaying or altering it, spends nothing, and blocks no
+    /// earlier signature; a replay does not reset the counter either (else a guesser could
     /// interleave one between guesses).
     func verifySignature(_ req: DVSSignatureMessage) async throws(ServerError) -> DVSVerifyResponse {
         guard req.mpinId.utf8.count <= 2 * Self.maxMpinIDBytes, let mpinID = Hex.decode(req.mpinId), !mpinID.isEmpty else {

@@ -39,7 +39,7 @@ struct OIDCProvider: Sendable {
     private var mfa: MFAConfig { config.mfa }
 
     /// The issuer and base URL (docs/MFA.md §7.2), from the configuration only, never from
-    /// the request (issue 37: a Host header named the issuer): `publicBaseURL`, else the
+    /// the request (docs/SECURITY.md §5: a Host header named the issuer): `publicBaseURL`, else the
     /// address the server listens on (`http://127.0.0.1:8005`); a server listening on every
     /// address (0.0.0.0, ::) without `publicBaseURL` has no issuer and refuses every OpenID
     /// endpoint that names it with 503.
@@ -305,7 +305,7 @@ struct OIDCProvider: Sendable {
         // The access token serves the userinfo endpoint only. It is kept beside the DVS
         // registration tokens but under a hash of its own domain, so that it enrols no signing
         // key: any relying party the user logs in to gets one, and a signing key must be the
-        // user's own act, a PIN proof at `dvsRegToken` (issue 37; docs/MFA.md §14.1).
+        // user's own act, a PIN proof at `dvsRegToken` (docs/SECURITY.md §5; docs/MFA.md §14.1).
         let accessToken = try Self.randomToken()
         _ = try await oauthRun({ try await self.storage.issueDVSToken(
             tokenHash: Self.accessTokenHash(accessToken), userID: grant.userID,

@@ -40,7 +40,7 @@ struct HealthRoutes: Sendable {
         }
         router.get("metrics") { request, context -> Response in
             // Loopback only (a scraper on the host, or a proxy there), or the bearer token of
-            // DIR/metrics.token: the counters tell anyone how many logins fail (issue 37).
+            // DIR/metrics.token: the counters tell anyone how many logins fail (docs/SECURITY.md §5).
             // Elsewhere the path does not exist.
             guard Self.isLoopback(context.clientAddress)
                     || Self.presents(metricsToken, request.headers[.authorization]) else {

@@ -6,8 +6,8 @@ package import Logging
 /// Why: Hummingbird gives every request a logger with its request id set as metadata, and
 /// swift-log's `StreamLogHandler` formats its whole metadata into text each time metadata is
 /// set, the id's description included: ~1 % of the server's CPU under load, per request,
-/// whether or not anything is logged (issue 27 item 3). Here setting metadata is a dictionary
-/// write; the lines logged carry the same metadata as before.
+/// whether or not anything is logged (docs/PERFORMANCE.md §2.2). Here setting metadata is a
+/// dictionary write; the lines logged carry the same metadata as before.
 package struct RequestMetadataLogHandler: LogHandler {
     package var base: any LogHandler
     /// Metadata set through this handler, merged under a line's own metadata when it is logged.

@@ -36,12 +36,12 @@ final class AccessNumberRateLimit: Sendable {
     }
 }
 
-/// The limit on look-ups of access numbers and web logins' short codes (issue 37): per client
-/// address, as before; per number, so that one login's number is not read over and over; and
-/// over every caller together, because a client chooses its source addresses (127.0.0.0/8 on
-/// the host itself, a /64 in IPv6) and per-address counts alone multiply with them. The overall
-/// limit is ten addresses' worth: a sweep of the number space stays at that pace whatever
-/// addresses it comes from.
+/// The limit on look-ups of access numbers and web logins' short codes (docs/SECURITY.md §5): per
+/// client address, as before; per number, so that one login's number is not read over and over; and
+/// over every caller together, because a client chooses its source addresses (127.0.0.0/8 on the
+/// host itself, a /64 in IPv6) and per-address counts alone multiply with them. The overall limit
+/// is ten addresses' worth: a sweep of the number space stays at that pace whatever addresses it
+/// comes from.
 final class LookupRateLimit: Sendable {
     let perAddress: AccessNumberRateLimit
     let perNumber: AccessNumberRateLimit

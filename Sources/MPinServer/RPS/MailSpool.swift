@@ -20,7 +20,7 @@ struct MailSpool: Sendable {
         var subject: String
         var link: String
         var expires: String
-        /// Which registration the link activates, and who started it (review of issue 24:
+        /// Which registration the link activates, and who started it (docs/SECURITY.md §6.13:
         /// anyone can start a registration for the user, and its mail looked like the user's
         /// own): the fingerprint the user's screen shows while it waits, the device name, the
         /// address.

@@ -9,7 +9,7 @@ import Synchronization
 /// belongs to. Kept in memory: it is worthless after a restart (the client just redoes pass 1)
 /// and this saves two database writes per authentication.
 ///
-/// Several logins of one identity may be under way at once (issue 24, finding 5: with one slot
+/// Several logins of one identity may be under way at once (docs/SECURITY.md §6.5: with one slot
 /// per identity, the next pass 1 overwrote the state of a login in flight, whose right PIN was
 /// then counted as wrong). Each pass 1 gets its own entry and a random id, which mpin-server's
 /// clients echo in pass 2 (`pass1Id`); the original SDK echoes nothing, so its pass 2 is

@@ -70,7 +70,7 @@ extension RPS {
         // The pass 1 this pass 2 belongs to: the one it names (mpin-server's clients), else each
         // pending one of the identity (the original SDK names none). Found nothing: refused and
         // not counted, so that a concurrent login or a flood cannot turn a right PIN into a
-        // wrong one (issue 24, finding 5).
+        // wrong one (docs/SECURITY.md §6.5).
         var named: [UInt8]? = nil
         if let text = req.pass1Id {
             guard let id = Hex.decode(text, length: 16) else { throw ServerError.invalidData("pass1Id is not 16 bytes of hex") }

@@ -26,7 +26,7 @@ final class RPS: Sendable {
     let accessNumberLimit: LookupRateLimit
     /// Access numbers issued per requester and minute: per client address and description, so
     /// that logins failing for one user of a PAM host (which asks for every user of its own)
-    /// do not use up the others' (issue 24, finding 7).
+    /// do not use up the others' (docs/SECURITY.md §6.7).
     let issueLimit: AccessNumberRateLimit
     /// And per client address, ten times that, so that varied descriptions cannot issue
     /// numbers without bound.
@@ -42,7 +42,7 @@ final class RPS: Sendable {
     let hostSignatures = HostSignatureReplay()
     /// Signs the final verdicts of logins whose client sent a nonce (PROTOCOL.md §4.5.1).
     let verdictKey: VerdictKey
-    /// Wrong registration codes per source and overall (issue 37).
+    /// Wrong registration codes per source and overall (docs/SECURITY.md §5).
     let regCodeLimit = RegCodeGuessLimit()
     /// Access numbers named in pass 2's WID, per identity and per address and minute, as
     /// codeStatus counts its look-ups of web logins' short codes.
@@ -129,7 +129,8 @@ final class RPS: Sendable {
         let expires = now.addingTimeInterval(TimeInterval(config.verifyUserExpireSeconds))
         let regCodeHash = try await checkMFARegistration(req, now: now)
         // A registration code is judged only within the limits on wrong codes per source and
-        // overall (issue 37): the try is counted first and given back when the code is right.
+        // overall (docs/SECURITY.md §5): the try is counted first and given back when the code is
+        // right.
         let guessSource = Pass1Store.sourceKey(source)
         if regCodeHash != nil {
             switch regCodeLimit.admit(guessSource, now: now) {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The bound on guessing registration codes (issue 37; docs/MFA.md §8): wrong codes per
+/// The bound on guessing registration codes (docs/SECURITY.md §5; docs/MFA.md §8): wrong codes per
 /// source (an address, an IPv6 /64: `Pass1Store.sourceKey`) and over every source together,
 /// in fixed one-minute windows, in memory (per node). A try is counted before its code is
 /// judged and given back when the code was right, so concurrent tries cannot overshoot a

@@ -5,8 +5,8 @@ import MPinWire
 /// What `GET /mpinActivate` shows in `link` mode: the registration the link would activate (who,
 /// its fingerprint) and a button that activates it with a POST. A GET never activates: mail
 /// scanners, link previews and prefetching browsers open links in mail before the person does,
-/// and an activation they trigger would hand a registration started by anyone (issue 24) a
-/// working identity without the mailbox owner ever looking at it.
+/// and an activation they trigger would hand a registration started by anyone
+/// (docs/SECURITY.md §6.2) a working identity without the mailbox owner ever looking at it.
 struct ActivationPage {
     /// The link's query as it came (`i`, `e`, `s`), posted back unchanged by the button.
     var query: String

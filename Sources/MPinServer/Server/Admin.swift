@@ -19,7 +19,7 @@ package struct UserSummary: Codable, Sendable, Equatable {
 
 /// A registration waiting for its client-secret share, as `mpin-server user pending` shows it:
 /// enough for the admin to tell the user's own registration from one somebody else started for
-/// the same identity (issue 24, finding 2).
+/// the same identity (docs/SECURITY.md §6.2).
 package struct PendingRegistration: Codable, Sendable, Equatable {
     /// The registration's fingerprint: hex SHA-256 of its mpinId, as `mpin list --fingerprints`
     /// shows it on the user's device. `user activate --registration` takes it (or a prefix).
@@ -57,8 +57,8 @@ package struct PendingRegistration: Codable, Sendable, Equatable {
 }
 
 /// An issued identity of a user, as `mpin-server user identities` shows it: one device's
-/// registration, so that the admin unblocks the user's own and not a stolen one (review of
-/// issue 24: `user unblock` cleared every identity's counter).
+/// registration, so that the admin unblocks the user's own and not a stolen one
+/// (docs/SECURITY.md §6.13: `user unblock` cleared every identity's counter).
 package struct IssuedIdentity: Codable, Sendable, Equatable {
     /// Hex SHA-256 of the mpinId, as `mpin list --fingerprints` shows it on the device.
     package var fingerprint: String
@@ -185,8 +185,9 @@ package struct Admin: Sendable {
 
     /// Activates the user and, with `registration` (a fingerprint or a prefix of at least 8 hex
     /// digits), that one pending registration. Never all of them: anyone on the network can
-    /// start a registration for any identity, so the admin names the user's own (issue 24,
-    /// finding 2). Without `registration` the user is activated only when nothing is pending.
+    /// start a registration for any identity, so the admin names the user's own
+    /// (docs/SECURITY.md §6.2). Without `registration` the user is activated only when nothing is
+    /// pending.
     package func activate(userID: String, registration: String? = nil) async throws {
         let pending = try await pending(userID: userID)
         guard let registration else {
@@ -221,7 +222,7 @@ package struct Admin: Sendable {
 
     /// Clears the wrong-PIN counter of one identity: the one `identity` names (a fingerprint or
     /// a prefix of at least 8 hex digits), or, without it, the only blocked one. Never every
-    /// identity at once: the blocked one may be a stolen token (review of issue 24). The
+    /// identity at once: the blocked one may be a stolen token (docs/SECURITY.md §6.13). The
     /// signing keys' counters are cleared with it.
     package func unblock(userID: String, identity: String? = nil) async throws {
         let all = try await identities(userID: userID)

@@ -32,7 +32,7 @@ package final class MPinServer: Sendable {
     let metricsToken: String?
     /// The issuer of the OpenID provider without publicBaseURL (set when the server listens).
     let listenBase = ListenBase()
-    /// Every open connection, under config.json's cap and deadlines (issue 37 item 3).
+    /// Every open connection, under config.json's cap and deadlines (docs/SECURITY.md §5).
     let connections: ConnectionTable
 
     /// `https` or `http`.

@@ -55,7 +55,8 @@ package struct ServerConfig: Codable, Sendable, Equatable {
     /// Largest accepted request body in bytes.
     package var maxBodyBytes: Int = 64 * 1024
     /// Connections open at once (nil: 4,096), kept below the descriptor limit by an eighth of it;
-    /// at the cap the connection that has waited longest for its client is closed (issue 37).
+    /// at the cap the connection that has waited longest for its client is closed
+    /// (docs/SECURITY.md §5).
     package var maxConnections: Int? = nil
     /// Seconds a client may take for a request's head (nil: 10), for its body after the head
     /// (nil: 10), and a kept-alive connection may stay idle (nil: 30).
@@ -68,7 +69,7 @@ package struct ServerConfig: Codable, Sendable, Equatable {
     package var tlsCertificate: String? = nil
     package var tlsKey: String? = nil
     /// Whether `serve` may speak plain HTTP on an address other than loopback (nil: no; it
-    /// refuses to start). Only for a network where nothing else listens in (issue 37).
+    /// refuses to start). Only for a network where nothing else listens in (docs/SECURITY.md §5).
     package var allowPlainHTTP: Bool? = nil
     /// Where the server's state lives: nil or `sqlite` for `DIR/mpin.sqlite` (one machine),
     /// `postgresql://USER@HOST:PORT/DB` for a PostgreSQL database that several nodes share

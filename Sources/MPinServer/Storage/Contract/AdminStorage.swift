@@ -36,7 +36,7 @@ package protocol AdminStorage: Sendable {
 /// What `mpin-server user activate|revoke|unblock|delete` does to a user.
 package enum UserChange: Sendable, Equatable {
     /// The user becomes active; its pending registrations do not (each is activated by name:
-    /// `activateRegistration`, issue 24 finding 2).
+    /// `activateRegistration`, docs/SECURITY.md §6.2).
     case activate
     /// No more time permits or authentications; pending registrations are dropped.
     case revoke

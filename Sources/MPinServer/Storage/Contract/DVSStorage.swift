@@ -21,8 +21,8 @@ package protocol DVSStorage: Sendable {
     /// key is already remembered is not recorded again. Nil remembers nothing.
     func recordSignatureVerdict(mpinID: String, valid: Bool, seen: SeenSignature?, maxAttempts: Int,
                                 now: Date) async throws -> SignatureVerdict
-    /// The digest of the valid signature remembered under `key` (issue 37), or nil. Deleted with
-    /// its user's signing keys (revoke, delete).
+    /// The digest of the valid signature remembered under `key` (docs/SECURITY.md §5), or nil.
+    /// Deleted with its user's signing keys (revoke, delete).
     func seenSignature(key: String) async throws -> String?
 }
 

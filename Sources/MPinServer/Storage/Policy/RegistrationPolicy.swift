@@ -22,15 +22,16 @@ enum RegistrationPolicy {
         case activateUsingCode
     }
 
-    /// How many registrations are kept per identity and per client address (issue 37): each
-    /// unauthenticated `PUT /rps/user` stores one for `verifyUserExpireSeconds`, so beyond these
-    /// the oldest go. The user's own newest registration is never the one dropped by its own store.
+    /// How many registrations are kept per identity and per client address (docs/SECURITY.md §5):
+    /// each unauthenticated `PUT /rps/user` stores one for `verifyUserExpireSeconds`, so beyond
+    /// these the oldest go. The user's own newest registration is never the one dropped by its own
+    /// store.
     static let maxPendingPerUser = 10
     static let maxPendingPerSource = 100
 
     /// Whether a registration is refused, storing nothing, for a wrong activation code: in
-    /// `.code` mode a code that is given and is not the user's (issue 37). Without a code the
-    /// registration waits for `user activate`, as before.
+    /// `.code` mode a code that is given and is not the user's (docs/SECURITY.md §5). Without a
+    /// code the registration waits for `user activate`, as before.
     static func refusesActivationCode(user: User?, mode: VerificationMode, activateCodeHash: String?) -> Bool {
         guard mode == .code, let activateCodeHash else { return false }
         return user?.activationCodeHash != activateCodeHash

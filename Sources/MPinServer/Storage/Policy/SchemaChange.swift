@@ -1,4 +1,4 @@
-/// A schema change written once for both backends and rendered in each one's SQL (issue 28).
+/// A schema change written once for both backends and rendered in each one's SQL (docs/MFA.md §11).
 /// The tables up to SQLite's v8 and PostgreSQL's version 4 were written twice, with histories
 /// that differ (SQLite created and dropped `pass1`, added columns PostgreSQL had from the
 /// start); every change after them is one entry of `StorageSchema.sharedMigrations`, which

@@ -1,6 +1,6 @@
 /// What both backends' schemas share and the code reads: one list, so that a new table is
 /// named once, and the schema changes made since the backends' histories met, written once
-/// (`SchemaChange`; the tables before them are still created twice: issue 28).
+/// (`SchemaChange`; the tables before them are still created twice; docs/MFA.md §11).
 package enum StorageSchema {
     /// The tables of short-lived records, each with an `expires` column (seconds since 1970):
     /// `purgeExpired` deletes their expired rows.
@@ -11,13 +11,13 @@ package enum StorageSchema {
     /// registers each under its identifier, PostgreSQL makes each its next version. Append
     /// only; a shipped entry never changes.
     package static let sharedMigrations: [SharedMigration] = [
-        // Issue 28: the count of wrong registration codes tried for a user, on each of the
+        // docs/MFA.md §8: the count of wrong registration codes tried for a user, on each of the
         // user's live codes (`WrongRegCodeCounter`), instead of in one process's memory.
         SharedMigration(sqliteIdentifier: "v9: wrong registration codes counted in the database", changes: [
             .addColumn(table: "reg_codes", SchemaColumn("failures", .integer, default: .integer(0))),
         ]),
-        // Issue 37: the signatures seen valid, so that a relying party's check of one (replayed
-        // or altered) is answered without counting toward blocking the key (DVSSigning).
+        // docs/SECURITY.md §5: the signatures seen valid, so that a relying party's check of one
+        // (replayed or altered) is answered without counting toward blocking the key (DVSSigning).
         SharedMigration(sqliteIdentifier: "v10: signatures seen valid", changes: [
             .createTable("seen_signatures", columns: [
                 SchemaColumn("sig_key", .text), SchemaColumn("mpin_id", .text), SchemaColumn("user_id", .text),
@@ -25,8 +25,8 @@ package enum StorageSchema {
             ]),
             .createIndex("seen_signatures_user", table: "seen_signatures", columns: ["user_id"]),
         ]),
-        // Issue 37: registrations are bounded per client address too, the oldest beyond the
-        // bound deleted on every store (`RegistrationPolicy.maxPendingPerSource`).
+        // docs/SECURITY.md §5: registrations are bounded per client address too, the oldest beyond
+        // the bound deleted on every store (`RegistrationPolicy.maxPendingPerSource`).
         SharedMigration(sqliteIdentifier: "v11: registrations by source", changes: [
             .createIndex("registrations_source", table: "registrations", columns: ["source", "created"]),
         ]),

@@ -9,7 +9,7 @@ extension UserChange {
             // A revoked user stays revoked: `user add` makes it pending again, on purpose.
             return ["UPDATE users SET state = 'active' WHERE user_id = ? AND state <> 'revoked'"]
         case .revoke:
-            // The identities go too (review of issue 24): a revoked user made pending again by
+            // The identities go too (docs/SECURITY.md §6.13): a revoked user made pending again by
             // `user add` must enrol afresh, not find a stolen token working again.
             return ["UPDATE users SET state = 'revoked', activation_code_hash = NULL WHERE user_id = ?",
                     "DELETE FROM registrations WHERE user_id = ?",

@@ -324,13 +324,13 @@ final class PostgresStorage: StorageBackend {
             """,
             "CREATE INDEX signing_keys_user ON signing_keys(user_id)",
         ],
-        // 3: who started a registration (issue 24, finding 2; SQLite's v7).
+        // 3: who started a registration (docs/SECURITY.md §6.2; SQLite's v7).
         [
             "ALTER TABLE registrations ADD COLUMN created double precision NOT NULL DEFAULT 0",
             "ALTER TABLE registrations ADD COLUMN device_name text NOT NULL DEFAULT ''",
             "ALTER TABLE registrations ADD COLUMN source text NOT NULL DEFAULT ''",
         ],
-        // 4: the ID token algorithm of each application (issue 29; SQLite's v8).
+        // 4: the ID token algorithm of each application (docs/MFA.md §7.1; SQLite's v8).
         [
             "ALTER TABLE apps ADD COLUMN id_token_alg text NOT NULL DEFAULT 'ES256'",
         ],

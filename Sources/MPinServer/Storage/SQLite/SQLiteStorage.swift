@@ -194,14 +194,14 @@ package final class SQLiteStorage: StorageBackend {
         }
         registerDVSMigration(&m)
         m.registerMigration("v7: who started a registration") { db in
-            // Issue 24, finding 2: the admin activates one registration by name, and sees when,
+            // docs/SECURITY.md §6.2: the admin activates one registration by name, and sees when,
             // from where and with what device name each was started.
             try db.execute(sql: "ALTER TABLE registrations ADD COLUMN created REAL NOT NULL DEFAULT 0")
             try db.execute(sql: "ALTER TABLE registrations ADD COLUMN device_name TEXT NOT NULL DEFAULT ''")
             try db.execute(sql: "ALTER TABLE registrations ADD COLUMN source TEXT NOT NULL DEFAULT ''")
         }
         m.registerMigration("v8: ID token algorithm per application") { db in
-            // Issue 29: RS256 beside ES256. Applications registered before keep ES256, which
+            // docs/MFA.md §7.1: RS256 beside ES256. Applications registered before keep ES256, which
             // their relying parties were told; `app add` names the algorithm of new ones.
             try db.execute(sql: "ALTER TABLE apps ADD COLUMN id_token_alg TEXT NOT NULL DEFAULT 'ES256'")
         }
@@ -330,7 +330,7 @@ package final class SQLiteStorage: StorageBackend {
             }
             let h: String = row["reg_ott_hash"]
             // A wrong regOTT is refused and changes nothing: anyone who knows a pending mpinId
-            // could otherwise delete someone else's registration (review of issue 24).
+            // could otherwise delete someone else's registration (docs/SECURITY.md §6.13).
             guard h == regOTTHash else { return .regOTTMismatch }
             let active: Bool = row["active"]
             let state: String? = row["state"]
