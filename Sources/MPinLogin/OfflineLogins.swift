@@ -86,7 +86,7 @@ package final class OfflineLogins {
     /// The offline logins recorded on this host since the user's last online login, for the
     /// backend (docs/PROTOCOL.md §4.5.2); nil when there are none. Names outside the report's
     /// alphabet are made to fit it.
-    func pendingReport(identity: String) -> OfflineLoginReport? {
+    package func pendingReport(identity: String) -> OfflineLoginReport? {
         guard let state = try? readState(Names(identity)), !state.events.isEmpty else { return nil }
         let logins = state.events.suffix(OfflineLoginReport.maxLogins).map {
             OfflineLoginReport.Login(time: $0.time, service: Self.reportName($0.service, maxBytes: OfflineLoginReport.maxServiceBytes),

@@ -111,6 +111,21 @@ restart_server || exit 1
 pamt mpin alice "$PIN"
 check "online again: the right PIN logs in" [ "$RC" -eq 0 ]
 check "online again: the offline logins are reported in the log" grep -q "offline logins since the last online login: .* mpin OK, .* mpin INCORRECT_PIN" <<<"$OUT"
+# The backend, the authority over the user, sees them too (docs/PROTOCOL.md §4.5.2): the report
+# went with this login's final step, bound to its verdict nonce. One OK and three wrong PINs.
+check "online again: the backend recorded the report" grep -q "reported to the backend, which recorded 4 new" <<<"$OUT"
+SHOW=$("$BIN/mpin-server" user show --data "$WORK/server" alice@example.org)
+check "mpin-server user show: the offline OK, with this host's name and the service" \
+  grep -qP "^offline [^\t]*\thost=$(hostname | tr -c 'A-Za-z0-9._\n-' _)\tservice=mpin\toutcome=OK\t" <<<"$SHOW"
+check "mpin-server user show: the three offline wrong PINs" [ "$(grep -c "outcome=INCORRECT_PIN" <<<"$SHOW")" -eq 3 ]
+check "mpin-server user show --json: four offline logins" \
+  python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if len(d["offlineLogins"]) == 4 else 1)' \
+  < <("$BIN/mpin-server" user show --json --data "$WORK/server" alice@example.org)
+check "mpin-server's log: the report, without the user's name" \
+  bash -c 'grep "offline logins reported" "$1" | grep -q "new=4" && ! grep "offline logins reported" "$1" | grep -q alice' _ "$WORK/server.log"
+check "mpin-server's metrics count them" \
+  bash -c 'm=$(python3 -c "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())" "$1/metrics")
+    grep -q "mpin_offline_logins_reported_total{outcome=\"ok\"} 1" <<<"$m" && grep -q "mpin_offline_logins_reported_total{outcome=\"wrong_pin\"} 3" <<<"$m"' _ "$BACKEND"
 check "online again: the host's count is reset" [ "$(failures)" -eq 0 ]
 stop_server
 pamt mpin alice "$PIN"
@@ -135,6 +150,70 @@ restart_server || exit 1
 pamt mpin alice "$PIN"
 check "online again after the parallel guesses: the count is reset" [ "$(failures)" -eq 0 ]
 stop_server
+
+# --- A relay rewrites the report -----------------------------------------------------------------
+# Someone holds the backend's port (during a restart, say) and forwards to the server on another.
+# "report": rewrites the final step's offlineLogins only: the server finds it does not hash to
+# the nonce sealed in the authOTT and records nothing, the login itself is unharmed. "nonce":
+# also puts the hash of its own report into pass 2's verdictNonce: then the verdict is signed
+# over the relay's nonce and the host refuses the login.
+start_relay() {
+  python3 - "$RELAY_PORT" "$PORT" "$1" > "$WORK/relay.log" 2>&1 <<'EOF' &
+import hashlib, http.server, json, os, sys, time, urllib.request
+listen, upstream, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+salt = os.urandom(32)
+forged = {"host": "forged", "salt": salt.hex(), "logins": [{"time": int(time.time()), "service": "forged", "outcome": "OK"}]}
+bound = "mpin-offline-report-v1\nhost forged\n" + "".join(f"login {l['time']} {l['service']} {l['outcome']}\n" for l in forged["logins"])
+class Relay(http.server.BaseHTTPRequestHandler):
+    def forward(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
+        if body and self.path.endswith("/pass2") and mode == "nonce":
+            doc = json.loads(body); doc["verdictNonce"] = hashlib.sha256(salt + bound.encode()).hexdigest()
+            body = json.dumps(doc).encode(); print("rewrote the nonce", flush=True)
+        if body and self.path.endswith("/mpinAuthenticate"):
+            doc = json.loads(body)
+            if "offlineLogins" in doc:
+                if mode == "nonce": doc["offlineLogins"] = forged
+                else: doc["offlineLogins"]["logins"][0]["service"] = "forged"
+                body = json.dumps(doc).encode(); print("rewrote the report", flush=True)
+        req = urllib.request.Request(f"http://127.0.0.1:{upstream}{self.path}", data=body, method=self.command,
+                                     headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type",)})
+        try:
+            with urllib.request.urlopen(req) as r: status, data = r.status, r.read()
+        except urllib.error.HTTPError as e: status, data = e.code, e.read()
+        data = data.replace(b"127.0.0.1:%d" % upstream, b"127.0.0.1:%d" % listen)
+        self.send_response(status); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    do_GET = do_POST = forward
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", listen), Relay).serve_forever()
+EOF
+  RELAY_PID=$!; PIDS+=("$RELAY_PID")
+  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT) 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
+stop_relay() { kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null; }
+RELAY_PORT=$PORT
+pamt mpin alice "$PIN"
+check "relay: an offline login to report" [ "$RC" -eq 0 ]
+PORT=$(free_port); restart_server || exit 1
+start_relay report || exit 1
+pamt mpin alice "$PIN"
+check_all "relay rewrites the report: the login succeeds, and the backend recorded none of it" \
+  '[ "$RC" -eq 0 ] && grep -q "rewrote the report" "$WORK/relay.log" && grep -q "which recorded 0 new" <<<"$OUT"'
+check "relay rewrites the report: mpin-server's log says why" bash -c 'grep "offline logins refused" "$1" | grep -q "not bound to the login"' _ "$WORK/server.log"
+check "relay rewrites the report: user show has nothing of it" \
+  bash -c '! "$1/mpin-server" user show --data "$2" alice@example.org | grep -q forged' _ "$BIN" "$WORK/server"
+stop_relay; stop_server
+pamt mpin alice "$PIN"
+restart_server || exit 1
+start_relay nonce || exit 1
+pamt mpin alice "$PIN"
+check_all "relay rewrites the nonce to fit its own report: the host refuses the verdict, the user sees the login fail" \
+  '[ "$RC" -ne 0 ] && grep -q "rewrote the nonce" "$WORK/relay.log" && grep -q "not signed with the key pinned" <<<"$OUT"'
+check "... and the host keeps its own report for the next login" grep -q "login .* mpin OK" "$(record_path alice@example.org)-state"
+stop_relay; stop_server
+PORT=$RELAY_PORT
 
 # --- An answer is never a reason to go offline -----------------------------------------------
 restart_server || exit 1

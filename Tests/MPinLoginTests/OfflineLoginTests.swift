@@ -107,6 +107,29 @@ final class OfflineLoginTests: XCTestCase {
         }
     }
 
+    /// The offline logins the host recorded become the report of the next online login
+    /// (docs/PROTOCOL.md §4.5.2): every one, in order, with names made to fit the report's
+    /// alphabet (a service outside it would make the report refused as a whole), the newest 50.
+    func testRecordedOfflineLoginsBecomeAWellFormedReport() throws {
+        let h = try LoginHarness()
+        let offline = OfflineLogins(config: h.config, storage: h.plain)
+        XCTAssertNil(offline.pendingReport(identity: "alice@example.org"), "nothing recorded")
+        let name = "offline-" + Hex.encode(SHA256.hash(Array("alice@example.org".utf8)).prefix(16)) + "-state"
+        try h.plain.write(name, Array("failures 1\nlogin 1790000000 sudo OK\nlogin 1790000100 su?l INCORRECT_PIN\n".utf8))
+        var report = try XCTUnwrap(offline.pendingReport(identity: "alice@example.org"))
+        XCTAssertEqual(report.logins, [.init(time: 1_790_000_000, service: "sudo", outcome: "OK"),
+                                       .init(time: 1_790_000_100, service: "su_l", outcome: "INCORRECT_PIN")])
+        XCTAssertFalse(report.host.isEmpty)
+        report.salt = String(repeating: "00", count: 32)
+        XCTAssertTrue(report.isWellFormed, "\(report)")
+        XCTAssertNil(offline.pendingReport(identity: "bob@example.org"), "another user's logins are not alice's")
+        let many = (0..<60).map { "login \(1_790_000_000 + $0) sshd OK\n" }.joined()
+        try h.plain.write(name, Array(("failures 0\n" + many).utf8))
+        let newest = try XCTUnwrap(offline.pendingReport(identity: "alice@example.org"))
+        XCTAssertEqual(newest.logins.count, 50)
+        XCTAssertEqual(newest.logins.first?.time, 1_790_000_010)
+    }
+
     /// A backend that answers "wrong PIN" gets no offline check, even with offline on.
     func testWrongPINAnswerStaysOnline() throws {
         let h = try LoginHarness()

@@ -9,6 +9,8 @@ import XCTest
 /// and shown by `user show`; a relay that rewrites the report gets nothing recorded.
 final class OfflineLoginReportTests: XCTestCase {
     private let logins = [OfflineLoginReport.Login(time: 1_790_000_000, service: "sudo", outcome: "OK"),
+                          OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN"),
+                          // A second wrong PIN within the same second: a login of its own.
                           OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN")]
 
     /// Pass 1 and 2 with the report's nonce, then the final step carrying `sent` (the report
@@ -43,13 +45,14 @@ final class OfflineLoginReportTests: XCTestCase {
             let (ok, nonce) = try await login(alice, server, pin: "1234", report: report)
             XCTAssertEqual(ok.status, 200)
             let answer = try ok.decode(RPAAuthenticateResponse.self)
-            XCTAssertEqual(answer.offlineLoginsRecorded, 2)
-            let key = try XCTUnwrap(try await server.client.get("/rps/clientSettings").decode(ClientSettings.self).verdictKey)
+            XCTAssertEqual(answer.offlineLoginsRecorded, 3)
+            let settings = try await server.client.get("/rps/clientSettings").decode(ClientSettings.self)
+            let key = try XCTUnwrap(settings.verdictKey)
             XCTAssertTrue(Verdict.verify(answer.verdictSignature, publicKeyHex: key, nonce: nonce, mpinID: alice.mpinID,
                                          userID: "alice@example.com", status: 200, context: Verdict.tokenContext))
             let shown = try await server.admin().show(userID: "alice@example.com")
-            XCTAssertEqual(shown.offlineLogins.map(\.service), ["sshd", "sudo"])
-            XCTAssertEqual(shown.offlineLogins.map(\.outcome), ["INCORRECT_PIN", "OK"])
+            XCTAssertEqual(shown.offlineLogins.map(\.service), ["sshd", "sshd", "sudo"])
+            XCTAssertEqual(shown.offlineLogins.map(\.outcome), ["INCORRECT_PIN", "INCORRECT_PIN", "OK"])
             XCTAssertEqual(shown.offlineLogins.first?.host, "web1.example")
             XCTAssertEqual(shown.offlineLogins.first?.source, "127.0.0.1")
             XCTAssertEqual(shown.offlineLogins.first?.fingerprint, shown.identities.first?.fingerprint)
@@ -59,7 +62,7 @@ final class OfflineLoginReportTests: XCTestCase {
             XCTAssertEqual(try again.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded, 0)
             let metrics = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
             XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="ok"} 1"#), metrics)
-            XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="wrong_pin"} 1"#), metrics)
+            XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="wrong_pin"} 2"#), metrics)
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
     }

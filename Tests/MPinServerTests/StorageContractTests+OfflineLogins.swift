@@ -29,6 +29,16 @@ extension StorageContractTests {
         XCTAssertEqual(alice.first?.host, "web1")
         XCTAssertEqual(alice.first?.source, "192.0.2.7")
         XCTAssertEqual(alice.first?.fingerprint, fingerprint(mpinID("alice-1")))
+        // Two wrong PINs in one second, numbered apart by the server: both are kept, once.
+        let twice = OfflineLoginEntry.numbered([entry("alice", outcome: "INCORRECT_PIN", time: 1_030),
+                                                entry("alice", outcome: "INCORRECT_PIN", time: 1_030)])
+        let both = try await store.recordOfflineLogins(twice, userID: "alice")
+        XCTAssertEqual(both.count, 2)
+        let none = try await store.recordOfflineLogins(twice, userID: "alice")
+        XCTAssertEqual(none, [])
+        let withTwice = try await store.offlineLogins(userID: "alice")
+        XCTAssertEqual(withTwice.map(\.time), [1_030, 1_030, 1_020, 1_010, 1_000])
+
         let bob = try await store.offlineLogins(userID: "bob")
         XCTAssertEqual(bob.map(\.time), [1_005], "another user's report is theirs alone")
         let nobody = try await store.offlineLogins(userID: "carol")

@@ -20,10 +20,10 @@ extension RPS {
             return 0
         }
         let now = Date().timeIntervalSince1970
-        let entries = report.logins.map {
+        let entries = OfflineLoginEntry.numbered(report.logins.map {
             OfflineLoginEntry(mpinID: verdict.mpinID, host: report.host, source: source, service: $0.service,
                               outcome: $0.outcome, time: $0.time, reported: now)
-        }
+        })
         let added: [OfflineLoginEntry]
         do {
             added = try await storage.recordOfflineLogins(entries, userID: verdict.userID)

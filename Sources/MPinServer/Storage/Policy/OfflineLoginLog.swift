@@ -20,6 +20,10 @@ package struct OfflineLoginEntry: Codable, Sendable, Equatable {
     package var reported: Double
     /// The mpinId, lower-case hex (not shown).
     var mpinID: String
+    /// How many logins of the same report came before this one with the same time, service
+    /// and outcome (wrong PINs typed within one second): part of the key, so that they are not
+    /// taken for one login sent twice.
+    var occurrence = 0
 
     enum CodingKeys: String, CodingKey { case fingerprint, host, source, service, outcome, time, reported }
 
@@ -43,10 +47,22 @@ package struct OfflineLoginEntry: Codable, Sendable, Equatable {
         mpinID = ""
     }
 
-    /// The row's key: one per identity, host, time, service and outcome, so that a report sent
-    /// again (the host did not see the answer) adds nothing.
+    /// The row's key: one per identity, host, time, service, outcome and occurrence, so that a
+    /// report sent again (the host did not see the answer, or did not believe it) adds nothing.
     var key: String {
-        Hex.encode(SHA256.hash(Array("\(mpinID)\n\(host)\n\(time)\n\(service)\n\(outcome)".utf8)))
+        Hex.encode(SHA256.hash(Array("\(mpinID)\n\(host)\n\(time)\n\(service)\n\(outcome)\n\(occurrence)".utf8)))
+    }
+
+    /// `entries` with each one's occurrence counted among those before it.
+    package static func numbered(_ entries: [OfflineLoginEntry]) -> [OfflineLoginEntry] {
+        var seen: [String: Int] = [:]
+        return entries.map { e in
+            var e = e
+            let same = "\(e.time) \(e.service) \(e.outcome)"
+            e.occurrence = seen[same, default: 0]
+            seen[same] = e.occurrence + 1
+            return e
+        }
     }
 }
 
