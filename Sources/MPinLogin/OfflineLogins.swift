@@ -187,12 +187,15 @@ package final class OfflineLogins {
         }
         let tpm: HostTPM
         do { tpm = try HostTPM(tcti: config.tpm) } catch { return .unavailable("offline: \(error)") }
+        let auth: SecretBytes
+        do { auth = try OfflineKey.authorisation(pin: pin, identity: identity, salt: record.salt) } catch {
+            return .unavailable("offline: \(error)")
+        }
         // Counted before the TPM is asked: a helper stopped halfway has still spent the guess.
         let before = state
         state.failures += 1
         do { try writeState(state, names) } catch { return .unavailable("offline: cannot record the attempt: \(error)") }
         use = .checked
-        let auth = OfflineKey.authorisation(pin: pin, identity: identity, salt: record.salt)
         let secret: SecretBytes
         do {
             secret = try tpm.unseal(auth: auth, public: record.publicPart, private: record.privatePart)
@@ -213,7 +216,12 @@ package final class OfflineLogins {
                 return .unavailable("offline: \(error)")
             }
         }
-        guard OfflineKey.equal(OfflineKey.mac(key: secret, record.signedBytes), record.mac) else {
+        let mac: [UInt8]
+        do { mac = try OfflineKey.mac(key: secret, record.signedBytes) } catch {
+            restore(before, names)
+            return .unavailable("offline: \(error)")
+        }
+        guard OfflineKey.equal(mac, record.mac) else {
             forget(identity: identity, because: "it fails its check")
             return .failed("offline: the offline record fails its check (changed since it was made)")
         }
@@ -266,11 +274,16 @@ package final class OfflineLogins {
             secretBytes = try SystemRandom.bytes(32)
         } catch { throw EnrolmentError(description: "no random bytes: \(error)") }
         let secret = SecretBytes(taking: &secretBytes)
-        let auth = OfflineKey.authorisation(pin: pin, identity: identity, salt: salt)
+        let auth: SecretBytes
+        do { auth = try OfflineKey.authorisation(pin: pin, identity: identity, salt: salt) } catch {
+            throw EnrolmentError(description: error.description)
+        }
         let parts: (public: [UInt8], private: [UInt8])
         do { parts = try tpm.seal(auth: auth, secret: secret) } catch { throw EnrolmentError(description: error.description) }
         var record = Record(identity: identity, salt: salt, publicPart: parts.public, privatePart: parts.private, online: now(), mac: [])
-        record.mac = OfflineKey.mac(key: secret, record.signedBytes)
+        do { record.mac = try OfflineKey.mac(key: secret, record.signedBytes) } catch {
+            throw EnrolmentError(description: error.description)
+        }
         do { try storage.write(names.record, record.encoded) } catch { throw EnrolmentError(description: error.description) }
     }
 
