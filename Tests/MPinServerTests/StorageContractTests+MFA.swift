@@ -68,6 +68,40 @@ extension StorageContractTests {
         XCTAssertNil(afterAbort, "a refused session takes no more verbs")
     }
 
+    /// A registration that names the identity it replaces (pam_mpin's re-enrolment after a
+    /// forgotten PIN) deletes it in its own transaction, and only with a right registration code
+    /// of the same user: never another user's identity, never without a code or with a wrong one.
+    func testARegistrationReplacesOnlyItsOwnUsersIdentityWithARightCode() async throws {
+        let old = try await issueIdentity("ria-old", user: "ria")
+        let other = try await issueIdentity("sam-1", user: "sam")
+        func register(_ name: String, code: String?, replaces: String) async throws -> RegistrationOutcome {
+            try await store.saveRegistration(
+                mpinID: mpinID(name), userID: "ria", regOTTHash: "ott-" + name, activateKeyHash: "key-" + name,
+                expires: now.addingTimeInterval(hour), mode: .link, activateCodeHash: nil, regCodeHash: code,
+                details: RegistrationDetails(deviceName: nil, source: "127.0.0.1", replaces: replaces), now: now)
+        }
+        // No code: stored as any registration (pending), nothing deleted.
+        let noCode = try await register("ria-a", code: nil, replaces: old)
+        XCTAssertEqual(noCode, .stored(active: false, replaced: false))
+        // A wrong code: refused, nothing deleted.
+        assertTrue(try await store.issueRegCode(codeHash: "rc-ria", userID: "ria", expires: now.addingTimeInterval(hour), now: now))
+        let wrong = try await register("ria-b", code: "rc-wrong", replaces: old)
+        XCTAssertEqual(wrong, .regCodeRefused(wrongCodes: 1))
+        // A right code naming another user's identity: stored, and sam's identity stays.
+        let theirs = try await register("ria-c", code: "rc-ria", replaces: other)
+        XCTAssertEqual(theirs, .stored(active: true, replaced: false))
+        let samsAfter = try await store.identities(userID: "sam")
+        XCTAssertEqual(samsAfter.map(\.fingerprint), [fingerprint(other)])
+        var rias = try await store.identities(userID: "ria")
+        XCTAssertEqual(rias.map(\.fingerprint), [fingerprint(old)])
+        // A right code naming the user's own earlier identity: it goes, in the same transaction.
+        assertTrue(try await store.issueRegCode(codeHash: "rc-ria-2", userID: "ria", expires: now.addingTimeInterval(hour), now: now))
+        let own = try await register("ria-d", code: "rc-ria-2", replaces: old)
+        XCTAssertEqual(own, .stored(active: true, replaced: true))
+        rias = try await store.identities(userID: "ria")
+        XCTAssertEqual(rias, [], "the old identity is gone; the new one is issued at its signature step")
+    }
+
     func testRegistrationCodeIsSingleUseAndForItsUserOnly() async throws {
         let issued = try await store.issueRegCode(codeHash: "rc-1", userID: "fay", expires: now.addingTimeInterval(hour), now: now)
         let duplicate = try await store.issueRegCode(codeHash: "rc-1", userID: "gus", expires: now.addingTimeInterval(hour), now: now)

@@ -158,13 +158,17 @@ extension StorageContractTests {
     func testDirectFinalStepCountsWrongPINsAndBlocks() async throws {
         let cy = try await issueIdentity("cy-1", user: "cy")
         var statuses: [Int] = []
+        var left: [Int?] = []
         for i in 0..<3 {
             assertTrue(try await savePass2("wrong-\(i)", mpinID: cy, success: false))
             let verdict = try await store.evaluate(authOTTHash: "wrong-\(i)", flow: .direct, maxAttempts: 3, now: now)
             statuses.append(try XCTUnwrap(verdict).status)
+            left.append(verdict?.attemptsLeft)
             XCTAssertEqual(verdict?.blockedNow, i == 2)
         }
         XCTAssertEqual(statuses, [401, 401, 410])
+        // The count a host shows comes from the counter the verdict wrote, on each backend.
+        XCTAssertEqual(left, [2, 1, nil])
         let used = try await store.evaluate(authOTTHash: "wrong-0", flow: .direct, maxAttempts: 3, now: now)
         XCTAssertNil(used, "single use")
         assertTrue(try await savePass2("right", mpinID: cy, success: true))

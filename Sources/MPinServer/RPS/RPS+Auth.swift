@@ -163,7 +163,7 @@ extension RPS {
         // server's key believes nothing else, whoever answers on the backend's address.
         let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: ott), mpinIDHex: verdict.mpinID,
                                         userID: verdict.userID, status: verdict.status, context: Verdict.tokenContext)
-        let attempts = await attemptsLeft(verdict, nonce: Verdict.nonce(inOneTimeToken: ott))
+        let attempts = attemptsLeft(verdict, nonce: Verdict.nonce(inOneTimeToken: ott))
         var recorded: Int? = nil
         if verdict.status == 200, let report = req.offlineLogins {
             recorded = await recordOfflineLogins(report, verdict: verdict, authOTT: ott, source: source)
@@ -183,7 +183,7 @@ extension RPS {
         let signature = try await verdictSignature(v, authOTT: ott, webOTT: req.webOTT)
         var certificate: String? = nil
         if req.hostKey != nil { certificate = try await hostCertificate(v, webOTT: req.webOTT, hostKey: req.hostKey) }
-        let attempts = v.wid.isEmpty ? await attemptsLeft(v, nonce: Verdict.nonce(inOneTimeToken: ott)) : nil
+        let attempts = v.wid.isEmpty ? attemptsLeft(v, nonce: Verdict.nonce(inOneTimeToken: ott)) : nil
         return Reply(status: v.status, body: TokenAuthenticateResponse(userId: v.userID, mpinId: v.mpinID,
                                                                        status: v.status, message: message, otp: v.otp,
                                                                        verdictSignature: signature, hostCertificate: certificate,
@@ -191,18 +191,12 @@ extension RPS {
     }
 
     /// After a wrong PIN (401) of a login that bound a nonce: the wrong PINs its identity may
-    /// still take, signed over that nonce, so that a host can tell its user before the last one
-    /// is spent (pam_mpin stops its caller's retries at one left). Read after the verdict's
-    /// transaction: two wrong PINs at the same moment may both read the later count, which only
-    /// tells one of them too few; the counter itself decides the block, not this figure.
-    private func attemptsLeft(_ v: AuthVerdict, nonce: [UInt8]?) async -> SignedAttemptsLeft? {
-        guard v.status == 401, let nonce, !v.userID.isEmpty, !v.mpinID.isEmpty else { return nil }
-        let userID = v.userID
-        // Every backend's storage answers the administrator's listing too; that read serves here.
-        guard let admin = storage as? any AdminStorage, let issued = try? await admin.identities(userID: userID),
-              let identity = issued.first(where: { $0.mpinID == v.mpinID }) else { return nil }
-        let left = max(0, config.maxInvalidLoginAttempts - identity.failedAttempts)
-        guard let signature = verdictKey.sign(nonce: nonce, mpinIDHex: v.mpinID, userID: v.userID, status: 401,
+    /// still take, as the verdict's own counter update left them (`FinalStepPlan`), signed over
+    /// that nonce, so that a host can tell its user before the last one is spent (pam_mpin
+    /// stops its caller's retries at one left).
+    private func attemptsLeft(_ v: AuthVerdict, nonce: [UInt8]?) -> SignedAttemptsLeft? {
+        guard v.status == 401, let nonce, let left = v.attemptsLeft, !v.userID.isEmpty, !v.mpinID.isEmpty,
+              let signature = verdictKey.sign(nonce: nonce, mpinIDHex: v.mpinID, userID: v.userID, status: 401,
                                               context: Verdict.attemptsLeftContext(left)) else { return nil }
         return SignedAttemptsLeft(left: left, signature: signature)
     }

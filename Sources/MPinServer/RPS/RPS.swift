@@ -144,12 +144,13 @@ final class RPS: Sendable {
             }
         }
         let activateCodeHash = req.activateCode.flatMap { $0.isEmpty ? nil : Secrets.hash($0) }
+        let replaces = req.replaces.flatMap { Hex.canonical($0) } ?? ""
         let outcome: RegistrationOutcome
         do {
             outcome = try await run { try await self.storage.saveRegistration(
                 mpinID: mpinID, userID: userID, regOTTHash: Secrets.hash(ott), activateKeyHash: Secrets.hash(activateKey),
                 expires: expires, mode: self.config.verification, activateCodeHash: activateCodeHash, regCodeHash: regCodeHash,
-                details: RegistrationDetails(deviceName: req.deviceName, source: source), now: now) }
+                details: RegistrationDetails(deviceName: req.deviceName, source: source, replaces: replaces), now: now) }
         } catch {
             if regCodeHash != nil { regCodeLimit.giveBack(guessSource, now: now) }
             throw error
@@ -168,15 +169,13 @@ final class RPS: Sendable {
         case .activationCodeRefused:
             logger.info("registration refused", metadata: ["reason": "activation code", "source": "\(source)"])
             throw ServerError.activationCodeRefused
-        case .stored(let active):
+        case .stored(let active, let replaced):
             logger.info("registration stored", metadata: ["active": "\(active)"])
             // A right registration code is the administrator's word for this user: the identity
-            // it replaces (theirs, named by the host that held it) goes, so its token is dead.
-            if regCodeHash != nil, let replaced = req.replaces.flatMap({ Hex.canonical($0) }), !replaced.isEmpty, replaced != mpinID,
-               let admin = storage as? any AdminStorage {
-                let userID = userID
-                let dropped = (try? await admin.deleteIdentity(userID: userID, mpinID: replaced)) ?? false
-                logger.notice("registration replaces an identity", metadata: ["deleted": "\(dropped)"])
+            // it replaces (theirs, named by the host that held it) went in the same transaction,
+            // so its token is dead.
+            if regCodeHash != nil, !replaces.isEmpty, replaces != mpinID {
+                logger.notice("registration replaces an identity", metadata: ["deleted": "\(replaced)"])
             }
             metrics.recordRegistrationStarted()
             if !active && config.verification == .link {

@@ -19,9 +19,6 @@ package protocol AdminStorage: Sendable {
     func identities(userID: String) async throws -> [IssuedIdentity]
     /// Clears the wrong-PIN counter of that one identity of the user; false when there is none.
     func unblockIdentity(userID: String, mpinID: String) async throws -> Bool
-    /// Deletes that one identity of the user (a token replaced by a new registration): its
-    /// proofs then find no identity; false when the user has none by that mpinId.
-    func deleteIdentity(userID: String, mpinID: String) async throws -> Bool
     /// The offline logins hosts reported for the user, newest first.
     func offlineLogins(userID: String) async throws -> [OfflineLoginEntry]
     /// Stores a new application (its secret only as a hash).

@@ -90,7 +90,8 @@ extension ServerStorage {
 
 /// Outcome of storing a registration.
 package enum RegistrationOutcome: Sendable, Equatable {
-    case stored(active: Bool)
+    /// Stored; `replaced`: the identity `RegistrationDetails.replaces` named was deleted.
+    case stored(active: Bool, replaced: Bool = false)
     /// The user is revoked.
     case refused
     /// The registration code is not a live code of the user; `wrongCodes`: the wrong codes now
@@ -121,6 +122,9 @@ package struct AuthVerdict: Sendable, Equatable {
     package var isReport = false
     /// The access number of such a report (device mode signs it, §4.5.1); "" otherwise.
     package var wid = ""
+    /// On a counted wrong PIN (401): the wrong PINs the identity may still take, from the
+    /// counter this verdict wrote (§4.5.1, "Attempts left"); nil otherwise.
+    package var attemptsLeft: Int? = nil
 }
 
 /// Which final step evaluates an authOTT.
@@ -157,10 +161,17 @@ package struct RegistrationDetails: Sendable, Equatable {
     package var deviceName: String
     /// The client's address.
     package var source: String
+    /// An earlier identity of the same user (mpinId, lower-case hex) that this registration
+    /// replaces (`RegisterRequest.replaces`: pam_mpin's enrolment of a user whose identity is
+    /// blocked or revoked), or "". Deleted in the registration's transaction, and only when a
+    /// right registration code of that user stands for the registration: the administrator's
+    /// word that this is the user.
+    package var replaces: String
 
-    package init(deviceName: String?, source: String) {
+    package init(deviceName: String?, source: String, replaces: String = "") {
         self.deviceName = String((deviceName ?? "").unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(64)
             .map(Character.init))
         self.source = source
+        self.replaces = replaces
     }
 }

@@ -89,8 +89,11 @@ struct FinalStepPlan: Sendable, Equatable {
         let (status, blockedNow, update) = FinalStepVerdict.decide(identity: identity, success: record.success,
                                                                    maxAttempts: maxAttempts, now: now)
         var writes: [FinalStepWrite] = update.map { [.count($0)] } ?? []
-        let verdict = AuthVerdict(status: status, userID: userID, mpinID: record.mpinID, otp: status == 200 ? record.otp : nil,
+        var verdict = AuthVerdict(status: status, userID: userID, mpinID: record.mpinID, otp: status == 200 ? record.otp : nil,
                                   blockedNow: blockedNow)
+        // The count a host shows its user comes from the counter this verdict writes, in the
+        // same transaction: what the next wrong PIN will find.
+        if status == 401, let update { verdict.attemptsLeft = max(0, maxAttempts - update.attempts) }
         switch flow {
         case .direct:
             writes.append(.deleteAuth)

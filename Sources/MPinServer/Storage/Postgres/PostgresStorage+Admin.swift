@@ -83,13 +83,6 @@ extension PostgresStorage {
         }
     }
 
-    func deleteIdentity(userID: String, mpinID: String) async throws -> Bool {
-        let logger = logger
-        return try await transaction { c in
-            try await c.rows("DELETE FROM identities WHERE mpin_id = \(mpinID) AND user_id = \(userID) RETURNING 1", logger).count == 1
-        }
-    }
-
     func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 idTokenAlg: String, now: Date) async throws {
         try await run("""

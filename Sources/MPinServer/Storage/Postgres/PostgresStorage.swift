@@ -392,6 +392,7 @@ final class PostgresStorage: StorageBackend {
             }
             if !UserStatePolicy.mayRegister(user?.state) { return .refused }
             var mode = mode
+            var replaced = false
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
                 // verification (MFA.md §8); used up here, in the registration's transaction.
@@ -413,6 +414,12 @@ final class PostgresStorage: StorageBackend {
                 // The right code: the count of wrong ones starts again on the user's other codes.
                 try await c.rows("UPDATE reg_codes SET failures = 0 WHERE user_id = \(userID)", logger)
                 mode = .auto
+                // The identity it replaces (the same user's, never this one) goes with it.
+                if !details.replaces.isEmpty, details.replaces != mpinID {
+                    replaced = try await c.rows("""
+                        DELETE FROM identities WHERE mpin_id = \(details.replaces) AND user_id = \(userID) RETURNING 1
+                        """, logger).count == 1
+                }
             }
             if RegistrationPolicy.refusesActivationCode(user: user, mode: mode, activateCodeHash: activateCodeHash) {
                 return .activationCodeRefused
@@ -454,7 +461,7 @@ final class PostgresStorage: StorageBackend {
                                                                 ORDER BY created DESC, mpin_id DESC OFFSET \(RegistrationPolicy.maxPendingPerSource))
                     """, logger)
             }
-            return .stored(active: active)
+            return .stored(active: active, replaced: replaced)
         }
     }
 

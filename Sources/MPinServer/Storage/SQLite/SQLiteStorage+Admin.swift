@@ -78,13 +78,6 @@ extension SQLiteStorage {
         }
     }
 
-    package func deleteIdentity(userID: String, mpinID: String) async throws -> Bool {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM identities WHERE mpin_id = ? AND user_id = ?", arguments: [mpinID, userID])
-            return db.changesCount == 1
-        }
-    }
-
     package func addApp(clientID: String, name: String, redirectURI: String, logoURL: String, secretHash: String,
                 idTokenAlg: String, now: Date) async throws {
         try await write { db in

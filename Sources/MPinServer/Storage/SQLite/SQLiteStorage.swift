@@ -236,6 +236,7 @@ package final class SQLiteStorage: StorageBackend {
                                         arguments: [userID]).map { RegistrationPolicy.User(state: $0["state"], activationCodeHash: $0["activation_code_hash"]) }
             if !UserStatePolicy.mayRegister(user?.state) { return .refused }
             var mode = mode
+            var replaced = false
             if let regCodeHash {
                 // A registration code of this user, live and unused, stands for the identity's
                 // verification (MFA.md §8); it is used up here, in the registration's transaction.
@@ -247,6 +248,12 @@ package final class SQLiteStorage: StorageBackend {
                 // The right code: the count of wrong ones starts again on the user's other codes.
                 try db.execute(sql: "UPDATE reg_codes SET failures = 0 WHERE user_id = ?", arguments: [userID])
                 mode = .auto
+                // The identity it replaces (the same user's, never this one) goes with it.
+                if !details.replaces.isEmpty, details.replaces != mpinID {
+                    try db.execute(sql: "DELETE FROM identities WHERE mpin_id = ? AND user_id = ?",
+                                   arguments: [details.replaces, userID])
+                    replaced = db.changesCount == 1
+                }
             }
             if RegistrationPolicy.refusesActivationCode(user: user, mode: mode, activateCodeHash: activateCodeHash) {
                 return .activationCodeRefused
@@ -288,7 +295,7 @@ package final class SQLiteStorage: StorageBackend {
                                                                 ORDER BY created DESC, rowid DESC LIMIT -1 OFFSET ?)
                     """, arguments: [details.source, RegistrationPolicy.maxPendingPerSource])
             }
-            return .stored(active: active)
+            return .stored(active: active, replaced: replaced)
         }
     }
 
