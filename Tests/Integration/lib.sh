@@ -100,6 +100,36 @@ stop_server() {
   return 1
 }
 
+# start_relay MODE: Tests/Integration/rewrite-relay.py on RELAY_PORT forwarding to PORT (the
+# server, moved to another port), its lines in $WORK/relay.log; sets RELAY_PID. stop_relay ends it.
+start_relay() {
+  python3 "$ROOT/Tests/Integration/rewrite-relay.py" "$RELAY_PORT" "$PORT" "$1" > "$WORK/relay.log" 2>&1 &
+  RELAY_PID=$!; PIDS+=("$RELAY_PID")
+  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT) 2>/dev/null && return 0; sleep 0.1; done
+  echo "the relay did not start:"; cat "$WORK/relay.log"; return 1
+}
+stop_relay() { kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null; }
+
+# start_swtpm NAME: a software TPM (swtpm) with its state in $WORK/NAME, on a free port P for
+# commands and P+1 for control (the swtpm TCTI's convention), 127.0.0.1 only; sets TCTI_NAME
+# (e.g. TCTI_A) to its TCTI string and SWTPM_PID_NAME to its process.
+start_swtpm() {
+  local name=$1 port pid
+  for _ in $(seq 1 50); do
+    port=$(free_port)
+    python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.close()' $((port + 1)) 2>/dev/null && break
+  done
+  mkdir -p "$WORK/$name"
+  swtpm socket --tpm2 --server "type=tcp,port=$port,bindaddr=127.0.0.1" --ctrl "type=tcp,port=$((port + 1)),bindaddr=127.0.0.1" \
+    --tpmstate "dir=$WORK/$name" --flags not-need-init,startup-clear >"$WORK/$name.log" 2>&1 &
+  pid=$!
+  PIDS+=("$pid")
+  eval "SWTPM_PID_$name=$pid"
+  eval "TCTI_$name=swtpm:host=127.0.0.1,port=$port"
+  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.1; done
+  echo "swtpm $name did not start:"; cat "$WORK/$name.log"; return 1
+}
+
 # start_tls_server: a second mpin-server serving HTTPS itself on 127.0.0.1:TLSPORT, on its own
 # data directory made with `init --self-signed 127.0.0.1`; sets TLSPORT, TLS_PID, TLSDATA and
 # CACERT (the certificate path init prints for clients). Its log is $WORK/tls-server.log.

@@ -20,21 +20,12 @@ command -v swtpm >/dev/null || { echo "offline-bench: swtpm is missing (make pac
 
 mkdir -m 700 "$WORK/store" "$WORK/pam.d"
 start_server || exit 1
-port=""
-for _ in $(seq 1 50); do
-  port=$(free_port)
-  python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.close()' $((port + 1)) 2>/dev/null && break
-done
-mkdir -p "$WORK/tpm"
-swtpm socket --tpm2 --server "type=tcp,port=$port,bindaddr=127.0.0.1" --ctrl "type=tcp,port=$((port + 1)),bindaddr=127.0.0.1" \
-  --tpmstate "dir=$WORK/tpm" --flags not-need-init,startup-clear >"$WORK/swtpm.log" 2>&1 &
-SWTPM_PID=$!
-PIDS+=($!)
+start_swtpm tpm || exit 1
+SWTPM_PID=$SWTPM_PID_tpm
+TCTI=$TCTI_tpm
 # swtpm's own CPU time in milliseconds (utime + stime, in clock ticks of 10 ms): the TPM's work,
 # which the helper's CPU time does not include.
 swtpm_cpu() { awk '{ print ($14 + $15) * 10 }' "/proc/$SWTPM_PID/stat"; }
-for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-TCTI="swtpm:host=127.0.0.1,port=$port"
 write_config "$WORK/mpin.conf" "$BACKEND" "offline = yes" "tpm = $TCTI" "offline_attempts = 100"
 echo 1234 | "$BIN/mpinctl" --config "$WORK/mpin.conf" register "$BENCH_USER" --identity bench@example.org --pin-stdin >/dev/null || exit 1
 printf 'auth required %s config=%s\naccount required pam_permit.so\n' "$MODULE_LINE" "$WORK/mpin.conf" > "$WORK/pam.d/mpin"

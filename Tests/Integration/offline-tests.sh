@@ -15,25 +15,6 @@ for tool in swtpm tpm2_getcap tpm2_dictionarylockout; do
   command -v "$tool" >/dev/null || { echo "offline-tests: $tool is missing (make packages installs swtpm and tpm2-tools)"; exit 1; }
 done
 
-# start_swtpm NAME: a swtpm with its state in $WORK/NAME, on a free port P for commands and P+1
-# for control (the swtpm TCTI's convention); sets TCTI_NAME (e.g. TCTI_A) to its TCTI string.
-start_swtpm() {
-  local name=$1 port pid
-  for _ in $(seq 1 50); do
-    port=$(free_port)
-    python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.close()' $((port + 1)) 2>/dev/null && break
-  done
-  mkdir -p "$WORK/$name"
-  swtpm socket --tpm2 --server "type=tcp,port=$port,bindaddr=127.0.0.1" --ctrl "type=tcp,port=$((port + 1)),bindaddr=127.0.0.1" \
-    --tpmstate "dir=$WORK/$name" --flags not-need-init,startup-clear >"$WORK/$name.log" 2>&1 &
-  pid=$!
-  PIDS+=("$pid")
-  eval "SWTPM_PID_$name=$pid"
-  eval "TCTI_$name=swtpm:host=127.0.0.1,port=$port"
-  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.1; done
-  echo "swtpm $name did not start:"; cat "$WORK/$name.log"; return 1
-}
-
 # lockout_counter TCTI: the TPM's count of failed authorisations (TPM2_PT_LOCKOUT_COUNTER).
 lockout_counter() { printf '%d\n' "$(tpm2_getcap properties-variable -T "$1" | sed -n 's/^TPM2_PT_LOCKOUT_COUNTER: //p')"; }
 in_lockout() { tpm2_getcap properties-variable -T "$1" | grep -q 'inLockout: *1'; }
@@ -157,42 +138,6 @@ stop_server
 # the nonce sealed in the authOTT and records nothing, the login itself is unharmed. "nonce":
 # also puts the hash of its own report into pass 2's verdictNonce: then the verdict is signed
 # over the relay's nonce and the host refuses the login.
-start_relay() {
-  python3 - "$RELAY_PORT" "$PORT" "$1" > "$WORK/relay.log" 2>&1 <<'EOF' &
-import hashlib, http.server, json, os, sys, time, urllib.request
-listen, upstream, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-salt = os.urandom(32)
-forged = {"host": "forged", "salt": salt.hex(), "logins": [{"time": int(time.time()), "service": "forged", "outcome": "OK"}]}
-bound = "mpin-offline-report-v1\nhost forged\n" + "".join(f"login {l['time']} {l['service']} {l['outcome']}\n" for l in forged["logins"])
-class Relay(http.server.BaseHTTPRequestHandler):
-    def forward(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
-        if body and self.path.endswith("/pass2") and mode == "nonce":
-            doc = json.loads(body); doc["verdictNonce"] = hashlib.sha256(salt + bound.encode()).hexdigest()
-            body = json.dumps(doc).encode(); print("rewrote the nonce", flush=True)
-        if body and self.path.endswith("/mpinAuthenticate"):
-            doc = json.loads(body)
-            if "offlineLogins" in doc:
-                if mode == "nonce": doc["offlineLogins"] = forged
-                else: doc["offlineLogins"]["logins"][0]["service"] = "forged"
-                body = json.dumps(doc).encode(); print("rewrote the report", flush=True)
-        req = urllib.request.Request(f"http://127.0.0.1:{upstream}{self.path}", data=body, method=self.command,
-                                     headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type",)})
-        try:
-            with urllib.request.urlopen(req) as r: status, data = r.status, r.read()
-        except urllib.error.HTTPError as e: status, data = e.code, e.read()
-        data = data.replace(b"127.0.0.1:%d" % upstream, b"127.0.0.1:%d" % listen)
-        self.send_response(status); self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
-    do_GET = do_POST = forward
-    def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", listen), Relay).serve_forever()
-EOF
-  RELAY_PID=$!; PIDS+=("$RELAY_PID")
-  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT) 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
-stop_relay() { kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null; }
 RELAY_PORT=$PORT
 pamt mpin alice "$PIN"
 check "relay: an offline login to report" [ "$RC" -eq 0 ]

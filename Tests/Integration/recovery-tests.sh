@@ -48,37 +48,13 @@ check_all "after a success the prompt is plain again" '[ "$RC" -eq 0 ] && ! grep
 # the port during a restart and forwards what he gets).
 RELAY_PORT=$PORT
 stop_server; PORT=$(free_port); restart_server
-python3 - "$RELAY_PORT" "$PORT" > "$WORK/relay.log" 2>&1 <<'EOF' &
-import http.server, json, sys, urllib.request
-listen, upstream = int(sys.argv[1]), int(sys.argv[2])
-class Relay(http.server.BaseHTTPRequestHandler):
-    def forward(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
-        req = urllib.request.Request(f"http://127.0.0.1:{upstream}{self.path}", data=body, method=self.command,
-                                     headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type",)})
-        try:
-            with urllib.request.urlopen(req) as r: status, data = r.status, r.read()
-        except urllib.error.HTTPError as e: status, data = e.code, e.read()
-        if status == 401:
-            try:
-                doc = json.loads(data); doc["attemptsLeft"] = 1; data = json.dumps(doc).encode()
-                print("rewrote attemptsLeft", flush=True)
-            except Exception: pass
-        data = data.replace(b"127.0.0.1:%d" % upstream, b"127.0.0.1:%d" % listen)
-        self.send_response(status); self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
-    do_GET = do_POST = forward
-    def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", listen), Relay).serve_forever()
-EOF
-RELAY_PID=$!; PIDS+=("$RELAY_PID")
-for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT) 2>/dev/null && break; sleep 0.1; done
+start_relay attempts || exit 1
 pamt mpin alice 9999
 check_all "relay: a rewritten count fails its signature and is not shown (plain 'Wrong PIN.', no PAM_MAXTRIES)" \
   'grep -q "rewrote attemptsLeft" "$WORK/relay.log" && grep -q "^Wrong PIN\.$" <<<"$OUT" && ! grep -q "attempt left\|exhausted maximum" <<<"$OUT"'
 check_all "... and the next prompt does not claim a count either" \
   '! grep -q "\"attemptsLeft\"" "$WORK/store/state-accounts"'
-kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null
+stop_relay
 stop_server; PORT=$RELAY_PORT; restart_server
 
 # --- Blocked, then unblocked on the server: the same token works again ----------------------
