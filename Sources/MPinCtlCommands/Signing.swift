@@ -95,6 +95,7 @@ struct Verify: CLICommand {
         let mfa = MPinMFA(context: global.platform(config))
         for d in config.trustedDomains { mfa.addTrustedDomain(d) }
         let node = config.backends.first ?? config.backend
+        if !config.authenticatesByTLS(node) { mfa.confine(toOriginOf: node) }
         let (status, valid, userId) = mfa.verifySignature(message, server: node, rpsPrefix: config.rpsPrefix)
         try check(status)
         guard valid else {

@@ -87,6 +87,9 @@ struct GlobalOptions {
         let (config, account, _) = try registeredUser(unixUser)
         let mfa = MPinMFA(context: platform(config))
         for d in config.trustedDomains { mfa.addTrustedDomain(d) }
+        // As every login of the host's: without TLS that names the backend, no request leaves
+        // its origin (a PIN proof for a code or a signature included).
+        if !config.authenticatesByTLS(account.backend) { mfa.confine(toOriginOf: account.backend) }
         try check(mfa.initialize())
         try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
         let key = RegCode.backendKey(account.backend)

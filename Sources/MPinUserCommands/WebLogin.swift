@@ -87,6 +87,8 @@ struct Refuse: CLICommand {
         }
         let store = try UserStore.open(global.store, create: false, trust: global.trust)
         let mfa = MPinMFA(context: store.platform)
+        // As `mpin approve`: over plain http no request leaves the backend's origin.
+        if !backend.hasPrefix("https://") { mfa.confine(toOriginOf: backend) }
         try check(mfa.initialize())
         try check(mfa.setBackend(backend, rpsPrefix: global.rpsPrefix))
         try check(mfa.abortSession(accessCode: wid))

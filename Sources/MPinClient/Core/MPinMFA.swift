@@ -39,6 +39,13 @@ public final class MPinMFA {
     /// `ClearCustomHeaders`. The client id (`setClientId`) is kept.
     public func clearCustomHeaders() { core.clearCustomHeaders() }
 
+    /// As `MPinSDK.confine(toOriginOf:)`: every later request must go to `url`'s origin. A host
+    /// command whose backend's TLS does not authenticate (plain http) calls it, so that client
+    /// settings whoever holds the backend's port sends cannot send a code or a PIN proof
+    /// elsewhere (docs/SECURITY.md §3).
+    @discardableResult
+    package func confine(toOriginOf url: String) -> Bool { core.confine(toOriginOf: url) }
+
     /// `AddTrustedDomain`: after this, only https URLs in these domains are contacted.
     public func addTrustedDomain(_ domain: String) { core.addTrustedDomain(domain) }
 
