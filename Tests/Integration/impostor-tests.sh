@@ -8,10 +8,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
 
-pam_setup
-start_server || exit 1
-write_config "$WORK/mpin.conf" "$BACKEND"
-service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+suite_setup
 
 # Device mode: carol's device registers itself; the host links her with the registration's
 # fingerprint, in a store and configuration of their own.

@@ -185,6 +185,16 @@ pam_setup() {
   PAM_SET_ITEMS="/usr/lib/${multiarch:-$(uname -m)-linux-gnu}/pam_wrapper/pam_set_items.so"
 }
 
+# suite_setup: what most pamtester suites start with: pam_setup, a fresh mpin-server
+# (start_server), $WORK/mpin.conf naming it (write_config), and the service `mpin` (auth with the
+# module and that file, account pam_permit). Exits the suite when the server does not start.
+suite_setup() {
+  pam_setup
+  start_server || exit 1
+  write_config "$WORK/mpin.conf" "$BACKEND"
+  service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+}
+
 # nss_setup: the suites' Unix users without a change to /etc. The helper resolves PAM_USER with
 # getpwnam (docs/SECURITY.md §6.4), so alice, carol, dora, erin and the names in $NSS_USERS (if
 # set) must exist: Tests/Integration/nss-shim.c, preloaded, answers them from $OTHERS/passwd.

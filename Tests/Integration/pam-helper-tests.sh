@@ -8,10 +8,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/Tests/Integration/lib.sh"
 
-pam_setup
-start_server || exit 1
-write_config "$WORK/mpin.conf" "$BACKEND"
-service mpin "auth required $MODULE config=$WORK/mpin.conf" "account required pam_permit.so"
+suite_setup
 echo 1234 | ctl register alice --identity alice@example.org --pin-stdin >/dev/null || fail "mpinctl registers alice"
 build_thread_check
 
