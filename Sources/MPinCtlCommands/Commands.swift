@@ -57,7 +57,9 @@ struct Register: CLICommand {
         var status = MPinStatus.ok
         for candidate in config.backends.isEmpty ? [config.backend] : config.backends {
             node = candidate
-            if !config.authenticatesByTLS(candidate) { sdk.confine(toOriginOf: candidate) }
+            if !config.authenticatesByTLS(candidate), !sdk.confine(toOriginOf: candidate) {
+                throw CLIError(status: .failed, message: "FLOW_ERROR: \(candidate) is not an absolute http(s) URL")
+            }
             status = sdk.setBackend(candidate, rpsPrefix: config.rpsPrefix)
             guard status.code == .networkError || status.code == .httpServerError else { break }
         }

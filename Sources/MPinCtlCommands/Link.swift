@@ -54,7 +54,9 @@ struct Link: CLICommand {
         // The verdict key is taken from the backend now and pinned: from then on, approvals
         // are believed only with its signature.
         let sdk = try global.sdk(config)
-        if !config.authenticatesByTLS(config.backend) { sdk.confine(toOriginOf: config.backend) }
+        if !config.authenticatesByTLS(config.backend), !sdk.confine(toOriginOf: config.backend) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(config.backend) is not an absolute http(s) URL")
+        }
         try check(sdk.setBackend(config.backend, rpsPrefix: config.rpsPrefix))
         var key = sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? ""
         try checkAnnouncedVerdictKey(key, expected: expectedVerdictKey(verdictKey, config), backend: config.backend, config: config)

@@ -95,7 +95,9 @@ struct Verify: CLICommand {
         let mfa = MPinMFA(context: global.platform(config))
         for d in config.trustedDomains { mfa.addTrustedDomain(d) }
         let node = config.backends.first ?? config.backend
-        if !config.authenticatesByTLS(node) { mfa.confine(toOriginOf: node) }
+        if !config.authenticatesByTLS(node), !mfa.confine(toOriginOf: node) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(node) is not an absolute http(s) URL")
+        }
         let (status, valid, userId) = mfa.verifySignature(message, server: node, rpsPrefix: config.rpsPrefix)
         try check(status)
         guard valid else {

@@ -89,7 +89,9 @@ struct GlobalOptions {
         for d in config.trustedDomains { mfa.addTrustedDomain(d) }
         // As every login of the host's: without TLS that names the backend, no request leaves
         // its origin (a PIN proof for a code or a signature included).
-        if !config.authenticatesByTLS(account.backend) { mfa.confine(toOriginOf: account.backend) }
+        if !config.authenticatesByTLS(account.backend), !mfa.confine(toOriginOf: account.backend) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(account.backend) is not an absolute http(s) URL")
+        }
         try check(mfa.initialize())
         try check(mfa.setBackend(account.backend, rpsPrefix: config.rpsPrefix))
         let key = RegCode.backendKey(account.backend)

@@ -108,7 +108,8 @@ package struct Login {
         var unreachable = 0
         // Offline logins made on this host since the user's last online login go to the
         // backend with this login's final step (docs/PROTOCOL.md §4.5.2).
-        let report = offline?.pendingReport(identity: account.identity)
+        // Only a registration with a pinned verdict key sends one (its acknowledgment is signed).
+        let report = firstUser.verdictKeyHex.isEmpty ? nil : offline?.pendingReport(identity: account.identity)
         var recorded: Int? = nil
         for (index, url) in nodes.enumerated() {
             if index > 0 {
@@ -144,7 +145,7 @@ package struct Login {
         // offline outcome changes nothing there (no revocation, no attempts left).
         switch outcome {
         case .success:
-            offline?.onlineSuccess(identity: account.identity, pin: pin, recorded: recorded)
+            offline?.onlineSuccess(identity: account.identity, pin: pin, report: report, recorded: recorded)
         case .revoked, .blocked:
             // Believed only when signed with the pinned key or through TLS with the configured
             // CA (an unsigned one is `failed`): the backend stays the authority offline too.

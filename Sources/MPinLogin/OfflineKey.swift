@@ -26,10 +26,13 @@ package enum OfflineKey {
         var s = label
         appendLengthPrefixed(&s, Array(identity.utf8))
         appendLengthPrefixed(&s, salt)
-        let derived: Result<[UInt8], Failure> = pin.withUnsafeBytes { p in
-            do throws(Failure) { return .success(try pbkdf2(password: p, salt: s, iterations: iterations)) } catch { return .failure(error) }
+        // The derived bytes live in one array only, which SecretBytes takes and wipes.
+        var bytes: [UInt8] = []
+        var failure: Failure? = nil
+        pin.withUnsafeBytes { p in
+            do throws(Failure) { bytes = try pbkdf2(password: p, salt: s, iterations: iterations) } catch { failure = error }
         }
-        var bytes = try derived.get()
+        if let failure { throw failure }
         return SecretBytes(taking: &bytes)
     }
 

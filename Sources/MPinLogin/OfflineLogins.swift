@@ -60,17 +60,33 @@ package final class OfflineLogins {
 
     /// An online success with `pin`: the host's count starts again, the offline logins recorded
     /// since the last one are noted, and the record is made when missing or a day old.
-    /// `recorded`: how many of them the backend said it recorded (the report went with this
-    /// login, `pendingReport`); nil when it said nothing.
-    func onlineSuccess(identity: String, pin: borrowing SecretBytes, recorded: Int? = nil) {
+    /// `report`: what this login sent the backend (`pendingReport`; nil when its registration
+    /// cannot send one), and `recorded`: the backend's signed acknowledgment of it (how many
+    /// were new to it), nil without one. Reported logins are forgotten only when acknowledged;
+    /// otherwise they stay for the next online login (the backend keeps each login once). A
+    /// registration that cannot report leaves them to the log alone, as before reports existed.
+    func onlineSuccess(identity: String, pin: borrowing SecretBytes, report: OfflineLoginReport? = nil, recorded: Int? = nil) {
         let names = Names(identity)
-        if let state = try? readState(names), state.failures > 0 || !state.events.isEmpty {
+        if var state = try? readState(names), state.failures > 0 || !state.events.isEmpty {
             if !state.events.isEmpty {
-                let told = recorded.map { "; reported to the backend, which recorded \($0) new" } ?? "; not recorded by the backend"
+                let seen = state.events
+                let told: String
+                if report == nil {
+                    told = "; not reported (the registration pins no verdict key)"
+                    state.events = []
+                } else if let recorded, let report {
+                    told = "; reported to the backend, which recorded \(recorded) new"
+                    state.events = Self.remaining(state.events, after: report)
+                } else {
+                    told = "; the backend did not acknowledge the report: kept for the next online login"
+                }
                 notes.append("offline logins since the last online login: "
-                    + state.events.map { "\($0.time) \($0.service) \($0.outcome)" }.joined(separator: ", ") + told)
+                    + seen.map { "\($0.time) \($0.service) \($0.outcome)" }.joined(separator: ", ") + told)
             }
-            do { try storage.delete(names.state) } catch { notes.append("offline: cannot reset the host's count: \(error)") }
+            state.failures = 0
+            do {
+                if state.events.isEmpty { try storage.delete(names.state) } else { try writeState(state, names) }
+            } catch { notes.append("offline: cannot reset the host's count: \(error)") }
         }
         if let record = try? readRecord(names), now() - record.online < Self.refreshInterval, now() >= record.online {
             return
@@ -94,6 +110,19 @@ package final class OfflineLogins {
         }
         return OfflineLoginReport(host: Self.reportName(Self.hostName(), maxBytes: OfflineLoginReport.maxHostBytes),
                                   logins: Array(logins))
+    }
+
+    /// `events` without one of each login `report` acknowledged (matched as the report named
+    /// them); logins recorded since the report was read stay.
+    static func remaining(_ events: [State.Event], after report: OfflineLoginReport) -> [State.Event] {
+        var acknowledged = report.logins
+        return events.filter { e in
+            let named = OfflineLoginReport.Login(time: e.time, service: reportName(e.service, maxBytes: OfflineLoginReport.maxServiceBytes),
+                                                 outcome: e.outcome)
+            guard let i = acknowledged.firstIndex(of: named) else { return true }
+            acknowledged.remove(at: i)
+            return false
+        }
     }
 
     /// This host's name (gethostname), "" when it has none.

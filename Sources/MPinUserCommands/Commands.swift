@@ -51,7 +51,9 @@ struct Register: CLICommand {
         // origin, and the verdict key it announces is pinned only when it is the one the
         // admin read on the server (docs/SECURITY.md §3).
         let plain = !backend.hasPrefix("https://")
-        if plain { sdk.confine(toOriginOf: backend) }
+        if plain, !sdk.confine(toOriginOf: backend) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) is not an absolute http(s) URL")
+        }
         try check(sdk.setBackend(backend, rpsPrefix: global.rpsPrefix))
         let announced = (sdk.clientSettingsDocument?["verdictKey"]?.stringValue ?? "").lowercased()
         if let verdictKey {

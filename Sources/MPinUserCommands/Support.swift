@@ -124,7 +124,9 @@ struct GlobalOptions {
         let chosen = try store.chosenAccount(identity, advice: "; run `mpin register`").account
         let sdk = try store.sdk()
         // As `mpin register`: over plain http no request leaves the backend's origin.
-        if !chosen.backend.hasPrefix("https://") { sdk.confine(toOriginOf: chosen.backend) }
+        if !chosen.backend.hasPrefix("https://"), !sdk.confine(toOriginOf: chosen.backend) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(chosen.backend) is not an absolute http(s) URL")
+        }
         try check(sdk.setBackend(chosen.backend, rpsPrefix: rpsPrefix))
         guard let user = sdk.listUsers().1.first(where: { $0.id == chosen.identity }) else {
             throw CLIError(status: .failed, message: "USER_UNKNOWN: the token of \(chosen.identity) is missing; register again")

@@ -88,7 +88,9 @@ struct Refuse: CLICommand {
         let store = try UserStore.open(global.store, create: false, trust: global.trust)
         let mfa = MPinMFA(context: store.platform)
         // As `mpin approve`: over plain http no request leaves the backend's origin.
-        if !backend.hasPrefix("https://") { mfa.confine(toOriginOf: backend) }
+        if !backend.hasPrefix("https://"), !mfa.confine(toOriginOf: backend) {
+            throw CLIError(status: .failed, message: "FLOW_ERROR: \(backend) is not an absolute http(s) URL")
+        }
         try check(mfa.initialize())
         try check(mfa.setBackend(backend, rpsPrefix: global.rpsPrefix))
         try check(mfa.abortSession(accessCode: wid))

@@ -43,6 +43,7 @@ extension RPAAuthenticateResponse: DirectJSONEncodable {
         w.member("attemptsLeft", attemptsLeft)
         w.member("attemptsLeftSignature", attemptsLeftSignature)
         w.member("offlineLoginsRecorded", offlineLoginsRecorded)
+        w.member("offlineLoginsSignature", offlineLoginsSignature)
         return w.finish()
     }
 }

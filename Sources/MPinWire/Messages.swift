@@ -264,6 +264,15 @@ package struct AuthenticateEnvelope<Response: Codable & Sendable & Equatable>: C
     package init(mpinResponse: Response, offlineLogins: OfflineLoginReport? = nil) {
         self.mpinResponse = mpinResponse; self.offlineLogins = offlineLogins
     }
+
+    enum CodingKeys: String, CodingKey { case mpinResponse, offlineLogins }
+
+    /// A report that does not decode is read as none: it never changes the login's answer.
+    package init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        mpinResponse = try c.decode(Response.self, forKey: .mpinResponse)
+        offlineLogins = try? c.decodeIfPresent(OfflineLoginReport.self, forKey: .offlineLogins)
+    }
 }
 
 /// The final step's body as the server reads it.
@@ -333,6 +342,14 @@ package struct SignedAttemptsLeft: Sendable, Equatable {
     package init(left: Int, signature: String) { self.left = left; self.signature = signature }
 }
 
+/// How many logins of a host's offline-login report were new to the server, signed over the
+/// login's nonce (§4.5.2).
+package struct SignedOfflineLoginsRecorded: Sendable, Equatable {
+    package var recorded: Int
+    package var signature: String
+    package init(recorded: Int, signature: String) { self.recorded = recorded; self.signature = signature }
+}
+
 package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     package var someUserData: String
     /// The OTP's lifetime (ms since the epoch) when the authentication issued one (§6), so
@@ -347,13 +364,15 @@ package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     /// On a wrong PIN (401): as TokenAuthenticateResponse's.
     package var attemptsLeft: Int?
     package var attemptsLeftSignature: String?
-    /// On a success whose request reported offline logins (§4.5.2): how many the server
-    /// recorded (0 when it refused the report).
+    /// On a success whose request carried an offline-login report the server kept (§4.5.2):
+    /// how many of its logins were new to it, and the signature of that count over the login's
+    /// nonce. Absent when the report was refused.
     package var offlineLoginsRecorded: Int?
+    package var offlineLoginsSignature: String?
     package init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil,
-                attempts: SignedAttemptsLeft? = nil, offlineLoginsRecorded: Int? = nil) {
+                attempts: SignedAttemptsLeft? = nil, offlineLogins: SignedOfflineLoginsRecorded? = nil) {
         attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
-        self.offlineLoginsRecorded = offlineLoginsRecorded
+        offlineLoginsRecorded = offlineLogins?.recorded; offlineLoginsSignature = offlineLogins?.signature
         self.someUserData = someUserData
         expireTime = otpTiming?.expireTime
         ttlSeconds = otpTiming?.ttlSeconds

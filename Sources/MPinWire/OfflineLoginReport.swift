@@ -7,10 +7,12 @@ import MPinCrypto
 ///
 /// The report is bound to the login's PIN proof through the verdict nonce: the host draws a
 /// random `salt` and sends, as pass 2's `verdictNonce`, SHA-256 of the salt and `boundBytes`.
-/// The server puts that nonce into the authOTT, which nobody can change (§4.5.1), and records a
-/// report only when the login succeeded and the report hashes to that nonce. A relay that
-/// rewrites the report must also rewrite the nonce, and then the host finds the verdict not
-/// signed over its own nonce and refuses the login: a report cannot be altered unseen.
+/// The server puts that nonce into the authOTT, which nobody can change (§4.5.1), records a
+/// report only when a host token's login succeeded and the report hashes to that nonce, and
+/// signs the count it kept over the nonce; the host forgets its logins only on that signature.
+/// A relay that rewrites the report gets nothing recorded and the host sends it again; one that
+/// also rewrites the nonce to fit its own report gets the verdict signed over that nonce, which
+/// the host refuses: a forged report costs the user a login they see fail (SECURITY.md §4).
 package struct OfflineLoginReport: Codable, Sendable, Equatable {
     /// One offline login: when (seconds since 1970, the host's clock), through which PAM
     /// service, and how it ended (`outcomes`).

@@ -38,6 +38,11 @@ package enum Verdict {
     /// verifies the verdict as before; a count without this signature is not shown.
     package static func attemptsLeftContext(_ left: Int) -> String { "attempts-left\n" + String(left) }
 
+    /// The context of a success's acknowledgment of a host's offline-login report (§4.5.2):
+    /// how many of its logins were new to the server. Signed apart from the verdict; a host
+    /// forgets the logins it reported only with this signature over its own nonce.
+    package static func offlineLoginsRecordedContext(_ recorded: Int) -> String { "offline-logins-recorded\n" + String(recorded) }
+
     /// The query parameter that carries a host's nonce on a request without a body.
     package static let nonceParameter = "verdictNonce"
 

@@ -144,8 +144,9 @@ check "relay: an offline login to report" [ "$RC" -eq 0 ]
 PORT=$(free_port); restart_server || exit 1
 start_relay report || exit 1
 pamt mpin alice "$PIN"
-check_all "relay rewrites the report: the login succeeds, and the backend recorded none of it" \
-  '[ "$RC" -eq 0 ] && grep -q "rewrote the report" "$WORK/relay.log" && grep -q "which recorded 0 new" <<<"$OUT"'
+check_all "relay rewrites the report: the login succeeds, the backend acknowledges nothing, the host keeps its logins" \
+  '[ "$RC" -eq 0 ] && grep -q "rewrote the report" "$WORK/relay.log" && grep -q "did not acknowledge the report: kept for the next online login" <<<"$OUT"'
+check "relay adds an unsigned acknowledgment: not believed" grep -q "added an unsigned acknowledgment" "$WORK/relay.log"
 check "relay rewrites the report: mpin-server's log says why" bash -c 'grep "offline logins refused" "$1" | grep -q "not bound to the login"' _ "$WORK/server.log"
 check "relay rewrites the report: user show has nothing of it" \
   bash -c '! "$1/mpin-server" user show --data "$2" alice@example.org | grep -q forged' _ "$BIN" "$WORK/server"
@@ -159,6 +160,13 @@ check_all "relay rewrites the nonce to fit its own report: the host refuses the 
 check "... and the host keeps its own report for the next login" grep -q "login .* mpin OK" "$(record_path alice@example.org)-state"
 stop_relay; stop_server
 PORT=$RELAY_PORT
+# Back on its own port, with no one in between: the next online login reports both offline
+# logins the relays kept from the backend, and the host forgets them on the signed acknowledgment.
+restart_server || exit 1
+pamt mpin alice "$PIN"
+check_all "the next clean online login reports the kept logins, acknowledged" \
+  '[ "$RC" -eq 0 ] && grep -q "which recorded 2 new" <<<"$OUT" && [ ! -e "$(record_path alice@example.org)-state" ]'
+stop_server
 
 # --- An answer is never a reason to go offline -----------------------------------------------
 restart_server || exit 1

@@ -5,7 +5,8 @@ what an attacker in that place would (someone who held the port during a restart
   rewrite-relay.py LISTEN_PORT UPSTREAM_PORT MODE
 
 MODE attempts: adds attemptsLeft=1 to every 401 (a count the server did not sign).
-MODE report:   changes the first offline login of the final step's offlineLogins.
+MODE report:   changes the first offline login of the final step's offlineLogins, and adds an
+               unsigned "offlineLoginsRecorded" to the answer (an acknowledgment it made up).
 MODE nonce:    replaces pass 2's verdictNonce with the hash of a report of its own and sends that
                report in the final step (docs/PROTOCOL.md §4.5.2).
 Prints one line per rewrite. 127.0.0.1 only; the test kills it.
@@ -44,6 +45,11 @@ class Relay(http.server.BaseHTTPRequestHandler):
                 status, data = r.status, r.read()
         except urllib.error.HTTPError as e:
             status, data = e.code, e.read()
+        if status == 200 and mode == "report" and self.path.endswith("/mpinAuthenticate"):
+            doc = json.loads(data)
+            doc["offlineLoginsRecorded"] = 1
+            data = json.dumps(doc).encode()
+            print("added an unsigned acknowledgment", flush=True)
         if status == 401 and mode == "attempts":
             try:
                 doc = json.loads(data)

@@ -60,6 +60,15 @@ extension StorageContractTests {
         XCTAssertEqual(kept.last?.time, 10_050, "the oldest beyond 200 are dropped")
         let bobsKept = try await store.offlineLogins(userID: "bob")
         XCTAssertEqual(bobsKept.count, 1, "one user's reports never drop another's")
+        // Logins that share one time (a report of 50 services at one second, again and again)
+        // are held to the bound too.
+        for round in 0..<5 {
+            let tied = (0..<50).map { entry("alice", service: "s\(round)-\($0)", time: 20_000) }
+            _ = try await store.recordOfflineLogins(tied, userID: "alice")
+        }
+        let tiedKept = try await store.offlineLogins(userID: "alice")
+        XCTAssertEqual(tiedKept.count, 200)
+        XCTAssertEqual(Set(tiedKept.map(\.time)), [20_000])
 
         // A revocation keeps the record of what happened; deleting the user removes it.
         let revoked = try await store.changeUser(userID: "alice", .revoke)

@@ -356,7 +356,11 @@ extension MPinSDK {
             guard !signsOK || verdictIsSigned(result, status: 200) else {
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
             }
-            if report != nil, let n = result["offlineLoginsRecorded"]?.int64Value, (0...Int64(OfflineLoginReport.maxLogins)).contains(n) {
+            // The backend's acknowledgment of the report, believed only with its signature over
+            // this login's nonce: the host forgets the logins it reported only then.
+            if report != nil, let n = result["offlineLoginsRecorded"]?.int64Value, (0...Int64(OfflineLoginReport.maxLogins)).contains(n),
+               Verdict.verify(result["offlineLoginsSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
+                              mpinID: mpinId, userID: user.id, status: 200, context: Verdict.offlineLoginsRecordedContext(Int(n))) {
                 offlineLoginsRecorded = Int(n)
             }
             if user.state == .blocked {

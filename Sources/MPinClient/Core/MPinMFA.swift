@@ -43,7 +43,6 @@ public final class MPinMFA {
     /// command whose backend's TLS does not authenticate (plain http) calls it, so that client
     /// settings whoever holds the backend's port sends cannot send a code or a PIN proof
     /// elsewhere (docs/SECURITY.md §3).
-    @discardableResult
     package func confine(toOriginOf url: String) -> Bool { core.confine(toOriginOf: url) }
 
     /// `AddTrustedDomain`: after this, only https URLs in these domains are contacted.

@@ -99,8 +99,9 @@ public final class MPinSDK {
     /// to the login's verdict nonce. Nil: nothing to report.
     package var offlineReport: OfflineLoginReport? = nil
     /// After a login that sent `offlineReport` and was answered OK (signed): how many of its
-    /// logins the backend said it recorded; nil when it said nothing (a backend that does not
-    /// know the report).
+    /// logins the backend recorded as new, from its acknowledgment signed over the login's
+    /// nonce; nil without one (the report refused or rewritten on the way, or a backend that
+    /// does not know reports).
     package internal(set) var offlineLoginsRecorded: Int? = nil
 
     // MARK: Backend

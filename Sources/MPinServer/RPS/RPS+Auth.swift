@@ -164,14 +164,14 @@ extension RPS {
         let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: ott), mpinIDHex: verdict.mpinID,
                                         userID: verdict.userID, status: verdict.status, context: Verdict.tokenContext)
         let attempts = attemptsLeft(verdict, nonce: Verdict.nonce(inOneTimeToken: ott))
-        var recorded: Int? = nil
+        var recorded: SignedOfflineLoginsRecorded? = nil
         if verdict.status == 200, let report = req.offlineLogins {
             recorded = await recordOfflineLogins(report, verdict: verdict, authOTT: ott, source: source)
         }
         return Reply(status: verdict.status,
                      body: RPAAuthenticateResponse(someUserData: verdict.status == 200
                          ? "This will be handled by onSuccessLogin handler." : "Authentication failed", otpTiming: timing,
-                         verdictSignature: signature, attempts: attempts, offlineLoginsRecorded: recorded))
+                         verdictSignature: signature, attempts: attempts, offlineLogins: recorded))
     }
 
     /// RPA → RPS private `POST /authenticate`.

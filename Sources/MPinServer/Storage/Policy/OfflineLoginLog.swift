@@ -76,10 +76,15 @@ enum OfflineLoginLog {
     /// Parameters: key, user, mpinId, host, source, service, outcome, time, reported.
     static let columns = "(entry_key, user_id, mpin_id, host, source, service, outcome, login_time, reported)"
 
-    /// Drops the user's entries beyond `maxPerUser`, oldest first. Parameters: user, user.
+    /// How far ahead of the server's clock a reported login may be dated (seconds).
+    static let maxClockAhead: Double = 86_400
+
+    /// Drops the user's entries beyond `maxPerUser`, oldest first (ties by the time received,
+    /// then the key, as `list` orders them): exactly `maxPerUser` stay, whatever times repeat.
+    /// Parameters: user, user.
     static let trim = """
-        DELETE FROM offline_logins WHERE user_id = ? AND login_time < (SELECT login_time FROM offline_logins
-        WHERE user_id = ? ORDER BY login_time DESC LIMIT 1 OFFSET \(maxPerUser - 1))
+        DELETE FROM offline_logins WHERE user_id = ? AND entry_key NOT IN (SELECT entry_key FROM offline_logins
+        WHERE user_id = ? ORDER BY login_time DESC, reported DESC, entry_key LIMIT \(maxPerUser))
         """
 
     /// The user's entries, newest first. Parameter: user.
