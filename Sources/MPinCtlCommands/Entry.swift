@@ -10,7 +10,7 @@ var mpinctlCommands: CommandGroup {
         abstract: "Manage M-Pin registrations for pam_mpin.",
         discussion: "Exit status: 0 success, 1 the operation failed, 3 configuration error, 4 not root, 5 storage error, 6 backend unavailable, 64 usage error.",
         subcommands: [Register.self, Link.self, PinKey.self, List.self, Show.self, Delete.self, Auth.self, OTP.self, RegCode.self, RegisterDVS.self, Sign.self, Verify.self, Backends.self,
-                      TestBackend.self, Doctor.self, Version.self])
+                      HostKey.self, HostCertificateCommand.self, TestBackend.self, Doctor.self, Version.self])
 }
 
 /// Global options may come before the subcommand (`mpinctl --config F list`); the parser takes a

@@ -8,7 +8,7 @@ struct MPinServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpin-server",
         abstract: "Milagro-MFA-compatible M-Pin backend on SQLite or PostgreSQL.",
-        subcommands: [Init.self, Serve.self, VerdictKeyCommand.self, User.self, App.self, BackupCommand.self,
+        subcommands: [Init.self, Serve.self, VerdictKeyCommand.self, HostCommand.self, User.self, App.self, BackupCommand.self,
                       RestoreCommand.self])
 }
 
@@ -104,6 +104,34 @@ struct VerdictKeyCommand: AsyncParsableCommand {
     func run() async throws {
         do { print(try DataDirectory(path: options.data).verdictPublicKey()) } catch let e as SetupError {
             throw ValidationError(e.description)
+        }
+    }
+}
+
+/// `mpin-server host certify KEY --data DIR`: a certificate of a host's key for access numbers
+/// (PROTOCOL.md §5.8), so that the host's first device login is counted as its own and not in
+/// the anonymous bucket (docs/SECURITY.md §5, "Starve a host's device logins").
+struct HostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "host",
+        abstract: "Certify a host's key for device-mode access numbers.",
+        subcommands: [Certify.self])
+
+    struct Certify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a certificate of a host key (what `mpinctl host-key` prints); give it to `mpinctl host-certificate` on the host.",
+            discussion: """
+                Without one, a host's requests for access numbers count as anonymous until its first \
+                login a device approves, and a flood of anonymous requests can spend that budget. \
+                Each approved login renews the certificate.
+                """)
+        @OptionGroup var options: DataOption
+        @Option(name: .long, help: "Days the certificate is good for (1 to 365).") var days = 30
+        @Argument(help: "The host's key: 130 hex digits.") var hostKey: String
+        func run() async throws {
+            do { print(try DataDirectory(path: options.data).certifyHostKey(hostKey, days: days)) } catch let e as SetupError {
+                throw ValidationError(e.description)
+            }
         }
     }
 }

@@ -173,6 +173,47 @@ check "a device login after the flood still gets an access number" [ -n "$N" ]
 echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
 pam_wait
 check "a device login after the flood succeeds" [ "$RC" -eq 0 ]
+
+# A second host, linked now: before its first approved login its requests are anonymous, and the
+# flood has spent that budget. The administrator certifies its key on the server (mpin-server host
+# certify) and the host keeps the certificate only when its pinned verdict key signed it for its
+# own key (mpinctl host-certificate): its first device login then gets its number.
+write_config "$WORK/mpin2.conf" "$BACKEND" "mode = device" "device_timeout = 20"
+sed -i "s|^store = .*|store = $WORK/store2|" "$WORK/mpin2.conf"
+mkdir -m 700 "$WORK/store2"
+ctl2() { LD_PRELOAD="${NSS_SO:-}" "$BIN/mpinctl" --config "$WORK/mpin2.conf" "$@"; }
+service device2 "auth required $MODULE config=$WORK/mpin2.conf" "account required pam_permit.so"
+ctl2 link alice --identity alice@example.org --registration "$ALICE_FP" >/dev/null
+check "the second host links alice" [ "$?" -eq 0 ]
+pam_start device2 alice
+pam_wait
+check_all "the second host, uncertified, gets no number after the flood" \
+  '[ "$RC" -ne 0 ] && ! grep -q "mpin approve [0-9]\{7\}" <<<"$OUT"'
+HOSTKEY2=$(ctl2 host-key)
+check_all "mpinctl host-key prints the host's key" '[[ "$HOSTKEY2" =~ ^[0-9a-f]{130}$ ]]'
+check "mpin-server host certify refuses what is not a host key" \
+  bash -c '! "$1/mpin-server" host certify --data "$2" 0123abcd >/dev/null 2>&1' _ "$BIN" "$WORK/server"
+check "mpin-server host certify refuses --days beyond 365" \
+  bash -c '! "$1/mpin-server" host certify --data "$2" --days 366 "$3" >/dev/null 2>&1' _ "$BIN" "$WORK/server" "$HOSTKEY2"
+CERT2=$("$BIN/mpin-server" host certify --data "$WORK/server" "$HOSTKEY2")
+HOSTKEY1=$(ctl host-key)
+CERT_OTHER=$("$BIN/mpin-server" host certify --data "$WORK/server" "$HOSTKEY1")
+"$BIN/mpin-server" init --data "$WORK/server-other" >/dev/null
+CERT_FOREIGN=$("$BIN/mpin-server" host certify --data "$WORK/server-other" "$HOSTKEY2")
+CERT_LATER="$(( ${CERT2%%.*} + 86400 )).${CERT2#*.}"
+for bad in "$CERT_OTHER:another host's key" "$CERT_FOREIGN:another server's key" "$CERT_LATER:its expiry moved" "garbage:no certificate"; do
+  ctl2 host-certificate "${bad%%:*}" >/dev/null 2>&1; REFUSED=$?
+  check_all "mpinctl host-certificate refuses a certificate of ${bad#*:}, keeping nothing" \
+    '[ "$REFUSED" -ne 0 ] && [ ! -e "$WORK/store2/state-host-certificates" ]'
+done
+check_all "mpinctl host-certificate keeps the server's certificate of this host's key" \
+  'ctl2 host-certificate "$CERT2" | grep -q "^CERTIFIED until .* for $BACKEND$" && grep -qF "\"$BACKEND\"" "$WORK/store2/state-host-certificates"'
+pam_start device2 alice
+N=$(access_number)
+check "the certified second host gets a number before any approved login" [ -n "$N" ]
+echo 1234 | mpin_alice approve "$N" --pin-stdin >/dev/null 2>&1
+pam_wait
+check "... and its device login succeeds" [ "$RC" -eq 0 ]
 set_limit 1000
 
 # Another identity approves alice's login.

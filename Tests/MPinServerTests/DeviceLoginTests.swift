@@ -168,6 +168,29 @@ class DeviceLoginTests: XCTestCase {
     /// address; a host whose key the server certified at an approved login still gets its numbers,
     /// and nobody can spend its budget with a replay, a made-up key or its certificate under
     /// another key.
+    /// `mpin-server host certify`: the administrator's certificate of a host key is the one an
+    /// approved login would give (the verdict key's signature, with an expiry), for that key only;
+    /// what is not a host key, or a lifetime out of range, gets none.
+    func testAnAdministratorCertifiesAHostKey() async throws {
+        let server = try await TestServer(storage: .sqlite)
+        do {
+            let directory = DataDirectory(path: server.dataDir)
+            let host = try Schnorr.generateKeyPair()
+            let certificate = try directory.certifyHostKey(Hex.encode(host.publicKey).uppercased(), days: 30)
+            let serverKey = try XCTUnwrap(Hex.decode(try directory.verdictPublicKey()))
+            let now = Int(Date().timeIntervalSince1970)
+            let expires = try XCTUnwrap(HostCredential.certificateExpiry(certificate, hostKey: host.publicKey, serverKey: serverKey, now: now))
+            XCTAssertEqual(Double(expires - now), 30 * 86_400, accuracy: 5)
+            let other = try Schnorr.generateKeyPair()
+            XCTAssertNil(HostCredential.certificateExpiry(certificate, hostKey: other.publicKey, serverKey: serverKey, now: now),
+                         "for that host key only")
+            XCTAssertThrowsError(try directory.certifyHostKey("0123abcd", days: 30))
+            XCTAssertThrowsError(try directory.certifyHostKey(Hex.encode(host.publicKey), days: 0))
+            XCTAssertThrowsError(try directory.certifyHostKey(Hex.encode(host.publicKey), days: 366))
+        } catch { await server.shutdown(); throw error }
+        await server.shutdown()
+    }
+
     func testAnonymousFloodDoesNotStarveACertifiedHost() async throws {
         let server = try await TestServer(storage: Self.storage) { $0.mobileWaitSeconds = 5 }
         try await server.start()

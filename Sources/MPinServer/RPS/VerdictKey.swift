@@ -61,4 +61,22 @@ extension DataDirectory {
 
     /// The verdict key's public half (hex), made if there is none yet.
     package func verdictPublicKey() throws -> String { try loadOrCreateVerdictKey().publicKeyHex }
+
+    /// The longest an administrator's certificate of a host key may last (`host certify`).
+    package static let maxHostCertificateDays = 365
+
+    /// A certificate of the host key `hostKeyHex` (what `mpinctl host-key` prints on the host),
+    /// good for `days` (PROTOCOL.md §5.8): the administrator's word that the key is one of their
+    /// hosts', so that its first device login already counts as a host's and not in the
+    /// anonymous bucket a flood may have spent. The host checks it against the verdict key it
+    /// pinned before keeping it (`mpinctl host-certificate`); each approved login renews it.
+    package func certifyHostKey(_ hostKeyHex: String, days: Int) throws -> String {
+        guard (1...Self.maxHostCertificateDays).contains(days) else { throw SetupError.invalidHostCertificateDays(days) }
+        guard let hostKey = HostCredential.publicKey(fromHex: hostKeyHex.lowercased()) else { throw SetupError.invalidHostKey }
+        let expires = Int(Date().timeIntervalSince1970) + days * 86_400
+        guard let certificate = try loadOrCreateVerdictKey().certify(hostKey: hostKey, expires: expires) else {
+            throw SetupError.invalidHostKey
+        }
+        return certificate
+    }
 }

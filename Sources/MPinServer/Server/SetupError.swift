@@ -14,6 +14,10 @@ package enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
     case database(String, String)
     /// Plain HTTP on an address other hosts can reach (the host), without `allowPlainHTTP`.
     case plainHTTPOnNetwork(String)
+    /// `host certify`: not the 130 hex digits of a host key (what `mpinctl host-key` prints).
+    case invalidHostKey
+    /// `host certify --days` outside 1 to the maximum.
+    case invalidHostCertificateDays(Int)
 
     package var description: String {
         switch self {
@@ -33,6 +37,10 @@ package enum SetupError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(db): database schema version \(found) is newer than this mpin-server knows (schema version \(known));"
                 + " upgrade mpin-server, or restore a backup made before the upgrade"
         case .database(let db, let why): return "\(db): \(why)"
+        case .invalidHostKey:
+            return "not a host key: give the 130 hex digits `mpinctl host-key` prints on the host"
+        case .invalidHostCertificateDays(let days):
+            return "--days \(days): a host certificate lasts 1 to \(DataDirectory.maxHostCertificateDays) days"
         case .plainHTTPOnNetwork(let host):
             return "refusing plain HTTP on \(host), which other hosts can reach: give --tls-cert and --tls-key"
                 + " (or tlsCertificate and tlsKey in config.json), listen on 127.0.0.1 behind a TLS proxy,"
