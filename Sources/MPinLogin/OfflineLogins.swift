@@ -106,23 +106,17 @@ package final class OfflineLogins {
         guard let state = try? readState(Names(identity)), !state.events.isEmpty else { return nil }
         let logins = state.events.suffix(OfflineLoginReport.maxLogins).map {
             OfflineLoginReport.Login(time: $0.time, service: Self.reportName($0.service, maxBytes: OfflineLoginReport.maxServiceBytes),
-                                     outcome: $0.outcome)
+                                     outcome: $0.outcome, id: $0.id)
         }
         return OfflineLoginReport(host: Self.reportName(Self.hostName(), maxBytes: OfflineLoginReport.maxHostBytes),
                                   logins: Array(logins))
     }
 
-    /// `events` without one of each login `report` acknowledged (matched as the report named
-    /// them); logins recorded since the report was read stay.
+    /// `events` without the logins `report` acknowledged (by their ids); logins recorded since
+    /// the report was read stay.
     static func remaining(_ events: [State.Event], after report: OfflineLoginReport) -> [State.Event] {
-        var acknowledged = report.logins
-        return events.filter { e in
-            let named = OfflineLoginReport.Login(time: e.time, service: reportName(e.service, maxBytes: OfflineLoginReport.maxServiceBytes),
-                                                 outcome: e.outcome)
-            guard let i = acknowledged.firstIndex(of: named) else { return true }
-            acknowledged.remove(at: i)
-            return false
-        }
+        let acknowledged = Set(report.logins.map(\.id))
+        return events.filter { !acknowledged.contains($0.id) }
     }
 
     /// This host's name (gethostname), "" when it has none.
@@ -323,7 +317,10 @@ package final class OfflineLogins {
         let plain = String(String.UnicodeScalarView(service.unicodeScalars.prefix(64).map { s in
             (s.properties.isASCIIHexDigit || ("a"..."z").contains(s) || ("A"..."Z").contains(s) || "._-".unicodeScalars.contains(s)) ? s : "?"
         }))
-        state.events.append(.init(time: now(), service: plain.isEmpty ? "-" : plain, outcome: outcome))
+        // A random id tells this login apart from every other, also one in the same second.
+        let id = (try? SystemRandom.bytes(OfflineLoginReport.idSize)).map(Hex.encode)
+            ?? State.Event.derivedID(time: now(), service: plain, outcome: outcome, index: state.events.count)
+        state.events.append(.init(time: now(), service: plain.isEmpty ? "-" : plain, outcome: outcome, id: id))
         if state.events.count > State.maxEvents { state.events.removeFirst(state.events.count - State.maxEvents) }
         do { try writeState(state, names) } catch { notes.append("offline: cannot record the login: \(error)") }
     }
@@ -399,10 +396,20 @@ package final class OfflineLogins {
     }
 
     /// The host's count of wrong offline PINs since the last online success, and the offline
-    /// logins since then (time, PAM service, outcome). Lines `failures N` and `login T S O`.
+    /// logins since then (time, PAM service, outcome, id). Lines `failures N` and `login T S O ID`.
     struct State: Equatable {
         static let maxEvents = 50
-        struct Event: Equatable { var time: Int64; var service: String; var outcome: String }
+        struct Event: Equatable {
+            var time: Int64; var service: String; var outcome: String
+            /// OfflineLoginReport.Login.id.
+            var id: String
+
+            /// An id from the login's own fields, for a line written before ids were (or when
+            /// no random bytes could be had): stable, so a resent report keeps it.
+            static func derivedID(time: Int64, service: String, outcome: String, index: Int) -> String {
+                Hex.encode(SHA256.hash(Array("\(time) \(service) \(outcome) \(index)".utf8)).prefix(OfflineLoginReport.idSize))
+            }
+        }
         var failures = 0
         var events: [Event] = []
 
@@ -410,7 +417,7 @@ package final class OfflineLogins {
 
         var encoded: [UInt8] {
             var text = "failures \(failures)\n"
-            for e in events { text += "login \(e.time) \(e.service) \(e.outcome)\n" }
+            for e in events { text += "login \(e.time) \(e.service) \(e.outcome) \(e.id)\n" }
             return Array(text.utf8)
         }
 
@@ -421,8 +428,10 @@ package final class OfflineLogins {
             failures = n
             for line in lines.dropFirst() {
                 let f = line.split(separator: " ")
-                guard f.count == 4, f[0] == "login", let t = Int64(f[1]) else { return nil }
-                events.append(Event(time: t, service: String(f[2]), outcome: String(f[3])))
+                guard f.count == 4 || f.count == 5, f[0] == "login", let t = Int64(f[1]) else { return nil }
+                let id = f.count == 5 && OfflineLoginReport.isID(String(f[4])) ? String(f[4])
+                    : Event.derivedID(time: t, service: String(f[2]), outcome: String(f[3]), index: events.count)
+                events.append(Event(time: t, service: String(f[2]), outcome: String(f[3]), id: id))
             }
         }
     }

@@ -15,13 +15,16 @@ import MPinCrypto
 /// the host refuses: a forged report costs the user a login they see fail (SECURITY.md §4).
 package struct OfflineLoginReport: Codable, Sendable, Equatable {
     /// One offline login: when (seconds since 1970, the host's clock), through which PAM
-    /// service, and how it ended (`outcomes`).
+    /// service, how it ended (`outcomes`), and the random `id` (16 hex digits) the host gave it
+    /// when it happened: the server keeps each id once, so a report sent again adds nothing and
+    /// two logins in one second stay two, in one report or in two.
     package struct Login: Codable, Sendable, Equatable {
         package var time: Int64
         package var service: String
         package var outcome: String
-        package init(time: Int64, service: String, outcome: String) {
-            self.time = time; self.service = service; self.outcome = outcome
+        package var id: String
+        package init(time: Int64, service: String, outcome: String, id: String) {
+            self.time = time; self.service = service; self.outcome = outcome; self.id = id
         }
     }
 
@@ -43,6 +46,8 @@ package struct OfflineLoginReport: Codable, Sendable, Equatable {
     package static let maxHostBytes = 253
     package static let maxServiceBytes = 64
     package static let saltSize = 32
+    /// A login's id: this many random bytes, in lower-case hex.
+    package static let idSize = 8
 
     /// Whether every field is within its bounds: a name of letters, digits, `.`, `_` and `-`
     /// (so no field can run into the next in `boundBytes`), a known outcome, a positive time.
@@ -51,14 +56,14 @@ package struct OfflineLoginReport: Codable, Sendable, Equatable {
               Hex.decode(salt, length: Self.saltSize) != nil else { return false }
         return logins.allSatisfy { l in
             l.time > 0 && l.time < 1 << 40 && Self.isName(l.service, maxBytes: Self.maxServiceBytes)
-                && Self.outcomes.contains(l.outcome)
+                && Self.outcomes.contains(l.outcome) && Self.isID(l.id)
         }
     }
 
     /// What the nonce binds: a tag, the host, then one line per login, in the report's order.
     package var boundBytes: [UInt8] {
         var text = "mpin-offline-report-v1\nhost \(host)\n"
-        for l in logins { text += "login \(l.time) \(l.service) \(l.outcome)\n" }
+        for l in logins { text += "login \(l.time) \(l.service) \(l.outcome) \(l.id)\n" }
         return Array(text.utf8)
     }
 
@@ -69,6 +74,11 @@ package struct OfflineLoginReport: Codable, Sendable, Equatable {
     package func isBound(to nonce: [UInt8]?) -> Bool {
         guard let nonce, isWellFormed, let salt = Hex.decode(self.salt, length: Self.saltSize) else { return false }
         return WireSignature.constantTimeEqual(self.nonce(salt: salt), nonce)
+    }
+
+    /// `idSize` bytes in lower-case hex.
+    package static func isID(_ id: String) -> Bool {
+        id.utf8.count == 2 * idSize && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 
     /// Letters, digits, `.`, `_`, `-`; 1 to `maxBytes` bytes.

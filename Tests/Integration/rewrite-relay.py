@@ -16,9 +16,9 @@ import hashlib, http.server, json, os, sys, time, urllib.error, urllib.request
 listen, upstream, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 salt = os.urandom(32)
 forged = {"host": "forged", "salt": salt.hex(),
-          "logins": [{"time": int(time.time()), "service": "forged", "outcome": "OK"}]}
+          "logins": [{"time": int(time.time()), "service": "forged", "outcome": "OK", "id": os.urandom(8).hex()}]}
 bound = "mpin-offline-report-v1\nhost forged\n" + "".join(
-    f"login {l['time']} {l['service']} {l['outcome']}\n" for l in forged["logins"])
+    f"login {l['time']} {l['service']} {l['outcome']} {l['id']}\n" for l in forged["logins"])
 
 
 class Relay(http.server.BaseHTTPRequestHandler):

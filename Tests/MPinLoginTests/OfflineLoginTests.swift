@@ -117,8 +117,15 @@ final class OfflineLoginTests: XCTestCase {
         let name = "offline-" + Hex.encode(SHA256.hash(Array("alice@example.org".utf8)).prefix(16)) + "-state"
         try h.plain.write(name, Array("failures 1\nlogin 1790000000 sudo OK\nlogin 1790000100 su?l INCORRECT_PIN\n".utf8))
         var report = try XCTUnwrap(offline.pendingReport(identity: "alice@example.org"))
-        XCTAssertEqual(report.logins, [.init(time: 1_790_000_000, service: "sudo", outcome: "OK"),
-                                       .init(time: 1_790_000_100, service: "su_l", outcome: "INCORRECT_PIN")])
+        XCTAssertEqual(report.logins.map { "\($0.time) \($0.service) \($0.outcome)" },
+                       ["1790000000 sudo OK", "1790000100 su_l INCORRECT_PIN"])
+        // Lines of a state written before logins had ids get stable ones, distinct per login.
+        XCTAssertEqual(Set(report.logins.map(\.id)).count, 2)
+        XCTAssertTrue(report.logins.allSatisfy { OfflineLoginReport.isID($0.id) })
+        XCTAssertEqual(offline.pendingReport(identity: "alice@example.org")?.logins.map(\.id), report.logins.map(\.id))
+        try h.plain.write(name, Array("failures 0\nlogin 1790000000 sudo OK 00000000000000aa\n".utf8))
+        XCTAssertEqual(offline.pendingReport(identity: "alice@example.org")?.logins.first?.id, "00000000000000aa", "a kept id is sent")
+        try h.plain.write(name, Array("failures 1\nlogin 1790000000 sudo OK\nlogin 1790000100 su?l INCORRECT_PIN\n".utf8))
         XCTAssertFalse(report.host.isEmpty)
         report.salt = String(repeating: "00", count: 32)
         XCTAssertTrue(report.isWellFormed, "\(report)")

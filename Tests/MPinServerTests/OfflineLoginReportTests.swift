@@ -9,10 +9,10 @@ import XCTest
 /// verdict nonce, acknowledged with a signature, and shown by `user show`; a relay that
 /// rewrites the report (and not the nonce) gets nothing recorded and no acknowledgment.
 final class OfflineLoginReportTests: XCTestCase {
-    private let logins = [OfflineLoginReport.Login(time: 1_790_000_000, service: "sudo", outcome: "OK"),
-                          OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN"),
+    private let logins = [OfflineLoginReport.Login(time: 1_790_000_000, service: "sudo", outcome: "OK", id: "0123456789abcdef"),
+                          OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN", id: "1111111111111111"),
                           // A second wrong PIN within the same second: a login of its own.
-                          OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN")]
+                          OfflineLoginReport.Login(time: 1_790_000_100, service: "sshd", outcome: "INCORRECT_PIN", id: "2222222222222222")]
 
     /// A host token (scope `host`), as `mpinctl register` makes: only its logins report.
     private func registerHost(_ server: TestServer, _ userID: String) async throws -> MPinTestClient {
@@ -85,8 +85,14 @@ final class OfflineLoginReportTests: XCTestCase {
             XCTAssertTrue(Verdict.verify(acknowledged.offlineLoginsSignature, publicKeyHex: key, nonce: againNonce,
                                          mpinID: alice.mpinID, userID: "alice@example.com", status: 200,
                                          context: Verdict.offlineLoginsRecordedContext(0)))
+            // Another login in the same second through the same service, in a later report: a
+            // login of its own (its id), not the first one sent again.
+            let sameSecond = OfflineLoginReport(host: "web1.example",
+                                                logins: [.init(time: 1_790_000_000, service: "sudo", outcome: "OK", id: "6666666666666666")])
+            let (later, _) = try await login(alice, server, pin: "1234", report: sameSecond)
+            XCTAssertEqual(try later.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded, 1)
             let metrics = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
-            XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="ok"} 1"#), metrics)
+            XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="ok"} 2"#), metrics)
             XCTAssertTrue(metrics.contains(#"mpin_offline_logins_reported_total{outcome="wrong_pin"} 2"#), metrics)
         } catch { await server.shutdown(); throw error }
         await server.shutdown()
@@ -104,7 +110,8 @@ final class OfflineLoginReportTests: XCTestCase {
             let alice = try await registerHost(server, "alice@example.com")
             let report = OfflineLoginReport(host: "web1.example", logins: logins)
             let rewrites: [(String, (OfflineLoginReport) -> OfflineLoginReport)] = [
-                ("a login added", { var r = $0; r.logins.append(.init(time: 1_790_000_200, service: "su", outcome: "OK")); return r }),
+                ("a login added", { var r = $0; r.logins.append(.init(time: 1_790_000_200, service: "su", outcome: "OK", id: "3333333333333333")); return r }),
+                ("an id changed", { var r = $0; r.logins[0].id = "4444444444444444"; return r }),
                 ("the host renamed", { var r = $0; r.host = "db1.example"; return r }),
                 ("a login dropped", { var r = $0; r.logins.removeLast(); return r }),
                 ("an outcome changed", { var r = $0; r.logins[1].outcome = "OK"; return r }),
@@ -121,7 +128,8 @@ final class OfflineLoginReportTests: XCTestCase {
             // A login dated more than a day ahead of the server's clock (it would outlive every
             // newer login in the per-user bound): refused, bound or not.
             let ahead = OfflineLoginReport(host: "web1.example",
-                                           logins: [.init(time: Int64(Date().timeIntervalSince1970) + 3 * 86_400, service: "sudo", outcome: "OK")])
+                                           logins: [.init(time: Int64(Date().timeIntervalSince1970) + 3 * 86_400, service: "sudo", outcome: "OK",
+                                                          id: "5555555555555555")])
             let (future, _) = try await login(alice, server, pin: "1234", report: ahead)
             XCTAssertEqual(future.status, 200)
             XCTAssertNil(try future.decode(RPAAuthenticateResponse.self).offlineLoginsRecorded)
@@ -181,10 +189,14 @@ final class OfflineLoginReportTests: XCTestCase {
         XCTAssertFalse(report.isWellFormed, "more than 50 logins")
         report.logins = []
         XCTAssertFalse(report.isWellFormed, "no login")
-        report.logins = [.init(time: 1, service: "sudo", outcome: "BLOCKED")]
+        report.logins = [.init(time: 1, service: "sudo", outcome: "BLOCKED", id: "0123456789abcdef")]
         XCTAssertFalse(report.isWellFormed, "an outcome hosts do not record")
-        report.logins = [.init(time: 0, service: "sudo", outcome: "OK")]
+        report.logins = [.init(time: 0, service: "sudo", outcome: "OK", id: "0123456789abcdef")]
         XCTAssertFalse(report.isWellFormed, "time 0")
+        for id in ["", "0123456789ABCDEF", "0123456789abcde", "0123456789abcdefa", "0123456789abcdeg"] {
+            report.logins = [.init(time: 1, service: "sudo", outcome: "OK", id: id)]
+            XCTAssertFalse(report.isWellFormed, "id \(id)")
+        }
         report.logins = logins
         report.salt = "00"
         XCTAssertFalse(report.isWellFormed, "a salt of one byte")

@@ -5,10 +5,11 @@ import XCTest
 // Offline logins hosts report (ServerStorage.recordOfflineLogins, AdminStorage.offlineLogins),
 // on SQLite here and on PostgreSQL through StorageContractPostgresTests.
 extension StorageContractTests {
+    /// An entry whose id (the host's, per login) is `id`, or made of its other fields.
     private func entry(_ user: String, host: String = "web1", service: String = "sudo", outcome: String = "OK",
-                       time: Int64, identity: String? = nil) -> OfflineLoginEntry {
-        OfflineLoginEntry(mpinID: mpinID(identity ?? user + "-1"), host: host, source: "192.0.2.7", service: service,
-                          outcome: outcome, time: time, reported: now.timeIntervalSince1970)
+                       time: Int64, identity: String? = nil, id: String? = nil) -> OfflineLoginEntry {
+        OfflineLoginEntry(mpinID: mpinID(identity ?? user + "-1"), id: id ?? "\(time)-\(service)-\(outcome)", host: host,
+                          source: "192.0.2.7", service: service, outcome: outcome, time: time, reported: now.timeIntervalSince1970)
     }
 
     func testOfflineLoginsAreKeptOnceNewestFirstAndPerUser() async throws {
@@ -29,9 +30,9 @@ extension StorageContractTests {
         XCTAssertEqual(alice.first?.host, "web1")
         XCTAssertEqual(alice.first?.source, "192.0.2.7")
         XCTAssertEqual(alice.first?.fingerprint, fingerprint(mpinID("alice-1")))
-        // Two wrong PINs in one second, numbered apart by the server: both are kept, once.
-        let twice = OfflineLoginEntry.numbered([entry("alice", outcome: "INCORRECT_PIN", time: 1_030),
-                                                entry("alice", outcome: "INCORRECT_PIN", time: 1_030)])
+        // Two wrong PINs in one second, told apart by their ids: both are kept, once.
+        let twice = [entry("alice", outcome: "INCORRECT_PIN", time: 1_030, id: "a"),
+                     entry("alice", outcome: "INCORRECT_PIN", time: 1_030, id: "b")]
         let both = try await store.recordOfflineLogins(twice, userID: "alice")
         XCTAssertEqual(both.count, 2)
         let none = try await store.recordOfflineLogins(twice, userID: "alice")

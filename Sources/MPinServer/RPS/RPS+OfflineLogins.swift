@@ -37,10 +37,10 @@ extension RPS {
             logger.notice("offline logins refused", metadata: ["reason": "not bound to the login's nonce"])
             return nil
         }
-        let entries = OfflineLoginEntry.numbered(report.logins.map {
-            OfflineLoginEntry(mpinID: verdict.mpinID, host: report.host, source: source, service: $0.service,
+        let entries = report.logins.map {
+            OfflineLoginEntry(mpinID: verdict.mpinID, id: $0.id, host: report.host, source: source, service: $0.service,
                               outcome: $0.outcome, time: $0.time, reported: now)
-        })
+        }
         let added: [OfflineLoginEntry]
         do {
             added = try await storage.recordOfflineLogins(entries, userID: verdict.userID)

@@ -20,16 +20,15 @@ package struct OfflineLoginEntry: Codable, Sendable, Equatable {
     package var reported: Double
     /// The mpinId, lower-case hex (not shown).
     var mpinID: String
-    /// How many logins of the same report came before this one with the same time, service
-    /// and outcome (wrong PINs typed within one second): part of the key, so that they are not
-    /// taken for one login sent twice.
-    var occurrence = 0
+    /// The id the host gave the login (OfflineLoginReport.Login.id; not shown).
+    var id: String
 
     enum CodingKeys: String, CodingKey { case fingerprint, host, source, service, outcome, time, reported }
 
-    package init(mpinID: String, host: String, source: String, service: String, outcome: String, time: Int64,
+    package init(mpinID: String, id: String, host: String, source: String, service: String, outcome: String, time: Int64,
                  reported: Double) {
         self.mpinID = mpinID
+        self.id = id
         fingerprint = MPinIdentity.fingerprint(mpinIdHex: mpinID) ?? ""
         self.host = host; self.source = source; self.service = service; self.outcome = outcome
         self.time = time; self.reported = reported
@@ -45,24 +44,14 @@ package struct OfflineLoginEntry: Codable, Sendable, Equatable {
         time = try c.decode(Int64.self, forKey: .time)
         reported = try c.decode(Double.self, forKey: .reported)
         mpinID = ""
+        id = ""
     }
 
-    /// The row's key: one per identity, host, time, service, outcome and occurrence, so that a
-    /// report sent again (the host did not see the answer, or did not believe it) adds nothing.
+    /// The row's key: one per identity and login id, so that a report sent again (the host did
+    /// not see the answer, or did not believe it) adds nothing, and every login the host told
+    /// apart stays apart.
     var key: String {
-        Hex.encode(SHA256.hash(Array("\(mpinID)\n\(host)\n\(time)\n\(service)\n\(outcome)\n\(occurrence)".utf8)))
-    }
-
-    /// `entries` with each one's occurrence counted among those before it.
-    package static func numbered(_ entries: [OfflineLoginEntry]) -> [OfflineLoginEntry] {
-        var seen: [String: Int] = [:]
-        return entries.map { e in
-            var e = e
-            let same = "\(e.time) \(e.service) \(e.outcome)"
-            e.occurrence = seen[same, default: 0]
-            seen[same] = e.occurrence + 1
-            return e
-        }
+        Hex.encode(SHA256.hash(Array("\(mpinID)\n\(id)".utf8)))
     }
 }
 

@@ -32,7 +32,7 @@ extension PostgresStorage {
                              durable: false).map { row in
             let (mpinID, host, source, service, outcome, time, reported) =
                 try row.decode((String, String, String, String, String, Int64, Double).self)
-            return OfflineLoginEntry(mpinID: mpinID, host: host, source: source, service: service, outcome: outcome,
+            return OfflineLoginEntry(mpinID: mpinID, id: "", host: host, source: source, service: service, outcome: outcome,
                                      time: time, reported: reported)
         }
     }

@@ -18,7 +18,7 @@ extension SQLiteStorage {
     package func offlineLogins(userID: String) async throws -> [OfflineLoginEntry] {
         try await read { db in
             try Row.fetchAll(db, sql: OfflineLoginLog.list, arguments: [userID]).map { r in
-                OfflineLoginEntry(mpinID: r["mpin_id"], host: r["host"], source: r["source"], service: r["service"],
+                OfflineLoginEntry(mpinID: r["mpin_id"], id: "", host: r["host"], source: r["source"], service: r["service"],
                                   outcome: r["outcome"], time: r["login_time"], reported: r["reported"])
             }
         }
