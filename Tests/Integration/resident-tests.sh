@@ -281,12 +281,15 @@ check_all "the stalled child ends and is reaped by the resident helper (no zombi
 # --- systemd's socket activation -------------------------------------------------------------
 # systemd-socket-activate passes the listening socket as systemd does (fd 3, LISTEN_FDS=1,
 # LISTEN_PID the program's); the login goes through it.
+# The pool refilled after the stalled child first (a loaded machine may take a moment), so that
+# the children read are the idle ones stopping must end.
+pool_settled
 IDLE=$(children)
 stop_resident
-# none_alive PIDS: waits (up to 2 s) until none of PIDS is a process; 0 if so.
+# none_alive PIDS: waits (up to 5 s) until none of PIDS is a process; 0 if so.
 none_alive() {
   local p alive
-  for _ in $(seq 1 20); do
+  for _ in $(seq 1 50); do
     alive=0; for p in $1; do [ -e "/proc/$p" ] && alive=1; done
     [ "$alive" = 0 ] && return 0
     sleep 0.1
