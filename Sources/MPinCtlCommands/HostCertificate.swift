@@ -62,7 +62,7 @@ struct HostCertificateCommand: CLICommand {
             throw CLIError(status: .failed, message: "FLOW_ERROR: no verdict key is pinned on this host to check the certificate with: "
                            + "link a user first (mpinctl link) or set verdict_key in mpin.conf")
         }
-        let text = certificate.trimmingWhitespace()
+        let text = HostKeyStore.trimmed(certificate)
         let now = WallClock.nowMillis() / 1000
         var kept: [String] = []
         var expiry = 0
@@ -80,11 +80,5 @@ struct HostCertificateCommand: CLICommand {
                            + "(`mpinctl host-key`), or it has expired; nothing was kept")
         }
         print("CERTIFIED until \(OfflineLogins.utcText(Int64(expiry))) for \(kept.joined(separator: ", "))")
-    }
-}
-
-private extension String {
-    func trimmingWhitespace() -> String {
-        String(unicodeScalars.filter { $0 != " " && $0 != "\n" && $0 != "\r" && $0 != "\t" })
     }
 }

@@ -41,7 +41,8 @@ package enum HostKeyStore {
         try storage.write(certificatesDocument, JSONValue.object(members).serialized)
     }
 
-    static func trimmed(_ text: String) -> String {
+    /// `text` without spaces, tabs and line ends (a key or certificate pasted or read back).
+    package static func trimmed(_ text: String) -> String {
         String(text.unicodeScalars.filter { $0 != "\n" && $0 != " " && $0 != "\r" && $0 != "\t" })
     }
 }

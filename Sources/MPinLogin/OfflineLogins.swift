@@ -129,9 +129,7 @@ package final class OfflineLogins {
     /// `name` with every byte outside letters, digits, `.`, `_` and `-` made `_`, cut to
     /// `maxBytes`; `-` for an empty one.
     static func reportName(_ name: String, maxBytes: Int) -> String {
-        let bytes = name.utf8.prefix(maxBytes).map { b -> UInt8 in
-            OfflineLoginReport.isName(String(decoding: [b], as: UTF8.self), maxBytes: 1) ? b : UInt8(ascii: "_")
-        }
+        let bytes = name.utf8.prefix(maxBytes).map { OfflineLoginReport.isNameByte($0) ? $0 : UInt8(ascii: "_") }
         return bytes.isEmpty ? "-" : String(decoding: bytes, as: UTF8.self)
     }
 
@@ -313,14 +311,13 @@ package final class OfflineLogins {
     struct EnrolmentError: Error, CustomStringConvertible { let description: String }
 
     private func addEvent(_ outcome: String, in state: inout State, _ names: Names) {
-        // The service name goes into a space-separated line: anything but a plain name becomes `?`.
-        let plain = String(String.UnicodeScalarView(service.unicodeScalars.prefix(64).map { s in
-            (s.properties.isASCIIHexDigit || ("a"..."z").contains(s) || ("A"..."Z").contains(s) || "._-".unicodeScalars.contains(s)) ? s : "?"
-        }))
+        // The service name goes into a space-separated line and into the report: kept in the
+        // report's alphabet from the start.
+        let plain = Self.reportName(service, maxBytes: OfflineLoginReport.maxServiceBytes)
         // A random id tells this login apart from every other, also one in the same second.
         let id = (try? SystemRandom.bytes(OfflineLoginReport.idSize)).map(Hex.encode)
             ?? State.Event.derivedID(time: now(), service: plain, outcome: outcome, index: state.events.count)
-        state.events.append(.init(time: now(), service: plain.isEmpty ? "-" : plain, outcome: outcome, id: id))
+        state.events.append(.init(time: now(), service: plain, outcome: outcome, id: id))
         if state.events.count > State.maxEvents { state.events.removeFirst(state.events.count - State.maxEvents) }
         do { try writeState(state, names) } catch { notes.append("offline: cannot record the login: \(error)") }
     }

@@ -327,27 +327,19 @@ package struct TokenAuthenticateResponse: Codable, Sendable, Equatable {
     package var attemptsLeft: Int?
     package var attemptsLeftSignature: String?
     package init(userId: String, mpinId: String, status: Int, message: String, otp: String? = nil,
-                verdictSignature: String? = nil, hostCertificate: String? = nil, attempts: SignedAttemptsLeft? = nil) {
+                verdictSignature: String? = nil, hostCertificate: String? = nil, attempts: SignedCount? = nil) {
         self.userId = userId; self.mpinId = mpinId; self.status = status; self.message = message; OTP = otp
         self.verdictSignature = verdictSignature; self.hostCertificate = hostCertificate
-        attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
+        attemptsLeft = attempts?.count; attemptsLeftSignature = attempts?.signature
     }
 }
 
 /// Demo-RPA `POST {authenticateURL}` response body.
 /// A wrong PIN's count of attempts left and the server's signature of it (Verdict.attemptsLeftContext).
-package struct SignedAttemptsLeft: Sendable, Equatable {
-    package var left: Int
+package struct SignedCount: Sendable, Equatable {
+    package var count: Int
     package var signature: String
-    package init(left: Int, signature: String) { self.left = left; self.signature = signature }
-}
-
-/// How many logins of a host's offline-login report were new to the server, signed over the
-/// login's nonce (§4.5.2).
-package struct SignedOfflineLoginsRecorded: Sendable, Equatable {
-    package var recorded: Int
-    package var signature: String
-    package init(recorded: Int, signature: String) { self.recorded = recorded; self.signature = signature }
+    package init(count: Int, signature: String) { self.count = count; self.signature = signature }
 }
 
 package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
@@ -370,9 +362,9 @@ package struct RPAAuthenticateResponse: Codable, Sendable, Equatable {
     package var offlineLoginsRecorded: Int?
     package var offlineLoginsSignature: String?
     package init(someUserData: String, otpTiming: OTPTiming? = nil, verdictSignature: String? = nil,
-                attempts: SignedAttemptsLeft? = nil, offlineLogins: SignedOfflineLoginsRecorded? = nil) {
-        attemptsLeft = attempts?.left; attemptsLeftSignature = attempts?.signature
-        offlineLoginsRecorded = offlineLogins?.recorded; offlineLoginsSignature = offlineLogins?.signature
+                attempts: SignedCount? = nil, offlineLogins: SignedCount? = nil) {
+        attemptsLeft = attempts?.count; attemptsLeftSignature = attempts?.signature
+        offlineLoginsRecorded = offlineLogins?.count; offlineLoginsSignature = offlineLogins?.signature
         self.someUserData = someUserData
         expireTime = otpTiming?.expireTime
         ttlSeconds = otpTiming?.ttlSeconds

@@ -85,8 +85,11 @@ package struct OfflineLoginReport: Codable, Sendable, Equatable {
     package static func isName(_ s: String, maxBytes: Int) -> Bool {
         let bytes = s.utf8
         guard !bytes.isEmpty, bytes.count <= maxBytes else { return false }
-        return bytes.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D
-        }
+        return bytes.allSatisfy(isNameByte)
+    }
+
+    /// A byte a name may hold: a letter, a digit, `.`, `_` or `-`.
+    package static func isNameByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D
     }
 }

@@ -38,7 +38,7 @@ final class DirectJSONTests: XCTestCase {
             try assertSameBytes(RPAAuthenticateResponse(someUserData: s, otpTiming: timing, verdictSignature: s))
             try assertSameBytes(RPAAuthenticateResponse(someUserData: s, verdictSignature: "sig" + s))
             try assertSameBytes(RPAAuthenticateResponse(someUserData: s, verdictSignature: "sig",
-                                                        attempts: SignedAttemptsLeft(left: 2, signature: "a" + s)))
+                                                        attempts: SignedCount(count: 2, signature: "a" + s)))
         }
     }
 

@@ -344,6 +344,16 @@ extension MPinSDK {
         case .mobile: finalURL = settings.wire.mobileAuthenticateURL
         case .platformEndpoint(let url): finalURL = url
         }
+        // A count the server signed apart from the verdict (attempts left, offline logins
+        // recorded): believed only in `range` and with the pinned key's signature over this
+        // login's nonce and the count's context.
+        func signedCount(_ body: JSONValue?, _ member: String, signedBy signatureMember: String, status: Int,
+                         in range: ClosedRange<Int>, context: (Int) -> String) -> Int? {
+            guard let n = body?[member]?.int64Value, n >= Int64(range.lowerBound), n <= Int64(range.upperBound),
+                  Verdict.verify(body?[signatureMember]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
+                                 mpinID: mpinId, userID: user.id, status: status, context: context(Int(n))) else { return nil }
+            return Int(n)
+        }
         func verdictIsSigned(_ body: JSONValue?, status: Int) -> Bool {
             Verdict.verify(body?["verdictSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
                            mpinID: mpinId, userID: user.id, status: status, context: Verdict.tokenContext)
@@ -358,10 +368,9 @@ extension MPinSDK {
             }
             // The backend's acknowledgment of the report, believed only with its signature over
             // this login's nonce: the host forgets the logins it reported only then.
-            if report != nil, let n = result["offlineLoginsRecorded"]?.int64Value, (0...Int64(OfflineLoginReport.maxLogins)).contains(n),
-               Verdict.verify(result["offlineLoginsSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex, nonce: nonce,
-                              mpinID: mpinId, userID: user.id, status: 200, context: Verdict.offlineLoginsRecordedContext(Int(n))) {
-                offlineLoginsRecorded = Int(n)
+            if report != nil {
+                offlineLoginsRecorded = signedCount(result, "offlineLoginsRecorded", signedBy: "offlineLoginsSignature", status: 200,
+                                                    in: 0...OfflineLoginReport.maxLogins, context: Verdict.offlineLoginsRecordedContext)
             }
             if user.state == .blocked {
                 // The administrator unblocked the identity: the host's token is back in use.
@@ -380,11 +389,9 @@ extension MPinSDK {
                 // only after an answer it has authenticated (docs/SECURITY.md §3).
                 return (MPinStatus(.cryptoError, Self.unsignedVerdict), pass2, empty)
             }
-            if http == 401, signed, let count = refusalBody?["attemptsLeft"]?.int64Value, (0...1000).contains(count), case let left = Int(count),
-               Verdict.verify(refusalBody?["attemptsLeftSignature"]?.stringValue, publicKeyHex: user.verdictKeyHex,
-                              nonce: nonce, mpinID: mpinId, userID: user.id, status: 401,
-                              context: Verdict.attemptsLeftContext(left)) {
-                user.attemptsLeft = left
+            if http == 401, signed {
+                user.attemptsLeft = signedCount(refusalBody, "attemptsLeft", signedBy: "attemptsLeftSignature", status: 401,
+                                                in: 0...1000, context: Verdict.attemptsLeftContext)
             }
             if http == 401, user.state == .blocked {
                 // A signed wrong PIN for a kept token: unblocked, and counting again.

@@ -164,7 +164,7 @@ extension RPS {
         let signature = verdictKey.sign(nonce: Verdict.nonce(inOneTimeToken: ott), mpinIDHex: verdict.mpinID,
                                         userID: verdict.userID, status: verdict.status, context: Verdict.tokenContext)
         let attempts = attemptsLeft(verdict, nonce: Verdict.nonce(inOneTimeToken: ott))
-        var recorded: SignedOfflineLoginsRecorded? = nil
+        var recorded: SignedCount? = nil
         if verdict.status == 200, let report = req.offlineLogins {
             recorded = await recordOfflineLogins(report, verdict: verdict, authOTT: ott, source: source)
         }
@@ -194,11 +194,11 @@ extension RPS {
     /// still take, as the verdict's own counter update left them (`FinalStepPlan`), signed over
     /// that nonce, so that a host can tell its user before the last one is spent (pam_mpin
     /// stops its caller's retries at one left).
-    private func attemptsLeft(_ v: AuthVerdict, nonce: [UInt8]?) -> SignedAttemptsLeft? {
+    private func attemptsLeft(_ v: AuthVerdict, nonce: [UInt8]?) -> SignedCount? {
         guard v.status == 401, let nonce, let left = v.attemptsLeft, !v.userID.isEmpty, !v.mpinID.isEmpty,
               let signature = verdictKey.sign(nonce: nonce, mpinIDHex: v.mpinID, userID: v.userID, status: 401,
                                               context: Verdict.attemptsLeftContext(left)) else { return nil }
-        return SignedAttemptsLeft(left: left, signature: signature)
+        return SignedCount(count: left, signature: signature)
     }
 
     /// The signature of a verdict the private `/authenticate` gives (§4.5.1). A token-mode

@@ -9,7 +9,7 @@ extension RPS {
     /// signed over that nonce, or nil when the report is refused. The login's answer never
     /// depends on it.
     func recordOfflineLogins(_ report: OfflineLoginReport, verdict: AuthVerdict, authOTT: String,
-                             source: String) async -> SignedOfflineLoginsRecorded? {
+                             source: String) async -> SignedCount? {
         // Only a host's own login reports: a direct final step (not the browser's step of an
         // access-number login, whose proof a device made) of an identity issued for one host.
         // A device's login binds a nonce its user never checks on success, so a report riding
@@ -58,6 +58,6 @@ extension RPS {
         ])
         guard let signature = verdictKey.sign(nonce: nonce, mpinIDHex: verdict.mpinID, userID: verdict.userID, status: 200,
                                               context: Verdict.offlineLoginsRecordedContext(added.count)) else { return nil }
-        return SignedOfflineLoginsRecorded(recorded: added.count, signature: signature)
+        return SignedCount(count: added.count, signature: signature)
     }
 }
