@@ -251,20 +251,24 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
   MANY=()
   for i in $(seq 18); do
     LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
-      timeout 60 pamtester mpin Kate authenticate <"$WORK/many.fifo" >"$WORK/many-$i.out" 2>&1 &
+      timeout 180 pamtester mpin Kate authenticate <"$WORK/many.fifo" >"$WORK/many-$i.out" 2>&1 &
     MANY+=("$!")
   done
   exec 9>"$WORK/many.fifo"
+  # The helpers waiting at a prompt: each is the child of a pamtester, the child of a timeout.
   waiting_helpers() {
     local t pt
     for t in "${MANY[@]}"; do
-      pt=$(pgrep -P "$t" | head -1) && pgrep -P "$pt" | head -1
+      pt=$(pgrep -P "$t" | head -1)
+      [ -n "$pt" ] && pgrep -P "$pt" | head -1
     done
   }
   LOCKED_HELPERS=0; UNLOCKED_NOTES=0
-  # Up to 30 s for the 18 to reach their prompts (a loaded machine starts them slowly).
-  for _ in $(seq 600); do
-    sleep 0.05
+  # Up to 90 s for the 18 to reach their prompts (a loaded machine starts them slowly), counted
+  # by the clock: the pamtesters' own timeout (180 s) must not end them while this still reads.
+  DEADLINE=$((SECONDS + 90))
+  while [ "$SECONDS" -lt "$DEADLINE" ]; do
+    sleep 0.1
     LOCKED_HELPERS=0
     for h in $(waiting_helpers); do
       [ "$(awk '/^VmLck:/ {print $2}' "/proc/$h/status" 2>/dev/null || echo 0)" -gt 0 ] 2>/dev/null && LOCKED_HELPERS=$((LOCKED_HELPERS + 1))
@@ -275,9 +279,22 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
   check "18 prompts left waiting: at most 16 helpers hold locked memory ($LOCKED_HELPERS)" [ "$LOCKED_HELPERS" -le 16 ]
   check "... 16 do ($LOCKED_HELPERS), and the others say in the log that they go on without ($UNLOCKED_NOTES)" \
     [ "$LOCKED_HELPERS" -eq 16 -a "$UNLOCKED_NOTES" -eq 2 ]
+  if [ "$LOCKED_HELPERS" -ne 16 ] || [ "$UNLOCKED_NOTES" -ne 2 ]; then
+    # What each login did, for the log of a failed run (no secret: no PIN was given yet).
+    echo "# slots: $(ls /run/mpin/memlock 2>/dev/null | wc -l); held by: $(fuser /run/mpin/memlock/slot-* 2>/dev/null)"
+    for i in $(seq 18); do
+      echo "# login $i (timeout ${MANY[$((i - 1))]}): $(grep -v PWRAP_DEBUG "$WORK/many-$i.out" | tr '\n' ' ' | cut -c1-400)"
+    done
+    ps -eo pid,ppid,stat,etimes,comm | grep -E "timeout|pamtester|mpin" | sed 's/^/# /'
+  fi
   WAITED=$(waiting_helpers)
-  for t in "${MANY[@]}"; do kill "$t" 2>/dev/null; done
+  # The logins end as a person walking away would end them: the prompt's input closes.
   exec 9>&-
+  for _ in $(seq 100); do
+    ALIVE=""; for t in "${MANY[@]}"; do kill -0 "$t" 2>/dev/null && ALIVE="$ALIVE $t"; done
+    [ -z "$ALIVE" ] && break; sleep 0.1
+  done
+  for t in $ALIVE; do kill "$t" 2>/dev/null; done
   for t in "${MANY[@]}"; do wait "$t" 2>/dev/null; done
   for _ in $(seq 100); do
     LEFT=""; for h in $WAITED; do kill -0 "$h" 2>/dev/null && LEFT="$LEFT $h"; done
