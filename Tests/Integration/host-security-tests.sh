@@ -249,17 +249,16 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
   # it.
   rm -f "$WORK/many.fifo" && mkfifo "$WORK/many.fifo"
   # The FIFO is held open read-write here, so no pamtester waits to open it and none reads
-  # anything until it is closed. They start one after another: libpam_wrapper picks its
-  # /tmp/pam.X copy of the services by looking for a free letter and then making it, which two
-  # processes starting in the same instant can both pick (one login then never reaches its
-  # prompt, which this count would read as a helper that neither locked nor said so).
+  # anything until it is closed. They start one after another (pam_wrapper_ready): a login that
+  # lost its copy of the services would never reach its prompt, and this count would read it as
+  # a helper that neither locked nor said so.
   exec 9<>"$WORK/many.fifo"
   MANY=()
   for i in $(seq 18); do
     LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
       timeout 180 pamtester mpin Kate authenticate <"$WORK/many.fifo" >"$WORK/many-$i.out" 2>&1 9>&- &
     MANY+=("$!")
-    for _ in $(seq 100); do grep -q "Successfully initialized pam_wrapper" "$WORK/many-$i.out" 2>/dev/null && break; sleep 0.02; done
+    pam_wrapper_ready "$WORK/many-$i.out"
   done
   # The helpers waiting at a prompt: each is the child of a pamtester, the child of a timeout.
   waiting_helpers() {

@@ -244,6 +244,16 @@ pam_env() {
     PAM_WRAPPER_SERVICE_DIR="${PAM_SERVICES:-$SERVICES}" PAM_WRAPPER_DEBUGLEVEL="${PAM_DEBUGLEVEL:-2}" "$@"
 }
 
+# pam_wrapper_ready FILE: waits (at most 2 s) until the pamtester whose output (pam_env's debug
+# level 2) goes to FILE has made its copy of the services. Logins started at once are started
+# one after another this way: libpam_wrapper looks for a free /tmp/pam.X and then makes it, and
+# two processes in the same instant can pick the same letter and share (then lose) one copy.
+pam_wrapper_ready() {
+  local _
+  for _ in $(seq 100); do grep -q "Successfully initialized pam_wrapper" "$1" 2>/dev/null && return 0; sleep 0.02; done
+  return 1
+}
+
 # pamt SERVICE USER [ANSWER...]: pamtester SERVICE USER, the call PAMT_CALL (authenticate unless
 # set: acct_mgmt, chauthtok, ...), in pam_env, for at most PAMT_TIMEOUT seconds (30); output in
 # $OUT, status in $RC (pamtester's; 124 when it ran out of time), the output on stderr too with
