@@ -258,7 +258,7 @@ if (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 14) & 1 )); then
     LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" PAM_WRAPPER_DEBUGLEVEL=2 \
       timeout 180 pamtester mpin Kate authenticate <"$WORK/many.fifo" >"$WORK/many-$i.out" 2>&1 9>&- &
     MANY+=("$!")
-    pam_wrapper_ready "$WORK/many-$i.out"
+    pam_wrapper_ready "$WORK/many-$i.out" 2
   done
   # The helpers waiting at a prompt: each is the child of a pamtester, the child of a timeout.
   waiting_helpers() {

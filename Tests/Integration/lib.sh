@@ -244,14 +244,18 @@ pam_env() {
     PAM_WRAPPER_SERVICE_DIR="${PAM_SERVICES:-$SERVICES}" PAM_WRAPPER_DEBUGLEVEL="${PAM_DEBUGLEVEL:-2}" "$@"
 }
 
-# pam_wrapper_ready FILE: waits (at most 2 s) until the pamtester whose output (pam_env's debug
-# level 2) goes to FILE has made its copy of the services. Logins started at once are started
-# one after another this way: libpam_wrapper looks for a free /tmp/pam.X and then makes it, and
-# two processes in the same instant can pick the same letter and share (then lose) one copy.
+# pam_wrapper_ready FILE COUNT: waits (at most 10 s) until COUNT processes whose output (pam_env's
+# debug level 2) goes to FILE have each made their copy of the services: `timeout` and the
+# pamtester it starts, when both have libpam_wrapper preloaded, are 2. Logins started at once are
+# started one after another this way: libpam_wrapper looks for a free /tmp/pam.X and then makes
+# it, and two processes in the same instant can pick the same letter and share (then lose) one
+# copy.
 pam_wrapper_ready() {
-  local _
-  for _ in $(seq 100); do grep -q "Successfully initialized pam_wrapper" "$1" 2>/dev/null && return 0; sleep 0.02; done
-  return 1
+  local deadline=$((SECONDS + 10))
+  while [ "$(grep -c "Successfully initialized pam_wrapper" "$1" 2>/dev/null)" -lt "$2" ]; do
+    [ "$SECONDS" -lt "$deadline" ] || { echo "# $1: $2 processes did not start libpam_wrapper within 10 s" >&2; return 1; }
+    sleep 0.02
+  done
 }
 
 # pamt SERVICE USER [ANSWER...]: pamtester SERVICE USER, the call PAMT_CALL (authenticate unless

@@ -120,7 +120,7 @@ for i in 1 2 3 4 5 6; do
   ( printf '%s\n' "$WRONG" | LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
       PAM_WRAPPER_DEBUGLEVEL=2 timeout 30 pamtester mpin alice authenticate > "$WORK/parallel.$i" 2>&1 ) &
   GUESSES+=($!)
-  pam_wrapper_ready "$WORK/parallel.$i"
+  pam_wrapper_ready "$WORK/parallel.$i" 2
 done
 wait "${GUESSES[@]}"
 cat "$WORK"/parallel.* >> "$ALL_OUTPUT"

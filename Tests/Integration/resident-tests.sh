@@ -139,7 +139,7 @@ for u in $NSS_USERS; do
   ( echo 2468 | pam_env \
       timeout 60 pamtester resident "$u" authenticate >"$WORK/concurrent-$u.out" 2>&1; echo $? >"$WORK/concurrent-$u.rc" ) &
   CONCURRENT+=($!)
-  pam_wrapper_ready "$WORK/concurrent-$u.out"
+  pam_wrapper_ready "$WORK/concurrent-$u.out" 2
 done
 wait "${CONCURRENT[@]}"
 check_all "8 logins at once through the resident helper all succeed (with $POOL children waiting)" \
