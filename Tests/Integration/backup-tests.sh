@@ -165,14 +165,12 @@ check_all "restore --force of the kept state puts it back (bob, added after the 
   '[ $RC -eq 0 ] && [ -f "$ASIDE/manifest.json" ] && "$BIN/mpin-server" user list --data "$WORK/server" | grep -q "^bob@example.org"'
 
 # A server started while a restore holds the directory (flock(1) stands in for it) refuses to start.
-flock --exclusive "$WORK/server" sleep 3 &
-FLOCK_PID=$!
-PIDS+=("$FLOCK_PID")
-sleep 0.5
-timeout 10 "${SERVER[@]}" serve --data "$WORK/server" --host 127.0.0.1 --port "$PORT" >"$WORK/out" 2>&1; RC=$?
+hold_lock "$WORK/server"
+PIDS+=("$LOCK_PID")
+timeout 30 "${SERVER[@]}" serve --data "$WORK/server" --host 127.0.0.1 --port "$PORT" >"$WORK/out" 2>&1; RC=$?
 check_all "serve refuses to start while a restore runs on the data directory" \
   '[ $RC -ne 0 ] && [ $RC -ne 124 ] && grep -q "a restore is running on this data directory" "$WORK/out"'
-wait "$FLOCK_PID"
+kill "$LOCK_PID" 2>/dev/null; wait "$LOCK_PID" 2>/dev/null
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 
@@ -228,7 +226,10 @@ check_all "restore into a database that holds rows is refused without --force" '
 "${PSQL[@]}" -c 'SELECT pg_sleep(30)' >/dev/null 2>&1 &
 PSQL_PID=$!
 PIDS+=("$PSQL_PID")
-sleep 0.5
+for _ in $(seq 300); do
+  [ "$("${PSQL[@]}" -tAc "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")" = 1 ] && break
+  sleep 0.1
+done
 "${SERVER[@]}" restore --data "$PGDATA_DIR" --force "$WORK/pg-backup" >"$WORK/out" 2>&1; RC=$?
 check_all "restore refuses while another session uses the database" '[ $RC -ne 0 ] && grep -q "other session(s) are connected" "$WORK/out"'
 kill "$PSQL_PID" 2>/dev/null; wait "$PSQL_PID" 2>/dev/null

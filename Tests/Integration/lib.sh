@@ -244,6 +244,22 @@ pam_env() {
     PAM_WRAPPER_SERVICE_DIR="${PAM_SERVICES:-$SERVICES}" PAM_WRAPPER_DEBUGLEVEL="${PAM_DEBUGLEVEL:-2}" "$@"
 }
 
+# hold_lock FILE: a background process takes FILE's exclusive lock (flock(2), as flock(1) would;
+# FILE a directory or a file, made if missing) and keeps it until killed; returns once the lock
+# is held (at most 30 s), that process's id in LOCK_PID. The process holding the lock is the one
+# killed: flock(1) would hand the locked descriptor to a child that outlives it.
+hold_lock() {
+  local held="$WORK/held.$RANDOM" deadline=$((SECONDS + 30))
+  [ -d "$1" ] || : >>"$1"
+  ( exec 9<"$1"; flock --exclusive 9 && : >"$held" && exec sleep 300 ) &
+  LOCK_PID=$!
+  until [ -e "$held" ]; do
+    [ "$SECONDS" -lt "$deadline" ] || { echo "# flock on $1 not held within 30 s" >&2; return 1; }
+    sleep 0.02
+  done
+  rm -f "$held"
+}
+
 # pam_wrapper_ready FILE COUNT: waits (at most 10 s) until COUNT processes whose output (pam_env's
 # debug level 2) goes to FILE have each made their copy of the services: `timeout` and the
 # pamtester it starts, when both have libpam_wrapper preloaded, are 2. Logins started at once are
@@ -294,6 +310,16 @@ PY
   [ -z "${VERBOSE:-}" ] || echo "$OUT" >&2
   [ -z "${PAMT_LOG:-}" ] || printf '%s\n' "$OUT" >> "$PAMT_LOG"
   return 0
+}
+
+# login_ms: the duration_ms of the last outcome line in $OUT (the helper's own time for the
+# login, without the start of pamtester and libpam_wrapper, which a loaded machine stretches);
+# 999999 when there is none. Upper bounds on a login's time read this; lower bounds (a wait that
+# must have happened) read the wall clock.
+login_ms() {
+  local ms
+  ms=$(sed -n 's/.*outcome=[A-Z_]* duration_ms=\([0-9]*\).*/\1/p' <<<"$OUT" | tail -1)
+  echo "${ms:-999999}"
 }
 
 # ctl ARGS...: mpinctl with the suite's configuration.

@@ -132,12 +132,11 @@ check_all "an unreadable settings file is ignored and rewritten" '[ "$RC" -eq 0 
 # A writer stuck holding the store's lock: the login's cache writes give up after 1 s instead
 # of stretching the login by the store's default 10 s wait.
 rm -f "$SETTINGS"
-flock "$WORK/store/.lock" sleep 8 &
-LOCKER=$!
-sleep 0.2
+hold_lock "$WORK/store/.lock"
 t0=$(millis); pamt mpin alice 1234; took=$(( $(millis) - t0 ))
-kill "$LOCKER" 2>/dev/null; wait "$LOCKER" 2>/dev/null
-check_all "a held store lock delays a login by at most ~1 s (${took} ms)" '[ "$RC" -eq 0 ] && [ "$took" -lt 3000 ] && [ "$took" -ge 900 ]'
+kill "$LOCK_PID" 2>/dev/null; wait "$LOCK_PID" 2>/dev/null
+# Well under the store's 10 s wait even on a loaded machine; at least the 1 s given up.
+check_all "a held store lock delays a login by at most ~1 s (${took} ms)" '[ "$RC" -eq 0 ] && [ "$took" -lt 5000 ] && [ "$took" -ge 900 ]'
 
 pamt mpin-strict bob 1234
 check "unknown user is refused without nouserok" [ "$RC" -ne 0 ]
@@ -169,8 +168,8 @@ check "a backend that never answers fails" [ "$RC" -ne 0 ]
 check "a backend that never answers is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentication service cannot retrieve authentication info' <<<"$OUT"
 check "... and the user is told why, and that the next method decides (failmode=safe)" \
   grep -q 'M-Pin server cannot be reached: M-Pin was not checked; the next method decides' <<<"$OUT"
-check_all "a backend that never answers costs connect_timeout (2 s), inside the 3 s budget (${took} ms)" \
-  '[ "$took" -ge 1500 ] && [ "$took" -lt 3500 ]'
+check_all "a backend that never answers costs connect_timeout (2 s), inside the 3 s budget (${took} ms, the helper's $(login_ms) ms)" \
+  '[ "$took" -ge 1500 ] && [ "$(login_ms)" -lt 3500 ]'
 
 # failmode=secure (pam_mpin(8), OPTIONS): the same backend down is a refusal, and says so.
 service mpin-secure "auth required $MODULE config=$WORK/mpin.conf failmode=secure" "account required pam_permit.so"
@@ -190,7 +189,7 @@ check "the server stops on SIGTERM within 10 s" stop_server
 start=$(millis); pamt mpin alice 1234; took=$(( $(millis) - start ))
 check "backend down fails" [ "$RC" -ne 0 ]
 check "backend down is PAM_AUTHINFO_UNAVAIL" grep -q 'Authentication service cannot retrieve authentication info' <<<"$OUT"
-check "backend down answers at once (${took} ms)" [ "$took" -lt 2000 ]
+check "backend down answers at once (${took} ms, the helper's $(login_ms) ms)" [ "$(login_ms)" -lt 2000 ]
 restart_server || exit 1
 pamt mpin alice 1234
 check "after a server restart the registration still works" [ "$RC" -eq 0 ]
@@ -208,20 +207,20 @@ check "two nodes: a login through the first succeeds" [ "$RC" -eq 0 ]
 kill -STOP "$SERVER_PID"
 start=$(millis); pamt mpin-nodes alice 1234; took=$(( $(millis) - start ))
 kill -CONT "$SERVER_PID"
-check_all "two nodes: the first silent, the second serves within connect_timeout (1 s) plus a login (${took} ms)" \
-  '[ "$RC" -eq 0 ] && [ "$took" -lt 2500 ]'
+check_all "two nodes: the first silent, the second serves within connect_timeout (1 s) plus a login (${took} ms, the helper's $(login_ms) ms)" \
+  '[ "$RC" -eq 0 ] && [ "$took" -ge 900 ] && [ "$(login_ms)" -lt 2500 ]'
 check "two nodes: debug says the login went on at the second node" \
   grep -q "backend node failed before the PIN proof; trying http://127.0.0.1:$PORT2" <<<"$OUT"
 stop_server
 start=$(millis); pamt mpin-nodes alice 1234; took=$(( $(millis) - start ))
-check_all "two nodes: the first down, the second serves at once (${took} ms)" '[ "$RC" -eq 0 ] && [ "$took" -lt 1500 ]'
+check_all "two nodes: the first down, the second serves at once (${took} ms, the helper's $(login_ms) ms)" '[ "$RC" -eq 0 ] && [ "$(login_ms)" -lt 1500 ]'
 pamt mpin-nodes alice 1235
 check_all "two nodes: a wrong PIN on the second node is a wrong PIN, not a failover" \
   '[ "$RC" -ne 0 ] && grep -q "Wrong PIN." <<<"$OUT"'
 kill "$NODE2_PID"; wait "$NODE2_PID" 2>/dev/null
 start=$(millis); pamt mpin-nodes alice 1234; took=$(( $(millis) - start ))
-check_all "two nodes: both down is PAM_AUTHINFO_UNAVAIL within the budget (${took} ms)" \
-  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && [ "$took" -lt 3500 ]'
+check_all "two nodes: both down is PAM_AUTHINFO_UNAVAIL within the budget (${took} ms, the helper's $(login_ms) ms)" \
+  '[ "$RC" -ne 0 ] && grep -q "Authentication service cannot retrieve authentication info" <<<"$OUT" && [ "$(login_ms)" -lt 3500 ]'
 restart_server || exit 1
 pamt mpin alice 1234
 check "the first node back: logins go on (the wrong PIN was reset by the success)" [ "$RC" -eq 0 ]
