@@ -274,7 +274,7 @@ wait "$STALL_PID"; STALL_RC=$?
 ELAPSED=$(( $(millis) - T0 ))
 kill -CONT "$SERVER_PID"
 check_all "the module gives up on a stalled child within its budget (PAM_SERVICE_ERR, logged)" \
-  '[ "$STALL_RC" -ne 0 ] && [ "$ELAPSED" -lt 16000 ] && grep -q "pam-helper.sock stopped: it did not answer in time" "$WORK/stall.out"'
+  '[ "$STALL_RC" -ne 0 ] && [ "$ELAPSED" -lt 25000 ] && grep -q "pam-helper.sock stopped: it did not answer in time" "$WORK/stall.out"'
 [ -n "$CHILD" ] && kill -CONT "$CHILD"
 check_all "the stalled child ends and is reaped by the resident helper (no zombie)" \
   'for _ in $(seq 1 150); do [ ! -e "/proc/$CHILD" ] && break; sleep 0.1; done; [ ! -e "/proc/$CHILD" ] && pool_settled'
