@@ -41,7 +41,7 @@ impostor() {
   python3 "$ROOT/Tests/Integration/fake-backend.py" "$PORT" "$WORK/fake.log" "$WORK/settings.json" carol@example.org "$1" &
   FAKE_PID=$!
   PIDS+=("$FAKE_PID")
-  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0; sleep 0.1; done
+  wait_port "$PORT" && return 0
   echo "the fake backend did not start"; return 1
 }
 stop_impostor() { kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; }
@@ -112,7 +112,7 @@ RELAY_PORT=$(free_port)
 python3 "$ROOT/Tests/Integration/wid-relay.py" "$RELAY_PORT" "$PORT" "$WORK/wid-code" "$WORK/relay.log" &
 RELAY_PID=$!
 PIDS+=("$RELAY_PID")
-for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$RELAY_PORT") 2>/dev/null && break; sleep 0.1; done
+wait_port "$RELAY_PORT" || fail "the WID relay did not start"
 mkdir -m 700 "$WORK/relaystore"
 printf 'backend = http://127.0.0.1:%s\nstore = %s\ntimeout = 5\nverdict_key = %s\n' "$RELAY_PORT" "$WORK/relaystore" "$VERDICT_KEY" \
   > "$WORK/relay.conf"

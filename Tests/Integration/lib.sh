@@ -76,14 +76,24 @@ restart_server() {
   wait_ready "$WORK/server.log" mpin-server
 }
 
-# wait_ready LOG NAME: waits (at most 10 s) for mpin-server's ready line in LOG; if it does not
-# come, says that NAME did not start, shows the log and fails.
+# wait_ready LOG NAME: waits (at most 30 s by the clock) for mpin-server's ready line in LOG; if
+# it does not come, says that NAME did not start, shows the log and fails.
 wait_ready() {
-  for _ in $(seq 1 100); do
-    grep -q "mpin-server ready" "$1" 2>/dev/null && return 0
+  local deadline=$((SECONDS + 30))
+  until grep -q "mpin-server ready" "$1" 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || { echo "$2 did not start:"; cat "$1"; return 1; }
     sleep 0.1
   done
-  echo "$2 did not start:"; cat "$1"; return 1
+}
+
+# wait_port PORT: waits (at most 30 s by the clock) until something accepts connections on
+# 127.0.0.1:PORT (the connection is closed at once, nothing sent); fails otherwise.
+wait_port() {
+  local deadline=$((SECONDS + 30))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || { echo "# nothing listens on 127.0.0.1:$1 after 30 s" >&2; return 1; }
+    sleep 0.1
+  done
 }
 
 # stop_server: SIGTERM, then at most 10 s for a graceful stop (a hang is a failure, not a hung
@@ -105,7 +115,7 @@ stop_server() {
 start_relay() {
   python3 "$ROOT/Tests/Integration/rewrite-relay.py" "$RELAY_PORT" "$PORT" "$1" > "$WORK/relay.log" 2>&1 &
   RELAY_PID=$!; PIDS+=("$RELAY_PID")
-  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT) 2>/dev/null && return 0; sleep 0.1; done
+  wait_port "$RELAY_PORT" && return 0
   echo "the relay did not start:"; cat "$WORK/relay.log"; return 1
 }
 stop_relay() { kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null; }
@@ -126,7 +136,7 @@ start_swtpm() {
   PIDS+=("$pid")
   eval "SWTPM_PID_$name=$pid"
   eval "TCTI_$name=swtpm:host=127.0.0.1,port=$port"
-  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.1; done
+  wait_port "$port" && return 0
   echo "swtpm $name did not start:"; cat "$WORK/$name.log"; return 1
 }
 
@@ -374,7 +384,7 @@ CONF
     /usr/sbin/sshd -D -e -f "$WORK/$name.config" > "$WORK/$name.log" 2>&1 &
   SSHD_PID=$!
   PIDS+=("$SSHD_PID")
-  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  wait_port "$port" || { echo "sshd $name did not start:"; cat "$WORK/$name.log"; }
 }
 
 # in_background OUT COMMAND...: COMMAND in the background, its stdout and stderr in OUT (emptied

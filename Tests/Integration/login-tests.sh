@@ -58,7 +58,7 @@ check "ssh: the right PIN works again after one wrong PIN" [ "$(ssh_login 2468)"
 # second process while ssh waits at the module's prompt.
 mkdir -m 700 "$WORK/devstore" "$WORK/devpam"
 mkdir -p "$WORK/devhome"
-printf 'backend = %s\nstore = %s\ntimeout = 3\nmode = device\ndevice_timeout = 8\nverdict_key = %s\n' "$BACKEND" "$WORK/devstore" "$VERDICT_KEY" > "$WORK/mpin-device.conf"
+printf 'backend = %s\nstore = %s\ntimeout = 10\nmode = device\ndevice_timeout = 20\nverdict_key = %s\n' "$BACKEND" "$WORK/devstore" "$VERDICT_KEY" > "$WORK/mpin-device.conf"
 echo 1357 | env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" register --backend "$BACKEND" --verdict-key "$VERDICT_KEY" \
   --identity "$TESTUSER-dev@example.org" --pin-stdin >/dev/null
 DEV_FP=$(env -u XDG_DATA_HOME HOME="$WORK/devhome" "$BIN/mpin" list --fingerprints | cut -f4)

@@ -184,7 +184,7 @@ for mode in ok wrongpin blocked revoked; do
   python3 "$ROOT/Tests/Integration/fake-backend.py" "$PORT" "$WORK/fake.log" "$WORK/settings.json" carol@example.org "$mode" &
   FAKE_PID=$!
   PIDS+=("$FAKE_PID")
-  for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
+  wait_port "$PORT" || fail "the fake backend ($mode) did not start"
   pamt mpin alice "$PIN"
   check "an impostor on the port ($mode): no login" [ "$RC" -ne 0 ]
   check "an impostor on the port ($mode): no offline check" bash -c '! grep -q "mode=offline" <<<"$1"' _ "$OUT"
@@ -202,7 +202,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
 ERR_PID=$!
 PIDS+=("$ERR_PID")
-for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
+wait_port "$PORT" || fail "the server answering 500 did not start"
 pamt mpin alice "$PIN"
 check "a backend answering 500: no login" [ "$RC" -ne 0 ]
 check "a backend answering 500: no offline check" bash -c '! grep -q "mode=offline" <<<"$1"' _ "$OUT"

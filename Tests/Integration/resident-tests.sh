@@ -73,7 +73,7 @@ check_all "--serve without a socket from systemd or --listen is a usage error (e
 # copy nobody may execute (the build tree may be closed to others).
 NOBODY_DIR=$(mktemp -d /tmp/mpin-resident-nobody.XXXXXX) && chmod 755 "$NOBODY_DIR"
 install -m 755 "$BIN/mpin-pam-helper" "$NOBODY_DIR/helper" && mkdir -m 777 "$NOBODY_DIR/run"
-NOBODY_OUT=$(timeout 5 setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$NOBODY_DIR/helper" --serve --listen "$NOBODY_DIR/run/s.sock" 2>&1); NOBODY_RC=$?
+NOBODY_OUT=$(timeout 30 setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$NOBODY_DIR/helper" --serve --listen "$NOBODY_DIR/run/s.sock" 2>&1); NOBODY_RC=$?
 check_all "--serve as a user who is not root refuses to start (exit 1, says why) and binds nothing" \
   '[ "$NOBODY_RC" -eq 1 ] && grep -q "runs as root only" <<<"$NOBODY_OUT" && [ ! -e "$NOBODY_DIR/run/s.sock" ]'
 rm -rf "$NOBODY_DIR"
