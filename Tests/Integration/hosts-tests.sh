@@ -181,7 +181,7 @@ conv_bg() {
   in_background "$WORK/bg.out" env LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$SERVICES" \
     PAM_WRAPPER_DEBUGLEVEL=4 timeout 60 "$WORK/pam-conv-check" "$@"
 }
-# wait_for PATTERN: the first match of PATTERN's group in $WORK/bg.out, within 10 s.
+# wait_for PATTERN: the first match of PATTERN's group in $WORK/bg.out, within 30 s.
 wait_for() { first_match "s/$1/\\1/p" "$WORK/bg.out"; }
 bg_finish() { wait "$BG_PID"; OUT=$(cat "$WORK/bg.out"); CODE=$(sed -n 's/^rc=\([0-9]*\) t=.*/\1/p' <<<"$OUT"); [ -n "${VERBOSE:-}" ] && echo "$OUT" >&2; }
 

@@ -401,12 +401,13 @@ in_background() {
   PIDS+=("$BG_PID")
 }
 
-# first_match SED_SCRIPT FILE: waits (at most 10 s) until `sed -n SED_SCRIPT FILE` prints
+# first_match SED_SCRIPT FILE: waits (at most 30 s by the clock) until `sed -n SED_SCRIPT FILE` prints
 # something, as a program writing FILE in the background shows an access number; prints its
 # first line. Fails when nothing came.
 first_match() {
-  for _ in $(seq 1 100); do
-    local found; found=$(sed -n "$1" "$2" | head -1)
+  local found deadline=$((SECONDS + 30))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    found=$(sed -n "$1" "$2" | head -1)
     [ -n "$found" ] && { echo "$found"; return 0; }
     sleep 0.1
   done

@@ -45,9 +45,10 @@ children() { ps --ppid "$RESIDENT_PID" -o pid= 2>/dev/null | tr -d ' ' | sort; }
 # busy_children: the children serving a call (fd 0 is the accepted connection; an idle child's
 # is the daemon's /dev/null).
 busy_children() { local p; for p in $(children); do readlink "/proc/$p/fd/0" 2>/dev/null | grep -q '^socket:' && echo "$p"; done; }
-# pool_settled: waits (up to 5 s) until the children are POOL idle ones and no zombie; 0 if so.
+# pool_settled: waits (up to 20 s by the clock) until the children are POOL idle ones and no zombie; 0 if so.
 pool_settled() {
-  for _ in $(seq 1 50); do
+  local deadline=$((SECONDS + 20))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     [ "$(children | wc -l)" -eq "$POOL" ] && [ -z "$(busy_children)" ] \
       && ! ps --ppid "$RESIDENT_PID" -o stat= | grep -q Z && return 0
     sleep 0.1
@@ -287,10 +288,10 @@ check_all "the stalled child ends and is reaped by the resident helper (no zombi
 pool_settled
 IDLE=$(children)
 stop_resident
-# none_alive PIDS: waits (up to 5 s) until none of PIDS is a process; 0 if so.
+# none_alive PIDS: waits (up to 20 s by the clock) until none of PIDS is a process; 0 if so.
 none_alive() {
-  local p alive
-  for _ in $(seq 1 50); do
+  local p alive deadline=$((SECONDS + 20))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     alive=0; for p in $1; do [ -e "/proc/$p" ] && alive=1; done
     [ "$alive" = 0 ] && return 0
     sleep 0.1
