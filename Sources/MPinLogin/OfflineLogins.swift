@@ -315,9 +315,10 @@ package final class OfflineLogins {
         // report's alphabet from the start.
         let plain = Self.reportName(service, maxBytes: OfflineLoginReport.maxServiceBytes)
         // A random id tells this login apart from every other, also one in the same second.
+        let time = now()
         let id = (try? SystemRandom.bytes(OfflineLoginReport.idSize)).map(Hex.encode)
-            ?? State.Event.derivedID(time: now(), service: plain, outcome: outcome, index: state.events.count)
-        state.events.append(.init(time: now(), service: plain, outcome: outcome, id: id))
+            ?? State.Event.derivedID(time: time, service: plain, outcome: outcome, index: state.events.count)
+        state.events.append(.init(time: time, service: plain, outcome: outcome, id: id))
         if state.events.count > State.maxEvents { state.events.removeFirst(state.events.count - State.maxEvents) }
         do { try writeState(state, names) } catch { notes.append("offline: cannot record the login: \(error)") }
     }

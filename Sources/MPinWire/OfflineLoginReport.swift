@@ -78,7 +78,7 @@ package struct OfflineLoginReport: Codable, Sendable, Equatable {
 
     /// `idSize` bytes in lower-case hex.
     package static func isID(_ id: String) -> Bool {
-        id.utf8.count == 2 * idSize && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        Hex.decode(id, length: idSize).map(Hex.encode) == id
     }
 
     /// Letters, digits, `.`, `_`, `-`; 1 to `maxBytes` bytes.

@@ -122,6 +122,11 @@ final class OfflineLoginTests: XCTestCase {
         // Lines of a state written before logins had ids get stable ones, distinct per login.
         XCTAssertEqual(Set(report.logins.map(\.id)).count, 2)
         XCTAssertTrue(report.logins.allSatisfy { OfflineLoginReport.isID($0.id) })
+        // An id is 8 bytes in lower-case hex, nothing else.
+        for notAnID in ["0123456789ABCDEF", "0123456789abcde", "0123456789abcdef0", "0123456789abcdeg", ""] {
+            XCTAssertFalse(OfflineLoginReport.isID(notAnID), notAnID)
+        }
+        XCTAssertTrue(OfflineLoginReport.isID("0123456789abcdef"))
         XCTAssertEqual(offline.pendingReport(identity: "alice@example.org")?.logins.map(\.id), report.logins.map(\.id))
         try h.plain.write(name, Array("failures 0\nlogin 1790000000 sudo OK 00000000000000aa\n".utf8))
         XCTAssertEqual(offline.pendingReport(identity: "alice@example.org")?.logins.first?.id, "00000000000000aa", "a kept id is sent")
